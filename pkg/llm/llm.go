@@ -1,0 +1,110 @@
+// Package llm is mixchat's vocabulary for language models: messages, requests
+// and responses, the Model contract every answerer calls, the client for any
+// OpenAI-compatible endpoint, the offline extractive model that is the
+// zero-setup default, and token counting.
+package llm
+
+import (
+	"context"
+	"fmt"
+)
+
+// Roles of a chat message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one chat completion request.
+//
+// Question and Context are hints for models that do not generate text: the
+// offline extractive model answers Question from the sentences of Context
+// (history lines, document chunks, search results). Generative models ignore
+// them and read Messages only. Callers that render a prompt from a template
+// should fill both so the offline model sees the same material the prompt
+// carries. When Question is empty the offline model takes the last user
+// message; when Context is nil it takes every message but that one.
+type Request struct {
+	Model       string    // model name as configured; empty means the default
+	Messages    []Message // the prompt
+	Temperature *float32  // nil means the model's default
+	MaxTokens   int       // 0 means no limit
+	Question    string
+	Context     []string
+}
+
+// Usage counts tokens of one call.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add returns the sum of u and o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
+}
+
+// Response is the result of one completion, streamed or not.
+type Response struct {
+	Text         string `json:"text"`
+	Model        string `json:"model"`
+	Usage        Usage  `json:"usage"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Extractive is true when the text was assembled from sentences of the
+	// request's context by the offline model rather than generated.
+	Extractive bool `json:"extractive,omitempty"`
+}
+
+// Model is a chat model.
+//
+// Complete returns the whole reply. Stream calls fn with each piece of the
+// reply in order as it arrives and returns the whole reply at the end; an
+// error from fn stops the stream and is returned. Both honour ctx: a
+// cancelled context stops the upstream call.
+type Model interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+	Stream(ctx context.Context, req Request, fn func(delta string) error) (Response, error)
+}
+
+// Embedder turns texts into vectors: one vector per text, in the same order,
+// all of the same dimension.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// StatusError is an upstream failure with the HTTP status and body the
+// upstream returned. Status is 0 when no response was received.
+type StatusError struct {
+	Op         string // "chat", "stream", "embed"
+	Model      string
+	StatusCode int
+	Body       string
+	Err        error // the underlying error, if any
+}
+
+func (e *StatusError) Error() string {
+	msg := fmt.Sprintf("llm %s %s", e.Op, e.Model)
+	if e.StatusCode != 0 {
+		msg += fmt.Sprintf(": status %d", e.StatusCode)
+	}
+	if e.Body != "" {
+		b := e.Body
+		if len(b) > 500 {
+			b = b[:500] + "…"
+		}
+		msg += ": " + b
+	} else if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *StatusError) Unwrap() error { return e.Err }

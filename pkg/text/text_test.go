@@ -1,0 +1,58 @@
+package text
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestTerms(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"我的名字是李雷。", []string{"我的", "的名", "名字", "字是", "是李", "李雷"}},
+		{"The running dogs of Rome", []string{"run", "dog", "rome"}},
+		{"乾 A", []string{"乾"}},
+		{"GPT-4 模型", []string{"gpt", "4", "模型"}},
+		{"", []string{}},
+		{"，。！", []string{}},
+	}
+	for _, tt := range tests {
+		got := Terms(tt.in)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Terms(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSentences(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"我的名字是李雷。你好！你呢？", []string{"我的名字是李雷。", "你好！", "你呢？"}},
+		{"He said “好。”然后走了", []string{"He said “好。”", "然后走了"}},
+		{"Dr. Smith came. He left! Why? 3.14 is pi.", []string{"Dr. Smith came.", "He left!", "Why?", "3.14 is pi."}},
+		{"line one\nline two", []string{"line one", "line two"}},
+		{"  ", nil},
+	}
+	for _, tt := range tests {
+		got := Sentences(tt.in)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Sentences(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSimilarity(t *testing.T) {
+	q := "我叫什么名字？"
+	if a, b := Similarity(q, "我的名字是李雷。"), Similarity(q, "今天天气很好。"); a <= b {
+		t.Errorf("similarity to the relevant sentence %v not above the unrelated one %v", a, b)
+	}
+	if s := Similarity("abc", ""); s != 0 {
+		t.Errorf("Similarity with empty = %v, want 0", s)
+	}
+	if s := Similarity("乾卦的卦辞", "乾卦的卦辞"); s < 0.999 {
+		t.Errorf("self similarity = %v, want 1", s)
+	}
+}
