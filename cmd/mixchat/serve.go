@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/server"
+)
+
+// serveFlags are the flags every command that builds the app shares.
+type serveFlags struct {
+	addr, data, config string
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.addr, "addr", "", "listen address HOST:PORT (default 127.0.0.1:7861; server.addr)")
+	fs.StringVar(&f.data, "data", "", "data directory (default ./data; server.data_dir)")
+	fs.StringVar(&f.config, "config", "", "YAML configuration file (see configs/mixchat.yaml)")
+}
+
+// load builds the validated configuration: defaults, file, environment,
+// flags.
+func (f *serveFlags) load() (Config, error) {
+	cfg, err := LoadConfig(f.config, os.Environ())
+	if err != nil {
+		return cfg, err
+	}
+	if f.addr != "" {
+		cfg.Server.Addr = f.addr
+	}
+	if f.data != "" {
+		cfg.Server.DataDir = f.data
+	}
+	return cfg, cfg.Validate()
+}
+
+func newLogger(cfg LogConfig, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// app is mixchat wired from a configuration: the one place that names
+// concrete implementations.
+type app struct {
+	cfg    Config
+	log    *slog.Logger
+	models *llm.Registry
+	store  memory.Store
+	server *server.Server
+}
+
+// newModels registers the offline model and every configured endpoint.
+func newModels(cfg LLMConfig) *llm.Registry {
+	def := cfg.Default
+	if def == "" {
+		def = "offline"
+		if cfg.BaseURL != "" {
+			def = cfg.Model
+		}
+	}
+	r := llm.NewRegistry(def)
+	r.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	if cfg.BaseURL != "" {
+		r.Add(cfg.Model, llm.NewClient(llm.ClientConfig{
+			Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model,
+			Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries, RetryBackoff: cfg.RetryBackoff,
+		}))
+	}
+	for _, m := range cfg.Models {
+		timeout := m.Timeout
+		if timeout == 0 {
+			timeout = cfg.Timeout
+		}
+		r.Add(m.Name, llm.NewClient(llm.ClientConfig{
+			Name: m.Name, BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model,
+			Timeout: timeout, MaxRetries: cfg.MaxRetries, RetryBackoff: cfg.RetryBackoff,
+		}))
+	}
+	return r
+}
+
+func openStore(ctx context.Context, cfg Config) (memory.Store, error) {
+	switch cfg.Store.Driver {
+	case "postgres":
+		return memory.OpenPostgres(ctx, cfg.Store.DSN)
+	default:
+		if err := os.MkdirAll(cfg.Server.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+		return memory.OpenSQLite(ctx, cfg.sqlitePath())
+	}
+}
+
+func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
+	a := &app{cfg: cfg, log: log, models: newModels(cfg.LLM)}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open conversation store: %w", err)
+	}
+	a.store = store
+	answerer := chat.New(a.models, chat.Options{PromptName: cfg.Chat.PromptName, Temperature: cfg.Chat.Temperature, MaxTokens: cfg.Chat.MaxTokens})
+	a.server = server.New(server.Options{
+		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, HistoryLen: cfg.Memory.HistoryLen,
+	})
+	return a, nil
+}
+
+func (a *app) Close() error {
+	return a.store.Close()
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serveFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := f.load()
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.Log, stderr)
+	a, err := newApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return a.serve(ctx, ln)
+}
+
+// serve runs the HTTP server on ln until ctx is done, then shuts down
+// gracefully: replies in flight get server.shutdown_timeout to finish; the
+// rest are cut and stored as interrupted.
+func (a *app) serve(ctx context.Context, ln net.Listener) error {
+	m, name, _ := a.models.Get("")
+	_, extractive := m.(*llm.Offline)
+	a.log.Info("mixchat listening", "addr", "http://"+ln.Addr().String(), "version", version,
+		"data", a.cfg.Server.DataDir, "store", a.cfg.Store.Driver, "llm", name, "llm_extractive", extractive, "models", a.models.Names())
+	if extractive {
+		a.log.Info("no LLM endpoint configured: replies come from the offline extractive model, which quotes sentences of its context; set MIXCHAT_LLM_BASE_URL, MIXCHAT_LLM_API_KEY and MIXCHAT_LLM_MODEL for a generative model")
+	}
+	hs := &http.Server{Handler: a.server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down", "grace", a.cfg.Server.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.Server.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		a.log.Warn("replies still running after the grace period: cutting them", "err", err)
+	}
+	a.server.CutStreams()
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if werr := a.server.Wait(wctx); werr != nil {
+		a.log.Error("replies did not stop in time", "err", werr)
+	}
+	_ = hs.Close()
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	a.log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,237 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/mixchat/mixchat/pkg/memory"
+)
+
+// chatTypes are the conversation kinds a client may create.
+var chatTypes = []string{"llm_chat", "kb_chat", "search_chat", "mix_chat"}
+
+type createConversationRequest struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	ChatType string `json:"chat_type"`
+	UserID   string `json:"user_id"`
+}
+
+func validChatType(t string) bool {
+	for _, c := range chatTypes {
+		if c == t {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) handleCreateConversation(c *gin.Context) {
+	var req createConversationRequest
+	if err := decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.ChatType == "" {
+		req.ChatType = "mix_chat"
+	}
+	if !validChatType(req.ChatType) {
+		writeError(c, errBadRequest("chat_type %q must be one of %s", req.ChatType, strings.Join(chatTypes, ", ")))
+		return
+	}
+	if len(req.ID) > 128 || len(req.Name) > 512 {
+		writeError(c, errBadRequest("id must be at most 128 bytes and name at most 512"))
+		return
+	}
+	conv, err := s.store.CreateConversation(c.Request.Context(), memory.Conversation{ID: req.ID, Name: req.Name, ChatType: req.ChatType, UserID: req.UserID})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, conv)
+}
+
+// handleListConversations lists conversations, most recently updated first;
+// ?user_id= narrows to one user, ?q= to names containing the text.
+func (s *Server) handleListConversations(c *gin.Context) {
+	convs, err := s.store.Conversations(c.Request.Context(), c.Query("user_id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if q := strings.ToLower(strings.TrimSpace(c.Query("q"))); q != "" {
+		kept := convs[:0]
+		for _, cv := range convs {
+			if strings.Contains(strings.ToLower(cv.Name), q) {
+				kept = append(kept, cv)
+			}
+		}
+		convs = kept
+	}
+	if convs == nil {
+		convs = []memory.Conversation{}
+	}
+	c.JSON(http.StatusOK, gin.H{"conversations": convs})
+}
+
+func (s *Server) handleGetConversation(c *gin.Context) {
+	conv, err := s.store.Conversation(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, conv)
+}
+
+func (s *Server) handleRenameConversation(c *gin.Context) {
+	var req struct {
+		Name *string `json:"name"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
+		writeError(c, errBadRequest("name must not be empty"))
+		return
+	}
+	ctx := c.Request.Context()
+	if err := s.store.RenameConversation(ctx, c.Param("id"), strings.TrimSpace(*req.Name)); err != nil {
+		writeError(c, err)
+		return
+	}
+	conv, err := s.store.Conversation(ctx, c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, conv)
+}
+
+func (s *Server) handleDeleteConversation(c *gin.Context) {
+	if err := s.store.DeleteConversation(c.Request.Context(), c.Param("id")); err != nil {
+		writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// limitParam reads ?limit=, 0 (all) when absent.
+func limitParam(c *gin.Context) (int, error) {
+	v := c.Query("limit")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errBadRequest("limit must be a non-negative integer, got %q", v)
+	}
+	return n, nil
+}
+
+// handleListMessages lists a conversation's messages in order: each turn's
+// question then its answer.
+func (s *Server) handleListMessages(c *gin.Context) {
+	limit, err := limitParam(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	turns, err := s.store.Turns(c.Request.Context(), c.Param("id"), limit)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	msgs := make([]memory.Message, 0, 2*len(turns))
+	for _, t := range turns {
+		msgs = append(msgs, t.Question, t.Answer)
+	}
+	c.JSON(http.StatusOK, gin.H{"conversation_id": c.Param("id"), "messages": msgs})
+}
+
+// memoryItem is one entry of a conversation's short-term memory.
+type memoryItem struct {
+	Role      string          `json:"role"`
+	Content   string          `json:"content"`
+	TurnID    int64           `json:"turn_id"`
+	Timestamp int64           `json:"timestamp"`
+	Metadata  memory.Metadata `json:"metadata"`
+}
+
+// handleMemory returns the conversation's short-term memory: the turns the
+// model sees on the next question by default.
+func (s *Server) handleMemory(c *gin.Context) {
+	ctx := c.Request.Context()
+	if _, err := s.store.Conversation(ctx, c.Param("id")); err != nil {
+		writeError(c, err)
+		return
+	}
+	turns, err := s.store.Turns(ctx, c.Param("id"), s.opts.HistoryLen)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	items := make([]memoryItem, 0, 2*len(turns))
+	for _, t := range turns {
+		for _, m := range []memory.Message{t.Question, t.Answer} {
+			items = append(items, memoryItem{Role: m.Role, Content: m.Content, TurnID: t.ID, Timestamp: m.Timestamp, Metadata: m.Metadata})
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"conversation_id": c.Param("id"), "contents": items})
+}
+
+type feedbackRequest struct {
+	MessageID string `json:"message_id"`
+	Score     *int   `json:"score"`
+	Reason    string `json:"reason"`
+}
+
+// handleFeedback records a rating of a reply (Chatchat 0.2's /chat/feedback).
+func (s *Server) handleFeedback(c *gin.Context) {
+	var req feedbackRequest
+	if err := decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.MessageID == "" {
+		writeError(c, errBadRequest("message_id must not be empty"))
+		return
+	}
+	if req.Score == nil || *req.Score < 0 || *req.Score > 100 {
+		writeError(c, errBadRequest("score must be an integer from 0 to 100"))
+		return
+	}
+	if len(req.Reason) > 4096 {
+		writeError(c, errBadRequest("reason must be at most 4096 bytes"))
+		return
+	}
+	if err := s.store.SetFeedback(c.Request.Context(), req.MessageID, memory.Feedback{Score: *req.Score, Reason: req.Reason}); err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"code": 200, "msg": "已反馈聊天记录 " + req.MessageID, "message_id": req.MessageID})
+}
+
+// modelInfo describes one configured model.
+type modelInfo struct {
+	Name       string `json:"name"`
+	Default    bool   `json:"default"`
+	Extractive bool   `json:"extractive"`
+}
+
+func (s *Server) handleListModels(c *gin.Context) {
+	names := s.models.Names()
+	out := make([]modelInfo, 0, len(names))
+	for _, n := range names {
+		m, _, err := s.models.Get(n)
+		if err != nil {
+			continue
+		}
+		x, _ := m.(interface{ Extractive() bool })
+		out = append(out, modelInfo{Name: n, Default: n == s.models.Default(), Extractive: x != nil && x.Extractive()})
+	}
+	c.JSON(http.StatusOK, gin.H{"code": 200, "msg": "success", "data": out})
+}

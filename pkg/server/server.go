@@ -1,0 +1,188 @@
+// Package server is mixchat's HTTP API: one gin router built in routes(),
+// thin handler methods that decode wire types, call the answerers and encode
+// the reply, an SSE writer for streamed replies, and writeError, the one place
+// where errors become status codes.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/search"
+)
+
+// Models is what the server needs of the configured LLMs.
+type Models interface {
+	Get(name string) (llm.Model, string, error)
+	Names() []string
+	Default() string
+}
+
+// Recaller is the conversation memory: which part of a conversation's
+// history the model sees for a question, and what is done with a turn once
+// stored (compression, entity extraction), which must not delay the reply.
+type Recaller interface {
+	// Recall returns the history for question: strategy "" means the
+	// configured one; historyLen >= 0 asks for exactly the last historyLen
+	// turns instead. A conversation that does not exist has no history.
+	Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error)
+	// Remember is told of each stored turn. It returns at once; work it
+	// starts must outlive ctx's cancellation but not the process.
+	Remember(ctx context.Context, conversationID string, t memory.Turn)
+	// Strategies lists the strategy names Recall accepts.
+	Strategies() []string
+}
+
+// Options are the server's dependencies and limits. Store, Models and Chat
+// are required; KB and Search may be nil, in which case their endpoints
+// answer 503 with a message saying they are not configured.
+type Options struct {
+	Log          *slog.Logger
+	Version      string
+	Store        memory.Store
+	Models       Models
+	Chat         *chat.Answerer
+	Memory       Recaller // nil: the last HistoryLen turns
+	KB           *kb.Service
+	Search       *search.Service
+	Mixer        *mix.Mixer // nil: /chat/mix_chat and /v1 answer 503
+	MaxBodyBytes int64      // request body limit; 0 means 8 MiB (uploads have their own limit)
+	// HistoryLen is how many past turns /chat/chat recalls when a request
+	// says history_len -1; 0 means 10.
+	HistoryLen int
+}
+
+// Server serves the API. Create it with New; Handler returns the router.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	store   memory.Store
+	models  Models
+	chat    *chat.Answerer
+	kb      *kb.Service
+	search  *search.Service
+	mixer   *mix.Mixer
+	handler http.Handler
+
+	// streams tracks replies in flight so shutdown can wait for them.
+	streams sync.WaitGroup
+	// cut is closed by CutStreams: streaming handlers stop, store what was
+	// sent as an interrupted reply and return.
+	cut     chan struct{}
+	cutOnce sync.Once
+}
+
+// New returns a server for opts.
+func New(opts Options) *Server {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.HistoryLen <= 0 {
+		opts.HistoryLen = 10
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 8 << 20
+	}
+	s := &Server{
+		opts:   opts,
+		log:    opts.Log,
+		store:  opts.Store,
+		models: opts.Models,
+		chat:   opts.Chat,
+		kb:     opts.KB,
+		search: opts.Search,
+		mixer:  opts.Mixer,
+		cut:    make(chan struct{}),
+	}
+	s.handler = s.routes()
+	return s
+}
+
+// Handler returns the HTTP handler serving the whole API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// CutStreams tells replies still in flight to stop: each stores what it has
+// sent as an interrupted reply and ends its response. Graceful shutdown first
+// lets replies finish (http.Server.Shutdown) and cuts the rest when its
+// grace period ends, then Waits.
+func (s *Server) CutStreams() {
+	s.cutOnce.Do(func() { close(s.cut) })
+}
+
+// replyContext returns the context a reply runs under: the request's,
+// cancelled also by CutStreams. Call the returned function when the reply is
+// done.
+func (s *Server) replyContext(ctx context.Context) (context.Context, func()) {
+	s.streams.Add(1)
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-s.cut:
+			cancel(errShuttingDown)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil); s.streams.Done() }
+}
+
+var errShuttingDown = errUnavailable("server is shutting down")
+
+// Wait blocks until every reply in flight has finished or ctx is done.
+func (s *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.streams.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Server) routes() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(s.recoverer(), s.limitBody())
+	r.HandleMethodNotAllowed = true
+	r.NoRoute(func(c *gin.Context) {
+		writeError(c, errNotFound("no route %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	r.NoMethod(func(c *gin.Context) {
+		writeError(c, &Error{Status: http.StatusMethodNotAllowed, Msg: "method " + c.Request.Method + " not allowed on " + c.Request.URL.Path})
+	})
+
+	r.GET("/healthz", s.handleHealth)
+	r.GET("/server/list_models", s.handleListModels)
+
+	r.POST("/chat/chat", s.handleChat)
+	r.POST("/chat/feedback", s.handleFeedback)
+
+	r.GET("/conversations", s.handleListConversations)
+	r.POST("/conversations", s.handleCreateConversation)
+	r.GET("/conversations/:id", s.handleGetConversation)
+	r.PATCH("/conversations/:id", s.handleRenameConversation)
+	r.DELETE("/conversations/:id", s.handleDeleteConversation)
+	r.GET("/conversations/:id/messages", s.handleListMessages)
+	r.GET("/conversations/:id/memory", s.handleMemory)
+
+	s.memoryRoutes(r)
+	s.kbRoutes(r)
+	s.searchRoutes(r)
+	s.mixRoutes(r)
+	s.webRoutes(r)
+	return r
+}
+
+func (s *Server) handleHealth(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ok", "version": s.opts.Version, "time": time.Now().UnixMilli()})
+}

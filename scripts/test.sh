@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: starts the servers the integration tests need (PostgreSQL, searx) on
+# loopback, runs every Go test with the race detector, and stops the servers again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cleanup() {
+  [ -n "${pg_started:-}" ] && scripts/postgres.sh stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+if [ -x scripts/postgres.sh ]; then
+  eval "$(scripts/postgres.sh start)"
+  pg_started=1
+fi
+
+go vet ./...
+go test -race -count=1 -timeout 15m ./... "$@"
