@@ -5,14 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cleanup() {
+  [ -n "${searx_started:-}" ] && scripts/searx.sh stop >/dev/null 2>&1 || true
   [ -n "${pg_started:-}" ] && scripts/postgres.sh stop >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
-if [ -x scripts/postgres.sh ]; then
-  eval "$(scripts/postgres.sh start)"
-  pg_started=1
-fi
+eval "$(scripts/postgres.sh start)"
+pg_started=1
+eval "$(scripts/searx.sh start)"
+searx_started=1
 
 go vet ./...
 go test -race -count=1 -timeout 15m ./... "$@"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,12 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mixchat/mixchat/pkg/search"
 )
 
 // Config is mixchat's whole configuration: embedded defaults, then a YAML
@@ -27,7 +31,8 @@ type Config struct {
 	Embed  EmbedConfig  `yaml:"embed"`
 	Store  StoreConfig  `yaml:"store"`
 	Memory MemoryConfig `yaml:"memory"`
-	Chat   ChatConfig   `yaml:"chat"`
+	Chat   ChatConfig    `yaml:"chat"`
+	Search search.Config `yaml:"search"`
 }
 
 // ServerConfig is the HTTP server's.
@@ -106,30 +111,55 @@ func DefaultConfig() Config {
 		Store:  StoreConfig{Driver: "sqlite"},
 		Memory: MemoryConfig{HistoryLen: 10},
 		Chat:   ChatConfig{PromptName: "with_history"},
+		Search: search.DefaultConfig(),
 	}
 }
 
-// ParseConfig reads YAML from r over the defaults in c, expanding ${VAR}
-// references from the environment. Unknown fields are errors.
+// envRef is a ${VAR} reference in a configuration value.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// ParseConfig reads YAML from r over the defaults in c. ${VAR} in a value is
+// replaced by the environment variable VAR (comments are left alone); an
+// unset VAR is an error. Unknown fields are errors.
 func ParseConfig(r io.Reader, c *Config) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return fmt.Errorf("read config: %w", err)
+	var doc yaml.Node
+	dec := yaml.NewDecoder(r)
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return fmt.Errorf("parse config: %w", err)
 	}
 	var missing []string
-	expanded := os.Expand(string(b), func(name string) string {
-		v, ok := os.LookupEnv(name)
-		if !ok {
-			missing = append(missing, name)
+	var expand func(n *yaml.Node)
+	expand = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode {
+			n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
+				name := envRef.FindStringSubmatch(ref)[1]
+				v, ok := os.LookupEnv(name)
+				if !ok {
+					missing = append(missing, name)
+				}
+				return v
+			})
 		}
-		return v
-	})
+		for _, k := range n.Content {
+			expand(k)
+		}
+	}
+	expand(&doc)
 	if len(missing) > 0 {
 		return fmt.Errorf("config refers to unset environment variables: %s", strings.Join(missing, ", "))
 	}
-	dec := yaml.NewDecoder(strings.NewReader(expanded))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+	// Decode the expanded document strictly: re-encode and decode with
+	// KnownFields, which yaml.Node.Decode does not offer.
+	b, err := yaml.Marshal(&doc)
+	if err != nil {
+		return fmt.Errorf("parse config: %w", err)
+	}
+	strict := yaml.NewDecoder(bytes.NewReader(b))
+	strict.KnownFields(true)
+	if err := strict.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("parse config: %w", err)
 	}
 	return nil
@@ -356,6 +386,7 @@ func (c *Config) Validate() error {
 	if c.Chat.MaxTokens < 0 {
 		add(fieldError("chat.max_tokens", c.Chat.MaxTokens, "want 0 (no limit) or a positive number"))
 	}
+	add(c.Search.Validate())
 	return errors.Join(errs...)
 }
 
@@ -368,6 +399,15 @@ func checkURL(field, u string) error {
 
 func sortedKeys(m map[string]bool) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// searchLocalDir is the offline search engine's folder: search.local.dir,
+// or DATA_DIR/search.
+func (c *Config) searchLocalDir() string {
+	if c.Search.Local.Dir != "" {
+		return c.Search.Local.Dir
+	}
+	return filepath.Join(c.Server.DataDir, "search")
 }
 
 // sqlitePath is where the SQLite conversation store lives.

@@ -15,6 +15,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/server"
 )
 
@@ -115,8 +116,20 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
 	}
 	a.store = store
 	answerer := chat.New(a.models, chat.Options{PromptName: cfg.Chat.PromptName, Temperature: cfg.Chat.Temperature, MaxTokens: cfg.Chat.MaxTokens})
+
+	scfg := cfg.Search
+	scfg.Local.Dir = cfg.searchLocalDir()
+	if err := os.MkdirAll(scfg.Local.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create search.local.dir: %w", err)
+	}
+	searcher, err := search.New(scfg, search.Options{Models: a.models})
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("search: %w", err)
+	}
+
 	a.server = server.New(server.Options{
-		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer,
+		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, Search: searcher,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, HistoryLen: cfg.Memory.HistoryLen,
 	})
 	return a, nil

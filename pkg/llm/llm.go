@@ -45,11 +45,20 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// Estimated is true when the counts were made locally with a Tokenizer
+	// (the model reported none, or the model is the offline one) rather
+	// than reported by the upstream.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
-// Add returns the sum of u and o.
+// Add returns the sum of u and o; the sum is estimated when either is.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
+	return Usage{
+		PromptTokens:     u.PromptTokens + o.PromptTokens,
+		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
+		TotalTokens:      u.TotalTokens + o.TotalTokens,
+		Estimated:        u.Estimated || o.Estimated,
+	}
 }
 
 // Response is the result of one completion, streamed or not.
@@ -87,7 +96,7 @@ type StatusError struct {
 	Model      string
 	StatusCode int
 	Body       string
-	Err        error // the underlying error, if any
+	Err        error // the underlying error, if any (nil when status and body say it all)
 }
 
 func (e *StatusError) Error() string {
@@ -95,14 +104,15 @@ func (e *StatusError) Error() string {
 	if e.StatusCode != 0 {
 		msg += fmt.Sprintf(": status %d", e.StatusCode)
 	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
 	if e.Body != "" {
 		b := e.Body
 		if len(b) > 500 {
 			b = b[:500] + "…"
 		}
 		msg += ": " + b
-	} else if e.Err != nil {
-		msg += ": " + e.Err.Error()
 	}
 	return msg
 }

@@ -88,7 +88,10 @@ type Store interface {
 	// AppendTurn stores a question and its answer in one transaction,
 	// assigning the next turn id of the conversation (creating the
 	// conversation if it does not exist), message ids where empty and
-	// timestamps where zero. It returns the turn as stored.
+	// timestamps where zero. It returns the turn as stored. A turn is stored
+	// whole or not at all: when ctx ends during the call, either the turn is
+	// stored and the error is nil, or nothing is stored and the error says
+	// why. A message id already taken gives ErrConflict.
 	AppendTurn(ctx context.Context, conversationID string, question, answer Message) (Turn, error)
 	// Turns returns the last limit turns in chronological order (limit <= 0:
 	// all). ErrNotFound if the conversation does not exist.

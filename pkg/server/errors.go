@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/search"
 )
 
 // Error is an error with the HTTP status it should be reported with. Handlers
@@ -57,9 +57,18 @@ func errorStatus(err error) int {
 	var se *llm.StatusError
 	var um *llm.UnknownModelError
 	var tooBig *http.MaxBytesError
+	var unknownEngine *search.UnknownEngineError
+	var unavailableEngine *search.UnavailableEngineError
+	var provider *search.ProviderError
 	switch {
 	case errors.As(err, &e):
 		return e.Status
+	case errors.As(err, &unknownEngine), errors.As(err, &unavailableEngine):
+		return http.StatusBadRequest
+	case errors.As(err, &provider) && errors.Is(err, search.ErrTimeout):
+		return http.StatusGatewayTimeout
+	case errors.As(err, &provider):
+		return http.StatusBadGateway
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
 	case errors.As(err, &um):

@@ -1,0 +1,751 @@
+// Package llmtest runs a local OpenAI-compatible server for tests: scripted
+// or computed chat replies, streamed in OpenAI's exact SSE format, upstream
+// failures (error statuses, malformed JSON, errors inside a 200 stream, cut
+// connections), latency, deterministic embeddings, and a record of what was
+// asked, including how many calls are still running so a test can check
+// that a cancelled request reached the upstream.
+//
+//	srv := llmtest.NewServer(t)
+//	srv.Script(llmtest.Reply{Text: "hi"})
+//	c := llm.NewClient(srv.Config()) // or llm.ClientConfig{BaseURL: srv.URL(), Model: "test"}
+//
+// The server lives on 127.0.0.1 and shuts down with t.Cleanup: calls still
+// running then are cancelled, so a reply that waits forever cannot hang the
+// test.
+package llmtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+	"unicode"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// Reply is one scripted answer of the server. The zero Reply answers 200
+// with an empty text.
+type Reply struct {
+	// Text is the assistant's reply. Streamed, it is sent in the pieces
+	// Chunks returns.
+	Text string
+	// Status is the HTTP status; 0 means 200. A status of 400 or more
+	// sends Body, or an OpenAI-style error object when Body is empty.
+	Status int
+	// Body, when not empty, is sent as the response body as is, instead of
+	// a completion (or instead of the SSE stream when streaming).
+	Body string
+	// Header holds extra response headers, e.g. Retry-After.
+	Header http.Header
+	// Delay waits before the response headers are sent.
+	Delay time.Duration
+	// ChunkDelay waits before each streamed chunk.
+	ChunkDelay time.Duration
+	// Garbage sends malformed JSON: the whole body when not streaming, or
+	// one data line after StreamErrorAfter content chunks when streaming.
+	Garbage bool
+	// StreamError is the message of the error event that ends a streamed
+	// reply inside the 200 stream (data: {"error":{"message":...}}) after
+	// StreamErrorAfter content chunks.
+	StreamError string
+	// StreamErrorAfter is the number of content chunks a failing stream
+	// sends before it fails (with Garbage, Disconnect or StreamError). Set
+	// alone, it sends an error event saying "upstream error".
+	StreamErrorAfter int
+	// Disconnect cuts the connection without finishing the response: after
+	// StreamErrorAfter content chunks when streaming, right after the
+	// headers otherwise.
+	Disconnect bool
+	// EmptyChoices sends a well-formed completion with no choices.
+	EmptyChoices bool
+	// NoUsage leaves usage out of the reply, even when the request asked
+	// for it with stream_options.include_usage.
+	NoUsage bool
+	// Usage overrides the usage reported; by default prompt tokens are
+	// llm.Estimate of the messages' contents and completion tokens
+	// llm.Estimate of Text.
+	Usage *openai.Usage
+	// FinishReason defaults to "stop".
+	FinishReason string
+}
+
+// Handler computes a reply for requests the script does not cover.
+type Handler func(req openai.ChatCompletionRequest) Reply
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithHandler sets the responder used when the script is empty. The default
+// echoes the last user message.
+func WithHandler(h Handler) Option { return func(s *Server) { s.handler = h } }
+
+// WithLatency adds d before every call is answered (chat and embeddings).
+func WithLatency(d time.Duration) Option { return func(s *Server) { s.latency = d } }
+
+// WithEmbedDim sets the dimension of the vectors /v1/embeddings returns
+// (default 64).
+func WithEmbedDim(n int) Option { return func(s *Server) { s.dim = n } }
+
+// WithModels sets the model ids /v1/models lists (default "test").
+func WithModels(ids ...string) Option { return func(s *Server) { s.models = ids } }
+
+// EmbedRequest is one recorded call of /v1/embeddings.
+type EmbedRequest struct {
+	Model string
+	Input []string
+}
+
+// Server is a running fake upstream. Its methods are safe for concurrent
+// use.
+type Server struct {
+	srv     *httptest.Server
+	done    chan struct{} // closed at shutdown
+	handler Handler
+	latency time.Duration
+	dim     int
+	models  []string
+
+	mu        sync.Mutex
+	idle      chan struct{} // closed and replaced whenever inFlight drops to 0
+	script    []Reply
+	embScript []Reply
+	requests  []openai.ChatCompletionRequest
+	embeds    []EmbedRequest
+	calls     int
+	inFlight  int
+	cancelled int
+	seq       int
+	// transports of the clients Config made, closed at shutdown
+	transports []*http.Transport
+}
+
+// NewServer starts a server for the test t and stops it in t.Cleanup.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := &Server{
+		done:    make(chan struct{}),
+		idle:    make(chan struct{}),
+		dim:     64,
+		models:  []string{"test"},
+		handler: echo,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.track(s.chat))
+	mux.HandleFunc("POST /v1/embeddings", s.track(s.embed))
+	mux.HandleFunc("GET /v1/models", s.listModels)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path, "invalid_request_error")
+	})
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *Server) close() {
+	close(s.done)
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.transports {
+		t.CloseIdleConnections()
+	}
+}
+
+// URL returns the base URL of the API, ending in /v1.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Config returns a client configuration for the server: name and model
+// "test", retries after 1ms instead of half a second, and an HTTP client of
+// its own whose connections are closed when the server stops. Adjust the
+// fields, then call llm.NewClient.
+func (s *Server) Config() llm.ClientConfig {
+	t := &http.Transport{}
+	s.mu.Lock()
+	s.transports = append(s.transports, t)
+	s.mu.Unlock()
+	return llm.ClientConfig{
+		Name:         "test",
+		BaseURL:      s.URL(),
+		Model:        "test",
+		RetryBackoff: time.Millisecond,
+		HTTPClient:   &http.Client{Transport: t},
+	}
+}
+
+// Script queues replies for the next chat calls, first in first out. When
+// the queue is empty the Handler answers.
+func (s *Server) Script(replies ...Reply) {
+	s.mu.Lock()
+	s.script = append(s.script, replies...)
+	s.mu.Unlock()
+}
+
+// ScriptEmbed queues replies for the next embeddings calls. Only Status,
+// Body, Header, Delay, Garbage and Disconnect apply; when the queue is empty
+// the server answers with vectors.
+func (s *Server) ScriptEmbed(replies ...Reply) {
+	s.mu.Lock()
+	s.embScript = append(s.embScript, replies...)
+	s.mu.Unlock()
+}
+
+// Requests returns the chat requests received so far, in arrival order.
+func (s *Server) Requests() []openai.ChatCompletionRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]openai.ChatCompletionRequest(nil), s.requests...)
+}
+
+// EmbedRequests returns the embeddings requests received so far.
+func (s *Server) EmbedRequests() []EmbedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]EmbedRequest(nil), s.embeds...)
+}
+
+// Calls returns the number of chat completion calls received.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+// InFlight returns the number of calls (chat and embeddings) being answered
+// right now.
+func (s *Server) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
+// Cancelled returns the number of calls that ended because the client went
+// away (its context was cancelled or the connection closed) before the
+// reply was complete.
+func (s *Server) Cancelled() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancelled
+}
+
+// WaitIdle waits until no call is in flight, for at most d, and reports
+// whether that happened.
+func (s *Server) WaitIdle(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		n, idle := s.inFlight, s.idle
+		s.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-idle:
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// track counts a handler in flight and records whether the client left
+// before it finished.
+func (s *Server) track(h func(w http.ResponseWriter, r *http.Request) bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.inFlight++
+		s.mu.Unlock()
+		completed := false
+		defer func() {
+			s.mu.Lock()
+			s.inFlight--
+			if !completed && r.Context().Err() != nil {
+				s.cancelled++
+			}
+			if s.inFlight == 0 {
+				close(s.idle)
+				s.idle = make(chan struct{})
+			}
+			s.mu.Unlock()
+		}()
+		completed = h(w, r)
+	}
+}
+
+// wait sleeps for d unless the client leaves or the server stops first; it
+// reports whether the full time passed.
+func (s *Server) wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
+func echo(req openai.ChatCompletionRequest) Reply {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == openai.ChatMessageRoleUser {
+			return Reply{Text: req.Messages[i].Content}
+		}
+	}
+	return Reply{}
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) bool {
+	var req openai.ChatCompletionRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "malformed request: "+err.Error(), "invalid_request_error")
+		return true
+	}
+	s.mu.Lock()
+	s.calls++
+	s.seq++
+	id := fmt.Sprintf("chatcmpl-llmtest-%d", s.seq)
+	s.requests = append(s.requests, req)
+	var rep Reply
+	scripted := len(s.script) > 0
+	if scripted {
+		rep, s.script = s.script[0], s.script[1:]
+	}
+	s.mu.Unlock()
+	if !scripted {
+		rep = s.handler(req)
+	}
+	if !s.wait(r.Context(), s.latency+rep.Delay) {
+		return false
+	}
+	for k, vs := range rep.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	if rep.Status >= 400 {
+		if rep.Body != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(rep.Status)
+			io.WriteString(w, rep.Body)
+			return true
+		}
+		writeError(w, rep.Status, http.StatusText(rep.Status), errorType(rep.Status))
+		return true
+	}
+	if req.Stream {
+		return s.stream(w, r, req, rep, id)
+	}
+	return s.complete(w, req, rep, id)
+}
+
+func errorType(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_exceeded"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+func writeError(w http.ResponseWriter, status int, msg, typ string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{
+		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil},
+	})
+}
+
+func status(rep Reply) int {
+	if rep.Status == 0 {
+		return http.StatusOK
+	}
+	return rep.Status
+}
+
+func usage(req openai.ChatCompletionRequest, rep Reply) openai.Usage {
+	if rep.Usage != nil {
+		return *rep.Usage
+	}
+	p := 0
+	for _, m := range req.Messages {
+		p += llm.Estimate(m.Content)
+	}
+	c := llm.Estimate(rep.Text)
+	return openai.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+}
+
+func finish(rep Reply) string {
+	if rep.FinishReason != "" {
+		return rep.FinishReason
+	}
+	return "stop"
+}
+
+// The wire shapes below spell out OpenAI's responses field by field,
+// including the nulls, so clients are tested against the real format.
+
+type wireMessage struct {
+	Role    string  `json:"role"`
+	Content string  `json:"content"`
+	Refusal *string `json:"refusal"`
+}
+
+type wireChoice struct {
+	Index        int         `json:"index"`
+	Message      wireMessage `json:"message"`
+	Logprobs     *struct{}   `json:"logprobs"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type wireCompletion struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	Choices           []wireChoice  `json:"choices"`
+	Usage             *openai.Usage `json:"usage,omitempty"`
+	SystemFingerprint *string       `json:"system_fingerprint"`
+}
+
+type wireDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type wireChunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        wireDelta `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type wireChunk struct {
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	Created           int64             `json:"created"`
+	Model             string            `json:"model"`
+	SystemFingerprint *string           `json:"system_fingerprint"`
+	Choices           []wireChunkChoice `json:"choices"`
+	// Usage is present (null) in every chunk when the request asked for
+	// usage, and set in the last one, as OpenAI does.
+	Usage json.RawMessage `json:"usage,omitempty"`
+}
+
+func (s *Server) complete(w http.ResponseWriter, req openai.ChatCompletionRequest, rep Reply, id string) bool {
+	if rep.Disconnect {
+		w.WriteHeader(status(rep))
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if rep.Body != "" {
+		w.WriteHeader(status(rep))
+		io.WriteString(w, rep.Body)
+		return true
+	}
+	if rep.Garbage {
+		w.WriteHeader(status(rep))
+		io.WriteString(w, `{"id":"`+id+`","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist`)
+		return true
+	}
+	resp := wireCompletion{
+		ID:      id,
+		Object:  "chat.completion",
+		Created: time.Now().Unix(),
+		Model:   req.Model,
+		Choices: []wireChoice{{Message: wireMessage{Role: "assistant", Content: rep.Text}, FinishReason: finish(rep)}},
+	}
+	if rep.EmptyChoices {
+		resp.Choices = []wireChoice{}
+	}
+	if !rep.NoUsage {
+		u := usage(req, rep)
+		resp.Usage = &u
+	}
+	w.WriteHeader(status(rep))
+	json.NewEncoder(w).Encode(resp)
+	return true
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatCompletionRequest, rep Reply, id string) bool {
+	flusher := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(status(rep))
+	if rep.Body != "" {
+		io.WriteString(w, rep.Body)
+		return true
+	}
+	created := time.Now().Unix()
+	withUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !rep.NoUsage
+	send := func(c wireChunk) bool {
+		c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", created, req.Model
+		if withUsage && c.Usage == nil {
+			c.Usage = json.RawMessage("null")
+		}
+		b, _ := json.Marshal(c)
+		return sendEvent(w, flusher, b)
+	}
+	empty := ""
+	choice := func(d wireDelta, fin *string) []wireChunkChoice {
+		return []wireChunkChoice{{Delta: d, FinishReason: fin}}
+	}
+	fail := func() {
+		switch {
+		case rep.Garbage:
+			sendEvent(w, flusher, []byte(`{"id":"`+id+`","object":"chat.completion.chunk","choices":[{"delta":{"content":`))
+		case rep.Disconnect:
+			panic(http.ErrAbortHandler)
+		default:
+			msg := rep.StreamError
+			if msg == "" {
+				msg = "upstream error"
+			}
+			b, _ := json.Marshal(map[string]any{"error": map[string]any{
+				"message": msg, "type": "server_error", "param": nil, "code": nil}})
+			sendEvent(w, flusher, b)
+		}
+	}
+	failing := rep.Garbage || rep.StreamError != "" || rep.Disconnect || rep.StreamErrorAfter > 0
+	if rep.EmptyChoices {
+		if !send(wireChunk{Choices: []wireChunkChoice{}}) {
+			return false
+		}
+	} else {
+		if !send(wireChunk{Choices: choice(wireDelta{Role: "assistant", Content: &empty}, nil)}) {
+			return false
+		}
+		for i, piece := range Chunks(rep.Text) {
+			if failing && i == rep.StreamErrorAfter {
+				fail()
+				return true
+			}
+			if !s.wait(r.Context(), rep.ChunkDelay) {
+				return false
+			}
+			if !send(wireChunk{Choices: choice(wireDelta{Content: &piece}, nil)}) {
+				return false
+			}
+		}
+		if failing {
+			fail()
+			return true
+		}
+		fin := finish(rep)
+		if !send(wireChunk{Choices: choice(wireDelta{}, &fin)}) {
+			return false
+		}
+	}
+	if withUsage {
+		b, _ := json.Marshal(usage(req, rep))
+		if !send(wireChunk{Choices: []wireChunkChoice{}, Usage: b}) {
+			return false
+		}
+	}
+	return sendEvent(w, flusher, []byte("[DONE]"))
+}
+
+func sendEvent(w io.Writer, f http.Flusher, data []byte) bool {
+	var b bytes.Buffer
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return false
+	}
+	f.Flush()
+	return true
+}
+
+// Chunks splits text into the pieces a streamed reply sends: each CJK
+// character or punctuation mark alone, each Latin word (or number) with the
+// spaces that follow it. Joined, the pieces give text back.
+func Chunks(s string) []string {
+	rs := []rune(s)
+	word := func(i int) bool {
+		if i < 0 || i >= len(rs) {
+			return false
+		}
+		r := rs[i]
+		if r == '\'' || r == '’' {
+			return i > 0 && i+1 < len(rs) && isWordRune(rs[i-1]) && isWordRune(rs[i+1])
+		}
+		return isWordRune(r)
+	}
+	var out []string
+	start := 0
+	for i := 0; i < len(rs); i++ {
+		if unicode.IsSpace(rs[i]) {
+			continue // only leading spaces get here: they join the first piece
+		}
+		if word(i) && word(i+1) {
+			continue
+		}
+		end := i + 1
+		for end < len(rs) && unicode.IsSpace(rs[end]) {
+			end++
+		}
+		out = append(out, string(rs[start:end]))
+		start = end
+		i = end - 1
+	}
+	if start < len(rs) {
+		out = append(out, string(rs[start:]))
+	}
+	return out
+}
+
+func isWordRune(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !text.IsCJK(r)
+}
+
+func (s *Server) embed(w http.ResponseWriter, r *http.Request) bool {
+	var raw struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&raw); err != nil {
+		writeError(w, http.StatusBadRequest, "malformed request: "+err.Error(), "invalid_request_error")
+		return true
+	}
+	var input []string
+	if err := json.Unmarshal(raw.Input, &input); err != nil {
+		var one string
+		if err := json.Unmarshal(raw.Input, &one); err != nil {
+			writeError(w, http.StatusBadRequest, "input must be a string or an array of strings", "invalid_request_error")
+			return true
+		}
+		input = []string{one}
+	}
+	s.mu.Lock()
+	s.embeds = append(s.embeds, EmbedRequest{Model: raw.Model, Input: input})
+	var rep Reply
+	if len(s.embScript) > 0 {
+		rep, s.embScript = s.embScript[0], s.embScript[1:]
+	}
+	s.mu.Unlock()
+	if !s.wait(r.Context(), s.latency+rep.Delay) {
+		return false
+	}
+	for k, vs := range rep.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	switch {
+	case rep.Status >= 400 && rep.Body == "":
+		writeError(w, rep.Status, http.StatusText(rep.Status), errorType(rep.Status))
+		return true
+	case rep.Disconnect:
+		w.WriteHeader(status(rep))
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	case rep.Body != "":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status(rep))
+		io.WriteString(w, rep.Body)
+		return true
+	case rep.Garbage:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status(rep))
+		io.WriteString(w, `{"object":"list","data":[{"object":"embedding","embedding":[0.1,`)
+		return true
+	}
+	type item struct {
+		Object    string    `json:"object"`
+		Embedding []float32 `json:"embedding"`
+		Index     int       `json:"index"`
+	}
+	data := make([]item, len(input))
+	tokens := 0
+	for i, in := range input {
+		data[i] = item{Object: "embedding", Embedding: Vector(in, s.dim), Index: i}
+		tokens += llm.Estimate(in)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"object": "list",
+		"data":   data,
+		"model":  raw.Model,
+		"usage":  map[string]int{"prompt_tokens": tokens, "total_tokens": tokens},
+	})
+	return true
+}
+
+// Vector is the embedding the server returns for s: the terms of s (see
+// text.Terms, plus single CJK characters) hashed into dim signed buckets
+// and normalised to unit length, so texts that share words get close
+// vectors. A text with no terms gets a unit vector chosen by its hash.
+func Vector(s string, dim int) []float32 {
+	v := make([]float64, dim)
+	feats := text.Terms(s)
+	for _, r := range s {
+		if text.IsCJK(r) {
+			feats = append(feats, string(r))
+		}
+	}
+	if len(feats) == 0 {
+		feats = []string{"\x00" + s}
+	}
+	for _, f := range feats {
+		h := fnv.New64a()
+		h.Write([]byte(f))
+		x := h.Sum64()
+		sign := 1.0
+		if x>>63 == 1 {
+			sign = -1
+		}
+		v[x%uint64(dim)] += sign
+	}
+	var norm float64
+	for _, x := range v {
+		norm += x * x
+	}
+	norm = math.Sqrt(norm)
+	out := make([]float32, dim)
+	for i, x := range v {
+		if norm > 0 {
+			out[i] = float32(x / norm)
+		}
+	}
+	if norm == 0 { // the signs cancelled out
+		out[0] = 1
+	}
+	return out
+}
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	data := make([]model, len(s.models))
+	for i, id := range s.models {
+		data[i] = model{ID: id, Object: "model", OwnedBy: "llmtest"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+}

@@ -1,0 +1,174 @@
+package memory_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/memory/storetest"
+)
+
+// The PostgreSQL tests run against the server at MIXCHAT_TEST_POSTGRES_DSN
+// (scripts/postgres.sh starts one), each test in a new schema dropped
+// afterwards.
+const postgresDSNEnv = "MIXCHAT_TEST_POSTGRES_DSN"
+
+func postgresDSN(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv(postgresDSNEnv)
+	if dsn == "" {
+		t.Skip(postgresDSNEnv + " is not set; start a server with: eval \"$(scripts/postgres.sh start)\"")
+	}
+	return dsn
+}
+
+// newPostgresSchema creates a schema with a random name, drops it at the end
+// of t, and returns a DSN whose search_path selects it.
+func newPostgresSchema(t testing.TB) string {
+	t.Helper()
+	dsn := postgresDSN(t)
+	ctx := context.Background()
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "mixchat_test_" + hex.EncodeToString(b)
+
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", postgresDSNEnv, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return withSearchPath(t, dsn, schema)
+}
+
+// withSearchPath adds search_path=schema to a URL or key=value DSN.
+func withSearchPath(t testing.TB, dsn, schema string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("%s: %v", postgresDSNEnv, err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " search_path=" + schema
+}
+
+func openPostgres(t testing.TB, dsn string) *memory.Postgres {
+	t.Helper()
+	s, err := memory.OpenPostgres(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("OpenPostgres: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestPostgres(t *testing.T) {
+	postgresDSN(t)
+	storetest.Run(t, func(t testing.TB) memory.Store {
+		return openPostgres(t, newPostgresSchema(t))
+	})
+}
+
+func TestPostgresShared(t *testing.T) {
+	// Two pools on one database behave as two processes would.
+	postgresDSN(t)
+	storetest.RunShared(t, func(t testing.TB) (memory.Store, memory.Store) {
+		dsn := newPostgresSchema(t)
+		return openPostgres(t, dsn), openPostgres(t, dsn)
+	})
+}
+
+func TestPostgresConcurrentOpen(t *testing.T) {
+	// Processes starting together migrate a new database once: the advisory
+	// lock makes the others wait and then find the schema in place.
+	dsn := newPostgresSchema(t)
+	ctx := context.Background()
+	const n = 6
+	stores := make([]*memory.Postgres, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stores[i], errs[i] = memory.OpenPostgres(ctx, dsn)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("OpenPostgres %d: %v", i, err)
+			continue
+		}
+		defer stores[i].Close()
+	}
+	if t.Failed() {
+		return
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var rows, versions, first int
+	if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT version), min(version) FROM schema_migrations`).
+		Scan(&rows, &versions, &first); err != nil {
+		t.Fatal(err)
+	}
+	if rows == 0 || rows != versions || first != 1 {
+		t.Errorf("schema_migrations has %d rows, %d versions, first %d; want each version once from 1", rows, versions, first)
+	}
+
+	// Reopening applies nothing and keeps the data.
+	turn, err := stores[0].AppendTurn(ctx, "c", memory.Message{Content: "q"}, memory.Message{Content: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := openPostgres(t, dsn)
+	turns, err := again.Turns(ctx, "c", 0)
+	if err != nil || len(turns) != 1 || turns[0].Answer.ID != turn.Answer.ID {
+		t.Errorf("after reopening Turns = %+v, %v; want [%+v]", turns, err, turn)
+	}
+}
+
+func TestOpenPostgresErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, dsn := range []string{"postgres://127.0.0.1:1/none?connect_timeout=2", "not a dsn ==="} {
+		if s, err := memory.OpenPostgres(ctx, dsn); err == nil {
+			s.Close()
+			t.Errorf("OpenPostgres(%q): no error", dsn)
+		}
+	}
+}
+
+func BenchmarkPostgres(b *testing.B) {
+	postgresDSN(b)
+	storetest.Benchmark(b, func(t testing.TB) memory.Store {
+		return openPostgres(t, newPostgresSchema(t))
+	})
+}

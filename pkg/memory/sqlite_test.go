@@ -1,0 +1,149 @@
+package memory_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/memory/storetest"
+)
+
+func openSQLite(t testing.TB, path string) *memory.SQLite {
+	t.Helper()
+	s, err := memory.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatalf("OpenSQLite(%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestSQLite(t *testing.T) {
+	storetest.Run(t, func(t testing.TB) memory.Store {
+		return openSQLite(t, filepath.Join(t.TempDir(), "memory.db"))
+	})
+}
+
+func TestSQLiteInMemory(t *testing.T) {
+	storetest.Run(t, func(t testing.TB) memory.Store {
+		return openSQLite(t, ":memory:")
+	})
+}
+
+func TestSQLiteShared(t *testing.T) {
+	// Two stores on one file behave as two processes would.
+	storetest.RunShared(t, func(t testing.TB) (memory.Store, memory.Store) {
+		path := filepath.Join(t.TempDir(), "memory.db")
+		return openSQLite(t, path), openSQLite(t, path)
+	})
+}
+
+func TestSQLiteReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sub", "dir", "memory.db") // directories are created
+	s, err := memory.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.AppendTurn(ctx, "c", memory.Message{Content: "q"}, memory.Message{Content: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openSQLite(t, path)
+	turns, err := s.Turns(ctx, "c", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 1 || turns[0].Answer.ID != want.Answer.ID {
+		t.Errorf("after reopening Turns = %+v, want [%+v]", turns, want)
+	}
+	if next, err := s.AppendTurn(ctx, "c", memory.Message{Content: "q"}, memory.Message{Content: "a"}); err != nil || next.ID != 2 {
+		t.Errorf("AppendTurn after reopening = turn %d, %v; want turn 2", next.ID, err)
+	}
+	checkSQLiteSchema(t, path)
+}
+
+// checkSQLiteSchema opens the file directly and checks that every migration
+// was recorded once and the database is in WAL mode.
+func checkSQLiteSchema(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n, distinct, minV int
+	if err := db.QueryRow(`SELECT count(*), count(DISTINCT version), min(version) FROM schema_migrations`).Scan(&n, &distinct, &minV); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || n != distinct || minV != 1 {
+		t.Errorf("schema_migrations has %d rows, %d versions, first %d; want each version once from 1", n, distinct, minV)
+	}
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" {
+		t.Errorf("journal_mode = %q, want wal", mode)
+	}
+}
+
+func TestSQLiteConcurrentOpen(t *testing.T) {
+	// Processes starting together migrate a new file once, without SQLITE_BUSY.
+	path := filepath.Join(t.TempDir(), "memory.db")
+	const n = 6
+	stores := make([]*memory.SQLite, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stores[i], errs[i] = memory.OpenSQLite(context.Background(), path)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("OpenSQLite %d: %v", i, err)
+			continue
+		}
+		defer stores[i].Close()
+	}
+	if t.Failed() {
+		return
+	}
+	for i, s := range stores {
+		if _, err := s.AppendTurn(context.Background(), "c", memory.Message{Content: fmt.Sprint(i)}, memory.Message{Content: "a"}); err != nil {
+			t.Errorf("AppendTurn through store %d: %v", i, err)
+		}
+	}
+	checkSQLiteSchema(t, path)
+}
+
+func TestOpenSQLiteErrors(t *testing.T) {
+	for _, path := range []string{"", filepath.Join(t.TempDir(), "a?b.db")} {
+		if s, err := memory.OpenSQLite(context.Background(), path); err == nil {
+			s.Close()
+			t.Errorf("OpenSQLite(%q): no error", path)
+		}
+	}
+}
+
+func BenchmarkSQLite(b *testing.B) {
+	storetest.Benchmark(b, func(t testing.TB) memory.Store {
+		return openSQLite(t, filepath.Join(t.TempDir(), "memory.db"))
+	})
+}

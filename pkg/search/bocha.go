@@ -1,0 +1,94 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// BochaEndpoint is the Bocha (博查) web search endpoint.
+const BochaEndpoint = "https://api.bochaai.com/v1/web-search"
+
+// Bocha searches the Bocha (博查) Web Search API, for deployments in China:
+// POST a JSON body {query, freshness, summary, count} with the key as a
+// Bearer token. The reply wraps a Bing-shaped SearchResponse:
+// {code, msg, data: {webPages: {value: [{name, url, snippet, summary}]}}}.
+type Bocha struct {
+	providerBase
+	endpoint, key string
+}
+
+// NewBocha returns a Bocha client.
+func NewBocha(o ProviderOptions) *Bocha {
+	ep := o.BaseURL
+	if ep == "" {
+		ep = BochaEndpoint
+	}
+	return &Bocha{providerBase: newBase(o.Name, "bocha", o.Client, o.Timeout), endpoint: ep, key: o.APIKey}
+}
+
+type bochaRequest struct {
+	Query     string `json:"query"`
+	Freshness string `json:"freshness"`
+	Summary   bool   `json:"summary"`
+	Count     int    `json:"count"`
+}
+
+// Search returns up to n (at most 50) results, with Bocha's longer summary
+// as the snippet when it gives one.
+func (b *Bocha) Search(ctx context.Context, query string, n int) ([]Result, error) {
+	n = clamp(n, 10, 50)
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
+	raw, _ := json.Marshal(bochaRequest{Query: query, Freshness: "noLimit", Summary: true, Count: n})
+	req, _ := http.NewRequest(http.MethodPost, b.endpoint, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+b.key)
+	body, err := b.do(ctx, req, bochaError)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Code json.Number `json:"code"`
+		Msg  *string     `json:"msg"`
+		Data *struct {
+			WebPages *bingPages `json:"webPages"`
+		} `json:"data"`
+	}
+	if err := b.decode(body, &r); err != nil {
+		return nil, err
+	}
+	// Bocha reports some failures in the body with HTTP 200.
+	if c := r.Code.String(); c != "" && c != "200" {
+		var status int
+		fmt.Sscan(c, &status)
+		msg, kind := bochaError(status, body)
+		if kind == nil {
+			kind = statusKind(status)
+		}
+		return nil, &ProviderError{Provider: b.name, Status: status, Kind: kind, Msg: msg}
+	}
+	if r.Data == nil {
+		return nil, &ProviderError{Provider: b.name, Kind: ErrBadResponse, Msg: "reply has no data"}
+	}
+	if r.Data.WebPages == nil {
+		return []Result{}, nil
+	}
+	return r.Data.WebPages.results(b.name, n), nil
+}
+
+// bochaError reads Bocha's {"code", "message"} replies: 403 means the
+// balance is used up, 400 "The API KEY is missing" a missing key.
+func bochaError(status int, body []byte) (string, error) {
+	msg := jsonMessage(body, "message", "msg", "error")
+	switch {
+	case status == 403:
+		return msg, ErrQuota
+	case status == 400 && strings.Contains(strings.ToLower(msg), "api key"):
+		return msg, ErrAuth
+	}
+	return msg, nil
+}

@@ -1,0 +1,222 @@
+package search
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// This file holds the small text handling search needs: plain text from an
+// HTML tree, splitting a text into passages, and ranking passages against a
+// question with BM25 over text.Terms (the knowledge bases' terms and
+// scorer). The knowledge bases have a richer splitter in pkg/kb, but an
+// answerer must not import another answerer, so search keeps this
+// sentence-packing one.
+
+// skipTags hold no readable text.
+var skipTags = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
+	atom.Head: true, atom.Svg: true, atom.Iframe: true, atom.Button: true, atom.Select: true,
+}
+
+// blockTags end a line of text.
+var blockTags = map[atom.Atom]bool{
+	atom.P: true, atom.Div: true, atom.Br: true, atom.Li: true, atom.Ul: true, atom.Ol: true,
+	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
+	atom.Tr: true, atom.Table: true, atom.Section: true, atom.Article: true, atom.Header: true,
+	atom.Footer: true, atom.Blockquote: true, atom.Pre: true, atom.Dd: true, atom.Dt: true,
+	atom.Dl: true, atom.Figcaption: true, atom.Hr: true, atom.Main: true, atom.Aside: true,
+	atom.Nav: true, atom.Form: true, atom.Td: true, atom.Th: true, atom.Caption: true,
+}
+
+// htmlText returns the text of n, one line per block element, with runs of
+// white space collapsed.
+func htmlText(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.TextNode:
+			b.WriteString(n.Data)
+			return
+		case html.ElementNode:
+			if skipTags[n.DataAtom] {
+				return
+			}
+			if blockTags[n.DataAtom] {
+				b.WriteByte('\n')
+			}
+		case html.CommentNode:
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+		if n.Type == html.ElementNode && blockTags[n.DataAtom] {
+			b.WriteByte('\n')
+		}
+	}
+	walk(n)
+	return tidyText(b.String())
+}
+
+// htmlTitle returns the document's <title>, or its first <h1>.
+func htmlTitle(doc *html.Node) string {
+	var title, h1 string
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch {
+			case n.DataAtom == atom.Title && title == "":
+				title = strings.Join(strings.Fields(htmlText(n)), " ")
+			case n.DataAtom == atom.H1 && h1 == "":
+				h1 = strings.Join(strings.Fields(htmlText(n)), " ")
+			case n.DataAtom == atom.Svg:
+				return // its <title> is not the page's
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if title != "" {
+		return title
+	}
+	return h1
+}
+
+// tidyText collapses white space within lines and drops empty lines.
+func tidyText(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// splitPassages packs the sentences of s into passages of about size
+// characters, breaking between sentences and preferring paragraph ends; a
+// sentence longer than size is cut.
+func splitPassages(s string, size int) []string {
+	if size <= 0 {
+		size = 400
+	}
+	var out []string
+	var cur strings.Builder
+	curLen := 0
+	flush := func() {
+		if t := strings.TrimSpace(cur.String()); t != "" {
+			out = append(out, t)
+		}
+		cur.Reset()
+		curLen = 0
+	}
+	for _, para := range strings.Split(s, "\n") {
+		for _, sent := range text.Sentences(para) {
+			n := utf8.RuneCountInString(sent)
+			for n > size { // cut an overlong sentence
+				if curLen > 0 {
+					flush()
+				}
+				r := []rune(sent)
+				out = append(out, string(r[:size]))
+				sent = string(r[size:])
+				n -= size
+			}
+			if curLen > 0 && curLen+n > size {
+				flush()
+			}
+			if curLen > 0 && needsSpace(cur.String(), sent) {
+				cur.WriteByte(' ')
+				curLen++
+			}
+			cur.WriteString(sent)
+			curLen += n
+		}
+		// A paragraph end is a good place to break when the passage is
+		// already well filled.
+		if curLen > size/2 {
+			flush()
+		} else if curLen > 0 {
+			cur.WriteByte('\n')
+			curLen++
+		}
+	}
+	flush()
+	return out
+}
+
+// needsSpace reports whether a space belongs between a and b (not between
+// CJK text).
+func needsSpace(a, b string) bool {
+	if strings.HasSuffix(a, "\n") {
+		return false
+	}
+	ra, _ := utf8.DecodeLastRuneInString(a)
+	rb, _ := utf8.DecodeRuneInString(b)
+	return !(text.IsCJK(ra) || text.IsCJK(rb))
+}
+
+// rankedPassage is a passage with its BM25 score for a question.
+type rankedPassage struct {
+	Doc   int // index of the document it came from
+	Text  string
+	Score float64
+	Pos   int // position within its document
+}
+
+// rankPassages scores every passage of docs against question with BM25 over
+// text.Terms and returns the best k (all when k <= 0), best first. Passages
+// that share no term with the question score 0 and come last, in document
+// order.
+func rankPassages(question string, docs [][]string, k int) []rankedPassage {
+	idx := retrieve.NewBM25(retrieve.BM25Params{})
+	var all []rankedPassage
+	ids := map[string]int{}
+	for d, ps := range docs {
+		for p, t := range ps {
+			id := passageID(d, p)
+			ids[id] = len(all)
+			all = append(all, rankedPassage{Doc: d, Text: t, Pos: p})
+			idx.Add(id, text.Terms(t))
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	q := text.Terms(question)
+	hits := idx.Search(q, len(all), nil)
+	out := make([]rankedPassage, 0, len(all))
+	used := make([]bool, len(all))
+	for _, h := range hits {
+		i, ok := ids[h.ID]
+		if !ok || h.Score <= 0 {
+			continue
+		}
+		p := all[i]
+		p.Score = h.Score
+		out = append(out, p)
+		used[i] = true
+	}
+	for i, p := range all {
+		if !used[i] {
+			out = append(out, p)
+		}
+	}
+	if k > 0 && len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+func passageID(d, p int) string { return strconv.Itoa(d) + ":" + strconv.Itoa(p) }

@@ -1,0 +1,251 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/prompts"
+)
+
+// searchRoutes registers the search endpoints: Chatchat 0.2's
+// /chat/search_engine_chat and /server/list_search_engines, and
+// /debug/search, which returns what a search finds without calling a model.
+func (s *Server) searchRoutes(r gin.IRouter) {
+	r.POST("/chat/search_engine_chat", s.handleSearchChat)
+	r.GET("/server/list_search_engines", s.handleListSearchEngines)
+	r.POST("/server/list_search_engines", s.handleListSearchEngines)
+	r.POST("/debug/search", s.handleDebugSearch)
+}
+
+// searchChatRequest is the body of POST /chat/search_engine_chat, Chatchat
+// 0.2's fields.
+type searchChatRequest struct {
+	Query            string        `json:"query"`
+	SearchEngineName string        `json:"search_engine_name"` // "" means the configured default
+	TopK             *int          `json:"top_k"`
+	History          []historyItem `json:"history"`
+	Stream           bool          `json:"stream"`
+	ModelName        string        `json:"model_name"`
+	Temperature      *float32      `json:"temperature"`
+	MaxTokens        *int          `json:"max_tokens"`
+	PromptName       string        `json:"prompt_name"`
+	SplitResult      bool          `json:"split_result"`
+}
+
+// searchSource is one source of a search answer, structured.
+type searchSource struct {
+	N       int     `json:"n"` // the number citations [n] refer to
+	Title   string  `json:"title"`
+	URL     string  `json:"url"`
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score,omitempty"`
+}
+
+// searchDocsEvent is the last event of a streamed reply: Chatchat's docs
+// (Markdown strings) and the same sources structured.
+type searchDocsEvent struct {
+	Docs     []string       `json:"docs"`
+	Sources  []searchSource `json:"sources"`
+	Engine   string         `json:"engine"`
+	Empty    bool           `json:"empty,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
+}
+
+// searchChatReply is the body of a non-streamed reply.
+type searchChatReply struct {
+	Answer string `json:"answer"`
+	searchDocsEvent
+	Model      string    `json:"model,omitempty"`
+	Extractive bool      `json:"extractive,omitempty"`
+	Usage      llm.Usage `json:"usage"`
+}
+
+// searchErrorEvent ends a stream that failed after it started.
+type searchErrorEvent struct {
+	Error string `json:"error"`
+	Code  int    `json:"code"`
+}
+
+// maxSearchTopK bounds top_k.
+const maxSearchTopK = 50
+
+func (s *Server) searchConfigured() error {
+	if s.search == nil {
+		return errUnavailable("search is not configured on this server")
+	}
+	return nil
+}
+
+// validateSearch checks the fields the search endpoints share and returns
+// top_k with its default applied.
+func (s *Server) validateSearch(query, engine string, topK *int) (int, error) {
+	if strings.TrimSpace(query) == "" {
+		return 0, errBadRequest("query must not be empty")
+	}
+	k := s.search.TopK()
+	if topK != nil {
+		if *topK < 1 || *topK > maxSearchTopK {
+			return 0, errBadRequest("top_k must be between 1 and %d, got %d", maxSearchTopK, *topK)
+		}
+		k = *topK
+	}
+	if _, err := s.search.Searcher(engine); err != nil {
+		return 0, err
+	}
+	return k, nil
+}
+
+func (s *Server) handleSearchChat(c *gin.Context) {
+	if err := s.searchConfigured(); err != nil {
+		writeError(c, err)
+		return
+	}
+	var req searchChatRequest
+	if err := decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	topK, err := s.validateSearch(req.Query, req.SearchEngineName, req.TopK)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if err := s.validateTuning(req.ModelName, req.Temperature, req.MaxTokens); err != nil {
+		writeError(c, err)
+		return
+	}
+	history, err := validateHistory(req.History)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if !prompts.Has(search.PromptGroup, req.PromptName) {
+		writeError(c, errBadRequest("prompt_name %q unknown; available: %s", req.PromptName, strings.Join(prompts.Names(search.PromptGroup), ", ")))
+		return
+	}
+	q := mix.Query{
+		Text: req.Query, History: history, Model: req.ModelName, Temperature: req.Temperature,
+		PromptName: req.PromptName, TopK: topK, SearchEngine: req.SearchEngineName,
+	}
+	if req.MaxTokens != nil {
+		q.MaxTokens = *req.MaxTokens
+	}
+	opts := search.AnswerOptions{Split: req.SplitResult}
+
+	ctx, done := s.replyContext(c.Request.Context())
+	defer done()
+	if !req.Stream {
+		ans, ret, err := s.search.AnswerWith(ctx, q, opts, nil)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, searchChatReply{
+			Answer: ans.Text, searchDocsEvent: docsEvent(ans, ret),
+			Model: ans.Response.Model, Extractive: ans.Response.Extractive, Usage: ans.Response.Usage,
+		})
+		return
+	}
+	out := newSSE(c)
+	ans, ret, err := s.search.AnswerWith(ctx, q, opts, func(delta string) error {
+		return out.Send(gin.H{"answer": delta})
+	})
+	if err != nil {
+		if !out.started {
+			writeError(c, err)
+			return
+		}
+		if ctx.Err() == nil || errors.Is(context.Cause(ctx), errShuttingDown) {
+			_ = out.Send(searchErrorEvent{Error: err.Error(), Code: errorStatus(err)})
+		}
+		return
+	}
+	_ = out.Send(docsEvent(ans, ret))
+}
+
+// docsEvent builds the sources of an answer in Chatchat's Markdown form and
+// structured.
+func docsEvent(ans mix.Answer, ret search.Retrieval) searchDocsEvent {
+	ev := searchDocsEvent{Docs: []string{}, Sources: []searchSource{}, Engine: ret.Engine, Empty: ans.Empty, Warnings: ret.Warnings}
+	for _, d := range ret.Docs {
+		ev.Docs = append(ev.Docs, fmt.Sprintf("出处 [%d] [%s](%s) \n\n%s\n\n", d.N, d.URL, d.URL, d.Text))
+		ev.Sources = append(ev.Sources, searchSource{N: d.N, Title: d.Title, URL: d.URL, Snippet: d.Text, Score: d.Score})
+	}
+	return ev
+}
+
+// listSearchEnginesReply is Chatchat's BaseResponse listing engine names,
+// with mixchat's details of each.
+type listSearchEnginesReply struct {
+	Code    int                 `json:"code"`
+	Msg     string              `json:"msg"`
+	Data    []string            `json:"data"`
+	Default string              `json:"default"`
+	Engines []search.EngineInfo `json:"engines"`
+}
+
+func (s *Server) handleListSearchEngines(c *gin.Context) {
+	if err := s.searchConfigured(); err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, listSearchEnginesReply{
+		Code: http.StatusOK, Msg: "success", Data: s.search.Names(), Default: s.search.Default(), Engines: s.search.Engines(),
+	})
+}
+
+// debugSearchRequest is the body of POST /debug/search.
+type debugSearchRequest struct {
+	Query            string `json:"query"`
+	SearchEngineName string `json:"search_engine_name"`
+	TopK             *int   `json:"top_k"`
+	SplitResult      bool   `json:"split_result"`
+}
+
+// debugSearchReply is what a search found: the raw results, the numbered
+// evidence an answer would rest on, and what failed on the way.
+type debugSearchReply struct {
+	search.Retrieval
+	Ms int64 `json:"ms"`
+}
+
+func (s *Server) handleDebugSearch(c *gin.Context) {
+	if err := s.searchConfigured(); err != nil {
+		writeError(c, err)
+		return
+	}
+	var req debugSearchRequest
+	if err := decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	topK, err := s.validateSearch(req.Query, req.SearchEngineName, req.TopK)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	start := time.Now()
+	ret, err := s.search.Lookup(c.Request.Context(), search.LookupRequest{
+		Engine: req.SearchEngineName, Query: req.Query, TopK: topK, Split: req.SplitResult,
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if ret.Results == nil {
+		ret.Results = []search.Result{}
+	}
+	if ret.Docs == nil {
+		ret.Docs = []search.Doc{}
+	}
+	c.JSON(http.StatusOK, debugSearchReply{Retrieval: ret, Ms: time.Since(start).Milliseconds()})
+}
