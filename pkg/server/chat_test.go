@@ -30,7 +30,7 @@ type testServer struct {
 	http  *httptest.Server
 }
 
-func newTestServer(t *testing.T, up *llmtest.Server) *testServer {
+func newTestServer(t testing.TB, up *llmtest.Server) *testServer {
 	t.Helper()
 	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
