@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -33,6 +34,7 @@ type Config struct {
 	Memory MemoryConfig `yaml:"memory"`
 	Chat   ChatConfig    `yaml:"chat"`
 	Search search.Config `yaml:"search"`
+	Mix    mix.Config    `yaml:"mix"`
 }
 
 // ServerConfig is the HTTP server's.
@@ -112,6 +114,7 @@ func DefaultConfig() Config {
 		Memory: MemoryConfig{HistoryLen: 10},
 		Chat:   ChatConfig{PromptName: "with_history"},
 		Search: search.DefaultConfig(),
+		Mix:    mix.DefaultConfig(),
 	}
 }
 
@@ -387,6 +390,7 @@ func (c *Config) Validate() error {
 		add(fieldError("chat.max_tokens", c.Chat.MaxTokens, "want 0 (no limit) or a positive number"))
 	}
 	add(c.Search.Validate())
+	add(c.Mix.Validate())
 	return errors.Join(errs...)
 }
 

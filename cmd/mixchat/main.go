@@ -23,7 +23,7 @@ Usage:
   mixchat serve   [--addr HOST:PORT] [--data DIR] [--config FILE]   run the HTTP server
   mixchat chat    [--server URL] [--conversation ID] [--model NAME]  chat in the terminal
   mixchat kb      create|add|ls|rm|search ...                         manage knowledge bases
-  mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc)
+  mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc, locomo, latency)
   mixchat version                                                    print the version
 
 Run "mixchat COMMAND -h" for a command's flags. Configuration: configs/mixchat.yaml documents
@@ -73,13 +73,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // runEval dispatches the benchmarks.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("eval: name a benchmark: beir, cmrc")
+		return errors.New("eval: name a benchmark: beir, cmrc, locomo, latency")
 	}
 	switch args[0] {
 	case "beir":
 		return runEvalBEIR(ctx, args[1:], stdout, stderr)
 	case "cmrc":
 		return runEvalCMRC(ctx, args[1:], stdout, stderr)
+	case "locomo":
+		return runEvalLoCoMo(ctx, args[1:], stdout, stderr)
+	case "latency":
+		return runEvalLatency(ctx, args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("eval: unknown benchmark %q; available: beir, cmrc", args[0])
+	return fmt.Errorf("eval: unknown benchmark %q; available: beir, cmrc, locomo, latency", args[0])
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/server"
 )
@@ -128,8 +129,15 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 
+	answerers := map[string]mix.Answerer{mix.LLM: answerer, mix.Search: searcher}
+	mixer, err := mix.New(cfg.Mix, mix.Deps{Models: a.models, Answerers: answerers})
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("mix_chat: %w", err)
+	}
+
 	a.server = server.New(server.Options{
-		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, Search: searcher,
+		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, Search: searcher, Mixer: mixer,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, HistoryLen: cfg.Memory.HistoryLen,
 	})
 	return a, nil

@@ -71,3 +71,107 @@ type AnswerFunc func(ctx context.Context, q Query, fn func(delta string) error) 
 func (f AnswerFunc) Answer(ctx context.Context, q Query, fn func(delta string) error) (Answer, error) {
 	return f(ctx, q, fn)
 }
+
+// Retriever is an optional ability of an answerer: returning the evidence
+// it would answer from (knowledge-base chunks, search passages) without
+// calling a model. The Mixer's "context" fusion mode uses it to answer with
+// one model call over every answerer's evidence. Sources come best first;
+// nothing found is an empty list and a nil error. Answerers without
+// evidence of their own (the LLM-chat answerer) do not implement it.
+type Retriever interface {
+	Retrieve(ctx context.Context, q Query) ([]Source, error)
+}
+
+// Condenser rewrites a follow-up question into one that stands alone.
+//
+// Condense returns the standalone question (the question itself when it
+// needs no rewriting) and a compressed context: the part of history that
+// bears on the question, short enough for a prompt ("" when there is
+// none). It is called once per question, and only when there is history.
+type Condenser interface {
+	Condense(ctx context.Context, history []llm.Message, question string) (standalone, context string, err error)
+}
+
+// CondenseFunc adapts a function to Condenser.
+type CondenseFunc func(ctx context.Context, history []llm.Message, question string) (string, string, error)
+
+// Condense calls f.
+func (f CondenseFunc) Condense(ctx context.Context, history []llm.Message, question string) (string, string, error) {
+	return f(ctx, history, question)
+}
+
+// Recaller returns a conversation's history as the model should see it:
+// strategy "" means the configured memory strategy, historyLen >= 0 asks
+// for exactly the last historyLen turns instead. A conversation that does
+// not exist has no history and no error.
+type Recaller interface {
+	Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error)
+}
+
+// RecallFunc adapts a function to Recaller.
+type RecallFunc func(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error)
+
+// Recall calls f.
+func (f RecallFunc) Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error) {
+	return f(ctx, conversationID, question, strategy, historyLen)
+}
+
+// Models resolves a model name ("" = the default) to a model and its
+// resolved name; *llm.Registry satisfies it.
+type Models interface {
+	Get(name string) (llm.Model, string, error)
+}
+
+// Names of the answerers a deployment can enable.
+const (
+	LLM    = "llm"
+	KB     = "kb"
+	Search = "search"
+)
+
+// Fusion modes.
+const (
+	// FusionAnswers runs every answerer and fuses their answers with the
+	// MTPE prompt: one model call per answerer plus one to fuse.
+	FusionAnswers = "answers"
+	// FusionContext gathers the retrievers' evidence and answers with one
+	// model call over it and the history; there are no intermediate
+	// answers.
+	FusionContext = "context"
+)
+
+// Event types a Mixer reports while it works.
+const (
+	EventStatus     = "status"     // an answerer (or retriever) started, finished or failed; also "condense" and "fusion" failing, worked around
+	EventStandalone = "standalone" // the follow-up question was rewritten: Text is the standalone question
+	EventAnswer     = "answer"     // an intermediate answer, in full: Answerer, Text
+	EventDelta      = "delta"      // a piece of the reply
+	EventDocs       = "docs"       // the evidence the reply rests on
+)
+
+// Answerer states of a status event.
+const (
+	StateStarted = "started"
+	StateDone    = "done"
+	StateFailed  = "failed"
+)
+
+// Event is one thing a Mixer reports while it works, in the order it
+// happens. Which fields are set depends on Type.
+type Event struct {
+	Type     string `json:"type"`
+	Answerer string `json:"answerer,omitempty"`
+	State    string `json:"state,omitempty"`
+	Ms       int64  `json:"ms,omitempty"` // time the answerer took (done, failed) or the rewrite took
+	Text     string `json:"text,omitempty"`
+	Error    string `json:"error,omitempty"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Empty    bool   `json:"empty,omitempty"` // the answerer found nothing to answer from
+	Docs     []Doc  `json:"docs,omitempty"`
+}
+
+// Doc is a source labelled with the answerer that used it.
+type Doc struct {
+	From string `json:"from"` // "kb", "search"
+	Source
+}

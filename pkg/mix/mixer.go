@@ -1,4 +1,866 @@
 package mix
 
-// Mixer runs the answerers concurrently and fuses their answers.
-type Mixer struct{}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/prompts"
+)
+
+// Deps are what a Mixer works with. A nil pointer held in any of its
+// interfaces counts as nil.
+type Deps struct {
+	// Models resolves the fusion model; required.
+	Models Models
+	// Answerers by name ("llm", "kb", "search"). An answerer the
+	// configuration enables but that is missing here (say, no knowledge
+	// base is configured) is off.
+	Answerers map[string]Answerer
+	// Condenser rewrites follow-up questions; nil leaves them as asked.
+	Condenser Condenser
+	// Recaller recalls a conversation's history; nil means callers pass
+	// the history in Request.Query.History.
+	Recaller Recaller
+}
+
+// Mixer runs the answerers concurrently and fuses their answers. It is safe
+// for concurrent use; every goroutine it starts for a request has ended when
+// Mix returns.
+type Mixer struct {
+	cfg       Config
+	models    Models
+	names     []string // enabled and available, in the configuration's order
+	answerers map[string]Answerer
+	condenser Condenser
+	recaller  Recaller
+}
+
+// New returns a Mixer for cfg. It fails when cfg is invalid, Models is nil,
+// or none of the enabled answerers is available.
+func New(cfg Config, deps Deps) (*Mixer, error) {
+	if cfg.Prompt == "" {
+		cfg.Prompt = "default"
+	}
+	if cfg.ContextPrompt == "" {
+		cfg.ContextPrompt = FusionContext
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if isNil(deps.Models) {
+		return nil, errors.New("mix: no models to fuse with")
+	}
+	m := &Mixer{cfg: cfg, models: deps.Models, answerers: map[string]Answerer{}}
+	if !isNil(deps.Condenser) {
+		m.condenser = deps.Condenser
+	}
+	if !isNil(deps.Recaller) {
+		m.recaller = deps.Recaller
+	}
+	for _, name := range cfg.Answerers {
+		if a := deps.Answerers[name]; !isNil(a) {
+			m.names = append(m.names, name)
+			m.answerers[name] = a
+		}
+	}
+	if len(m.names) == 0 {
+		return nil, fmt.Errorf("mix: none of the enabled answerers (%s) is available", strings.Join(cfg.Answerers, ", "))
+	}
+	return m, nil
+}
+
+// isNil reports whether a is nil or holds a nil pointer (a *kb.Service
+// left nil because no knowledge base is configured).
+func isNil(a any) bool {
+	if a == nil {
+		return true
+	}
+	v := reflect.ValueOf(a)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Interface, reflect.Slice:
+		return v.IsNil()
+	}
+	return false
+}
+
+// Answerers returns the names of the answerers this Mixer runs by default,
+// in order.
+func (m *Mixer) Answerers() []string { return slices.Clone(m.names) }
+
+// Recalls reports whether the Mixer recalls history itself (it was given a
+// Recaller).
+func (m *Mixer) Recalls() bool { return m.recaller != nil }
+
+// Config returns the Mixer's configuration.
+func (m *Mixer) Config() Config { return m.cfg }
+
+// Request is one question for the Mixer.
+type Request struct {
+	// Query is what the answerers are asked. When Query.History is empty
+	// and ConversationID is set, the Mixer recalls the history (if it has a
+	// Recaller). The Mixer rewrites a follow-up question into
+	// Query.Standalone, unless the caller set it already.
+	Query Query
+	// ConversationID names the conversation whose history is recalled.
+	ConversationID string
+	// HistoryLen is how many past turns to recall: -1 lets the memory
+	// strategy decide, 0 recalls nothing.
+	HistoryLen int
+	// Memory names the memory strategy; "" means the configured one.
+	Memory string
+	// Answerers switches answerers for this request; nil means the
+	// deployment's. Each must be enabled in the deployment.
+	Answerers []string
+	// Fusion is the fusion mode; "" means the configured one.
+	Fusion string
+	// PromptName selects the mix_chat template; "" means the mode's
+	// configured one.
+	PromptName string
+}
+
+// RequestError is a request the Mixer cannot run as asked; the caller
+// should report it as a client mistake.
+type RequestError struct {
+	Field string
+	Msg   string
+}
+
+func (e *RequestError) Error() string { return e.Field + ": " + e.Msg }
+
+// Check validates req without running it.
+func (m *Mixer) Check(req Request) error {
+	if strings.TrimSpace(req.Query.Text) == "" {
+		return &RequestError{Field: "query", Msg: "must not be empty"}
+	}
+	for _, name := range req.Answerers {
+		if !slices.Contains(m.names, name) {
+			known := slices.Contains(KnownAnswerers, name)
+			if known {
+				return &RequestError{Field: "answerers", Msg: fmt.Sprintf("%q is not enabled on this server (enabled: %s)", name, strings.Join(m.names, ", "))}
+			}
+			return &RequestError{Field: "answerers", Msg: fmt.Sprintf("unknown answerer %q (enabled: %s)", name, strings.Join(m.names, ", "))}
+		}
+	}
+	if req.Answerers != nil && len(req.Answerers) == 0 {
+		return &RequestError{Field: "answerers", Msg: "must name at least one answerer, or be left out for the default: " + strings.Join(m.names, ", ")}
+	}
+	switch req.Fusion {
+	case "", FusionAnswers, FusionContext:
+	default:
+		return &RequestError{Field: "fusion", Msg: fmt.Sprintf("%q unknown; allowed: answers, context", req.Fusion)}
+	}
+	if req.PromptName != "" {
+		mode := req.Fusion
+		if mode == "" {
+			mode = m.cfg.Fusion
+		}
+		var fit []string
+		for _, n := range prompts.Names(PromptGroup) {
+			if contextPrompt(n) == (mode == FusionContext) {
+				fit = append(fit, n)
+			}
+		}
+		if !slices.Contains(fit, req.PromptName) {
+			return &RequestError{Field: "prompt_name", Msg: fmt.Sprintf("%q is not a %s-mode template; available: %s", req.PromptName, mode, strings.Join(fit, ", "))}
+		}
+	}
+	return nil
+}
+
+// contextPrompt reports whether the mix_chat template called name is one
+// for the "context" mode: by convention their names start with "context".
+func contextPrompt(name string) bool { return strings.HasPrefix(name, FusionContext) }
+
+// selected returns the answerers a request runs, in the deployment's order.
+func (m *Mixer) selected(want []string) []string {
+	if want == nil {
+		return m.names
+	}
+	var out []string
+	for _, n := range m.names {
+		if slices.Contains(want, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Outcome is what one answerer (or, in context mode, one retriever) did.
+type Outcome struct {
+	From       string        `json:"from"`
+	Text       string        `json:"text,omitempty"`
+	Sources    []Source      `json:"sources,omitempty"`
+	Empty      bool          `json:"empty,omitempty"`
+	Model      string        `json:"model,omitempty"`
+	Extractive bool          `json:"extractive,omitempty"`
+	Usage      llm.Usage     `json:"usage"`
+	Ms         int64         `json:"ms"`
+	Elapsed    time.Duration `json:"-"`
+	Error      string        `json:"error,omitempty"`
+	TimedOut   bool          `json:"timed_out,omitempty"`
+	Err        error         `json:"-"`
+	Response   llm.Response  `json:"-"`
+}
+
+// OK reports whether the answerer succeeded.
+func (o Outcome) OK() bool { return o.Err == nil }
+
+// Timings are the durations of a request's steps.
+type Timings struct {
+	Recall   time.Duration // recalling the history
+	Condense time.Duration // rewriting the question
+	Answers  time.Duration // the fan-out, from the first answerer's start to the last one's end
+	Fusion   time.Duration // the fusion call (or context-mode answer call)
+	// FirstToken is from the start of Mix to the first piece of the reply.
+	FirstToken time.Duration
+	Total      time.Duration
+}
+
+// Millis returns the timings in milliseconds, keyed for storage.
+func (t Timings) Millis() map[string]float64 {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return map[string]float64{
+		"recall_ms": ms(t.Recall), "condense_ms": ms(t.Condense), "answers_ms": ms(t.Answers),
+		"fusion_ms": ms(t.Fusion), "first_token_ms": ms(t.FirstToken), "total_ms": ms(t.Total),
+	}
+}
+
+// Result is what a Mixer did for one request: everything the caller stores
+// with the turn.
+type Result struct {
+	Question string
+	// Standalone is the rewritten question; "" when the question was not
+	// rewritten.
+	Standalone string
+	// Context is the compressed context the rewrite produced.
+	Context string
+	// History is the history the answerers saw.
+	History []llm.Message
+	Mode    string // FusionAnswers or FusionContext
+	// Text is the reply: the fused answer, or the single answer when only
+	// one was available. After an error it holds what was produced.
+	Text string
+	// Fused is true when a fusion call produced Text.
+	Fused bool
+	// Answers holds each selected answerer's outcome, in the deployment's
+	// order; in context mode, each retriever's.
+	Answers []Outcome
+	// Docs are the sources of every answer, labelled by answerer.
+	Docs []Doc
+	// Response is the reply's model response: the fusion call's, or the
+	// single answer's.
+	Response llm.Response
+	// Usage adds up every model call the request made.
+	Usage llm.Usage
+	// CondenseError and FusionError record failures the Mixer worked
+	// around (the question was used as asked; the best answer was
+	// returned unfused).
+	CondenseError string
+	FusionError   string
+	Timings       Timings
+}
+
+// Record returns what is stored with the turn as the answer's extra
+// metadata.
+func (r Result) Record() map[string]any {
+	rec := map[string]any{
+		"chat_type": "mix_chat",
+		"fusion":    r.Mode,
+		"fused":     r.Fused,
+		"answers":   r.Answers,
+		"timings":   r.Timings.Millis(),
+	}
+	if r.Standalone != "" {
+		rec["standalone"] = r.Standalone
+	}
+	if r.Context != "" {
+		rec["condensed_context"] = r.Context
+	}
+	if len(r.Docs) > 0 {
+		rec["docs"] = r.Docs
+	}
+	if r.CondenseError != "" {
+		rec["condense_error"] = r.CondenseError
+	}
+	if r.FusionError != "" {
+		rec["fusion_error"] = r.FusionError
+	}
+	var failed []string
+	for _, o := range r.Answers {
+		if !o.OK() {
+			failed = append(failed, o.From)
+		}
+	}
+	if len(failed) > 0 {
+		rec["failed"] = failed
+	}
+	return rec
+}
+
+// TimeoutError is a step that ran out of its configured time.
+type TimeoutError struct {
+	Step  string // answerer name, "condense" or "fusion"
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string { return fmt.Sprintf("%s timed out after %s", e.Step, e.After) }
+
+// Unwrap makes a TimeoutError match context.DeadlineExceeded.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// FailedError is returned when every answerer failed; it holds each one's
+// error.
+type FailedError struct {
+	Outcomes []Outcome
+}
+
+func (e *FailedError) Error() string {
+	parts := make([]string, len(e.Outcomes))
+	for i, o := range e.Outcomes {
+		parts[i] = o.From + ": " + o.Error
+	}
+	return "every answerer failed: " + strings.Join(parts, "; ")
+}
+
+// Unwrap returns each answerer's error.
+func (e *FailedError) Unwrap() []error {
+	errs := make([]error, len(e.Outcomes))
+	for i, o := range e.Outcomes {
+		errs[i] = o.Err
+	}
+	return errs
+}
+
+// emitter serialises events to the caller's callback and remembers the
+// first error it returned, so one failed write stops all the work.
+type emitter struct {
+	mu     sync.Mutex
+	fn     func(Event) error
+	cancel context.CancelCauseFunc // cancels the request's work
+	err    error
+}
+
+func (e *emitter) emit(ev Event) error {
+	if e.fn == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return e.err
+	}
+	if err := e.fn(ev); err != nil {
+		e.err = err
+		e.cancel(err) // stop every call in flight, even one that ignores the error
+		return err
+	}
+	return nil
+}
+
+// withTimeout bounds ctx by d (when d > 0) with a *TimeoutError as cause.
+func withTimeout(ctx context.Context, d time.Duration, step string) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, d, &TimeoutError{Step: step, After: d})
+}
+
+// timedOut returns the *TimeoutError when ctx ran out of its own time (and
+// not because parent was cancelled).
+func timedOut(ctx, parent context.Context) *TimeoutError {
+	var te *TimeoutError
+	if parent.Err() == nil && errors.As(context.Cause(ctx), &te) {
+		return te
+	}
+	return nil
+}
+
+// Mix answers req: it recalls the history, rewrites a follow-up question
+// once, runs the selected answerers concurrently, each under its own
+// timeout, and fuses their answers, reporting progress and streaming the
+// reply through fn (which is never called concurrently; nil is allowed).
+//
+// An answerer that fails or times out is reported (a failed status event,
+// the Outcome's Error) and the others go on; only when every one fails does
+// Mix fail, with a *FailedError holding each cause. An error from fn or a
+// cancelled ctx stops every call in flight and is returned. The Result is
+// always returned, with what was produced so far.
+func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res Result, err error) {
+	start := time.Now()
+	res = Result{Question: req.Query.Text, Mode: req.Fusion}
+	if res.Mode == "" {
+		res.Mode = m.cfg.Fusion
+	}
+	defer func() { res.Timings.Total = time.Since(start) }()
+	if err := m.Check(req); err != nil {
+		return res, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	em := &emitter{fn: fn, cancel: cancel}
+	q := req.Query
+
+	if len(q.History) == 0 && req.ConversationID != "" && req.HistoryLen != 0 && m.recaller != nil {
+		t := time.Now()
+		h, err := m.recaller.Recall(ctx, req.ConversationID, q.Text, req.Memory, req.HistoryLen)
+		res.Timings.Recall = time.Since(t)
+		if err != nil {
+			return res, fmt.Errorf("recall history: %w", err)
+		}
+		q.History = h
+	}
+	res.History = q.History
+
+	names := m.selected(req.Answerers)
+	if q.Standalone != "" {
+		res.Standalone = q.Standalone // the caller rewrote it already
+	} else if m.cfg.Condense && retrieves(names) {
+		c, err := m.Condense(ctx, q.History, q.Text)
+		res.Timings.Condense = c.Elapsed
+		switch {
+		case ctx.Err() != nil:
+			return res, fmt.Errorf("condense question: %w", ctx.Err())
+		case err != nil:
+			// Retrieval goes on with the question as asked.
+			res.CondenseError = err.Error()
+			var te *TimeoutError
+			ev := Event{Type: EventStatus, Answerer: "condense", State: StateFailed, Ms: c.Elapsed.Milliseconds(), Error: err.Error(), TimedOut: errors.As(err, &te)}
+			if err := em.emit(ev); err != nil {
+				return res, err
+			}
+		case c.Rewritten:
+			q.Standalone = c.Standalone
+			res.Standalone, res.Context = c.Standalone, c.Context
+			if err := em.emit(Event{Type: EventStandalone, Text: c.Standalone, Ms: c.Elapsed.Milliseconds()}); err != nil {
+				return res, err
+			}
+		default:
+			res.Context = c.Context
+		}
+	}
+
+	if res.Mode == FusionContext {
+		err = m.answerFromContext(ctx, req, q, names, &res, em, start)
+	} else {
+		err = m.answerAndFuse(ctx, req, q, names, &res, em, start)
+	}
+	for _, o := range res.Answers {
+		res.Usage = res.Usage.Add(o.Usage)
+	}
+	if res.Fused {
+		res.Usage = res.Usage.Add(res.Response.Usage)
+	}
+	return res, err
+}
+
+// retrieves reports whether any of the answerers retrieves, so that a
+// rewritten question would be used (the LLM-chat answerer sees the history
+// instead).
+func retrieves(names []string) bool {
+	for _, n := range names {
+		if n != LLM {
+			return true
+		}
+	}
+	return false
+}
+
+// Condensed is a rewritten question.
+type Condensed struct {
+	Standalone string `json:"standalone"`
+	Context    string `json:"context"`
+	// Rewritten is false when the question was left as asked: there was
+	// no history, no Condenser, or the Condenser kept it.
+	Rewritten bool          `json:"rewritten"`
+	Elapsed   time.Duration `json:"-"`
+}
+
+// Condense rewrites question into a standalone one given history, with the
+// Mixer's Condenser under the condense timeout. Without history or a
+// Condenser it returns the question as asked. After an error Standalone is
+// the question as asked, so callers may go on with it.
+func (m *Mixer) Condense(ctx context.Context, history []llm.Message, question string) (Condensed, error) {
+	c := Condensed{Standalone: question}
+	if m.condenser == nil || !hasDialog(history) {
+		return c, nil
+	}
+	t := time.Now()
+	cctx, cancel := withTimeout(ctx, m.cfg.Timeouts.Condense, "condense")
+	defer cancel()
+	standalone, context, err := m.condenser.Condense(cctx, history, question)
+	c.Elapsed = time.Since(t)
+	if err != nil {
+		if te := timedOut(cctx, ctx); te != nil {
+			return c, te
+		}
+		return c, fmt.Errorf("condense question: %w", err)
+	}
+	c.Context = context
+	if s := strings.TrimSpace(standalone); s != "" && s != strings.TrimSpace(question) {
+		c.Standalone, c.Rewritten = s, true
+	}
+	return c, nil
+}
+
+func hasDialog(h []llm.Message) bool {
+	for _, m := range h {
+		if m.Role == llm.RoleUser || m.Role == llm.RoleAssistant {
+			return true
+		}
+	}
+	return false
+}
+
+// answerAndFuse is the "answers" mode: fan out, then fuse.
+func (m *Mixer) answerAndFuse(ctx context.Context, req Request, q Query, names []string, res *Result, em *emitter, start time.Time) error {
+	// With a single answerer its reply is the reply: stream it as it comes.
+	direct := len(names) == 1 && em.fn != nil
+	var streamed strings.Builder
+	var deltas func(string) error
+	if direct {
+		deltas = func(d string) error {
+			if streamed.Len() == 0 {
+				res.Timings.FirstToken = time.Since(start)
+			}
+			streamed.WriteString(d)
+			return em.emit(Event{Type: EventDelta, Text: d})
+		}
+	}
+	t := time.Now()
+	res.Answers = make([]Outcome, len(names))
+	err := m.fanOut(ctx, names, res.Answers, em, func(ctx context.Context, name string, a Answerer, o *Outcome) error {
+		ans, err := a.Answer(ctx, q, deltas)
+		o.Text, o.Sources, o.Empty, o.Response = ans.Text, ans.Sources, ans.Empty, ans.Response
+		return err
+	}, !direct)
+	res.Timings.Answers = time.Since(t)
+	res.Docs = docsOf(res.Answers)
+	if direct {
+		o := res.Answers[0]
+		res.Text, res.Response = streamed.String(), o.Response
+		if o.OK() && o.Text != "" {
+			res.Text = o.Text
+		}
+		if err == nil && !o.OK() {
+			err = &FailedError{Outcomes: res.Answers}
+		}
+		if err != nil {
+			return err
+		}
+		return em.emit(Event{Type: EventDocs, Docs: res.Docs})
+	}
+	if err != nil {
+		return err
+	}
+
+	var ok, usable []Outcome
+	for _, o := range res.Answers {
+		if o.OK() {
+			ok = append(ok, o)
+			if !o.Empty && strings.TrimSpace(o.Text) != "" {
+				usable = append(usable, o)
+			}
+		}
+	}
+	if len(ok) == 0 {
+		return &FailedError{Outcomes: res.Answers}
+	}
+	if len(usable) == 0 {
+		usable = ok
+	}
+	if len(usable) == 1 {
+		return m.reply(usable[0], res, em, start)
+	}
+	err = m.fuse(ctx, req, q, usable, res, em, start)
+	var fe *fusionError
+	if errors.As(err, &fe) {
+		// The fusion call failed before saying anything: the best single
+		// answer is still an answer.
+		res.FusionError = fe.err.Error()
+		var te *TimeoutError
+		ev := Event{Type: EventStatus, Answerer: "fusion", State: StateFailed, Ms: res.Timings.Fusion.Milliseconds(), Error: fe.err.Error(), TimedOut: errors.As(fe.err, &te)}
+		if err := em.emit(ev); err != nil {
+			return err
+		}
+		return m.reply(best(usable), res, em, start)
+	}
+	if err != nil {
+		return err
+	}
+	return em.emit(Event{Type: EventDocs, Docs: res.Docs})
+}
+
+// reply sends one answer as the reply, unfused.
+func (m *Mixer) reply(o Outcome, res *Result, em *emitter, start time.Time) error {
+	res.Text, res.Response, res.Fused = o.Text, o.Response, false
+	res.Timings.FirstToken = time.Since(start)
+	if err := em.emit(Event{Type: EventDelta, Text: o.Text}); err != nil {
+		return err
+	}
+	return em.emit(Event{Type: EventDocs, Docs: res.Docs})
+}
+
+// best picks the answer to return unfused: the knowledge base's first, as
+// the fusion rules prefer it, then the web's, then the model's own.
+func best(os []Outcome) Outcome {
+	for _, name := range []string{KB, Search, LLM} {
+		for _, o := range os {
+			if o.From == name {
+				return o
+			}
+		}
+	}
+	return os[0]
+}
+
+func docsOf(outs []Outcome) []Doc {
+	var docs []Doc
+	for _, o := range outs {
+		for _, s := range o.Sources {
+			docs = append(docs, Doc{From: o.From, Source: s})
+		}
+	}
+	return docs
+}
+
+// fanOut runs call for each named answerer concurrently, each under its own
+// timeout and a context that an error from the emitter cancels, recording
+// each outcome in its slot. Failures are recorded, not returned; fanOut
+// returns an error only when the emitter or ctx stops the work. With
+// answers set, each success is reported with an answer event.
+func (m *Mixer) fanOut(ctx context.Context, names []string, outs []Outcome, em *emitter,
+	call func(ctx context.Context, name string, a Answerer, o *Outcome) error, answers bool) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for i, name := range names {
+		g.Go(func() error {
+			o := &outs[i]
+			o.From = name
+			if err := em.emit(Event{Type: EventStatus, Answerer: name, State: StateStarted}); err != nil {
+				return err
+			}
+			actx, cancel := withTimeout(gctx, m.cfg.Timeouts.For(name), name)
+			defer cancel()
+			t := time.Now()
+			err := safeCall(func() error { return call(actx, name, m.answerers[name], o) })
+			o.Elapsed = time.Since(t)
+			o.Ms = o.Elapsed.Milliseconds()
+			o.Model, o.Extractive, o.Usage = o.Response.Model, o.Response.Extractive, o.Response.Usage
+			if err != nil {
+				if gctx.Err() != nil {
+					// The request is over (client gone, or another
+					// goroutine's emit failed): not this answerer's fault.
+					o.Err, o.Error = err, err.Error()
+					return context.Cause(gctx)
+				}
+				if te := timedOut(actx, gctx); te != nil {
+					err = te
+					o.TimedOut = true
+				}
+				o.Err, o.Error = err, err.Error()
+				return em.emit(Event{Type: EventStatus, Answerer: name, State: StateFailed, Ms: o.Ms, Error: o.Error, TimedOut: o.TimedOut})
+			}
+			if err := em.emit(Event{Type: EventStatus, Answerer: name, State: StateDone, Ms: o.Ms, Empty: o.Empty}); err != nil {
+				return err
+			}
+			if answers && o.Text != "" {
+				return em.emit(Event{Type: EventAnswer, Answerer: name, Text: o.Text, Empty: o.Empty})
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return fmt.Errorf("mix: %w", context.Cause(ctx))
+	}
+	return err
+}
+
+// safeCall runs f, turning a panic into an error: a panicking answerer
+// fails alone instead of taking the process down from a goroutine no
+// handler recovers.
+func safeCall(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return f()
+}
+
+// fusionError marks a fusion call that failed before producing any text.
+type fusionError struct{ err error }
+
+func (e *fusionError) Error() string { return "fuse answers: " + e.err.Error() }
+func (e *fusionError) Unwrap() error { return e.err }
+
+// fuse streams the fusion of answers as the reply.
+func (m *Mixer) fuse(ctx context.Context, req Request, q Query, answers []Outcome, res *Result, em *emitter, start time.Time) error {
+	name := req.PromptName
+	if name == "" {
+		name = m.cfg.Prompt
+	}
+	data := m.promptData(q, res)
+	for i, o := range answers {
+		data.Answers = append(data.Answers, PromptAnswer{N: i + 1, From: o.From, Text: strings.TrimSpace(o.Text), Sources: o.Sources})
+	}
+	prompt, err := prompts.Render(PromptGroup, name, data)
+	if err != nil {
+		return err
+	}
+	hints := make([]string, 0, len(answers))
+	for _, o := range answers {
+		hints = append(hints, o.Text)
+	}
+	return m.generate(ctx, req, q, prompt, hints, res, em, start)
+}
+
+// generate makes the one streamed call that produces the reply (fusion, or
+// the context-mode answer). A failure before any text is a *fusionError.
+func (m *Mixer) generate(ctx context.Context, req Request, q Query, prompt string, hints []string, res *Result, em *emitter, start time.Time) error {
+	modelName := m.cfg.FusionModel
+	if modelName == "" {
+		modelName = q.Model
+	}
+	model, resolved, err := m.models.Get(modelName)
+	if err != nil {
+		return err
+	}
+	lreq := llm.Request{
+		Model:       resolved,
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: prompt}},
+		Temperature: q.Temperature,
+		MaxTokens:   q.MaxTokens,
+		Question:    q.Retrieval(),
+		Context:     hints,
+	}
+	if m.cfg.FusionTemperature != nil {
+		lreq.Temperature = m.cfg.FusionTemperature
+	}
+	if m.cfg.FusionMaxTokens > 0 {
+		lreq.MaxTokens = m.cfg.FusionMaxTokens
+	}
+	fctx, cancel := withTimeout(ctx, m.cfg.Timeouts.Fusion, "fusion")
+	defer cancel()
+	t := time.Now()
+	var b strings.Builder
+	var emitErr error
+	var resp llm.Response
+	if em.fn == nil {
+		resp, err = model.Complete(fctx, lreq)
+		if err == nil {
+			res.Timings.FirstToken = time.Since(start)
+		}
+	} else {
+		resp, err = model.Stream(fctx, lreq, func(d string) error {
+			if b.Len() == 0 && d != "" {
+				res.Timings.FirstToken = time.Since(start)
+			}
+			b.WriteString(d)
+			if emitErr = em.emit(Event{Type: EventDelta, Text: d}); emitErr != nil {
+				return emitErr
+			}
+			return nil
+		})
+	}
+	res.Timings.Fusion = time.Since(t)
+	res.Response, res.Fused = resp, true
+	res.Text = b.String()
+	if err == nil && resp.Text != "" {
+		res.Text = resp.Text
+	}
+	switch {
+	case err == nil:
+		return nil
+	case emitErr != nil:
+		return emitErr
+	case ctx.Err() != nil:
+		return fmt.Errorf("fuse answers: %w", context.Cause(ctx))
+	}
+	if te := timedOut(fctx, ctx); te != nil {
+		err = te
+	}
+	if b.Len() == 0 {
+		res.Fused = false
+		return &fusionError{err: err}
+	}
+	return fmt.Errorf("fuse answers: %w", err)
+}
+
+// answerFromContext is the "context" mode: gather the retrievers' evidence
+// concurrently, then answer with one call over it and the history.
+func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, names []string, res *Result, em *emitter, start time.Time) error {
+	var retrievers []string
+	for _, n := range names {
+		if _, ok := m.answerers[n].(Retriever); ok {
+			retrievers = append(retrievers, n)
+		}
+	}
+	t := time.Now()
+	res.Answers = make([]Outcome, len(retrievers))
+	err := m.fanOut(ctx, retrievers, res.Answers, em, func(ctx context.Context, name string, a Answerer, o *Outcome) error {
+		srcs, err := a.(Retriever).Retrieve(ctx, q)
+		o.Sources, o.Empty = srcs, len(srcs) == 0
+		return err
+	}, false)
+	res.Timings.Answers = time.Since(t)
+	res.Docs = docsOf(res.Answers)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, o := range res.Answers {
+		if !o.OK() {
+			failed++
+		}
+	}
+	if len(retrievers) > 0 && failed == len(retrievers) && !slices.Contains(names, LLM) {
+		// Nothing to answer from and the model's own knowledge is off.
+		return &FailedError{Outcomes: res.Answers}
+	}
+	name := req.PromptName
+	if name == "" {
+		name = m.cfg.ContextPrompt
+	}
+	data := m.promptData(q, res)
+	n := 0
+	var hints []string
+	for _, d := range res.Docs {
+		text := strings.TrimSpace(d.Snippet)
+		if text == "" {
+			continue
+		}
+		n++
+		p := PromptPassage{N: n, Title: d.Title, URL: d.URL, Text: text}
+		if d.From == KB {
+			data.KB = append(data.KB, p)
+		} else {
+			data.Web = append(data.Web, p)
+		}
+		hints = append(hints, text)
+	}
+	prompt, err := prompts.Render(PromptGroup, name, data)
+	if err != nil {
+		return err
+	}
+	for _, msg := range res.History {
+		hints = append(hints, msg.Content)
+	}
+	err = m.generate(ctx, req, q, prompt, hints, res, em, start)
+	var fe *fusionError
+	if errors.As(err, &fe) {
+		err = fe.err
+	}
+	if err != nil {
+		return err
+	}
+	return em.emit(Event{Type: EventDocs, Docs: res.Docs})
+}

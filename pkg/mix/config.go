@@ -1,0 +1,157 @@
+package mix
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mixchat/mixchat/prompts"
+)
+
+// PromptGroup is the prompts/ group of the fusion templates.
+const PromptGroup = "mix_chat"
+
+// DefaultPersona is the fusion prompt's persona for the reference
+// deployment, a Zhouyi expert.
+const DefaultPersona = "你是一个知无不言言无不尽的易学（周易）专家"
+
+// Config is the Mixer's configuration, the "mix" section of mixchat's
+// configuration file.
+type Config struct {
+	// Answerers lists the answerers this deployment runs, in the order
+	// their answers are shown to the fusion prompt. A request may switch
+	// some off, never one that is not listed here.
+	Answerers []string `yaml:"answerers"`
+	// Timeouts bound each step; an answerer that runs out of time is
+	// reported as failed and fusion goes on with the others.
+	Timeouts Timeouts `yaml:"timeouts"`
+	// Persona opens the fusion prompt: who the model speaks as, one
+	// sentence without final punctuation.
+	Persona string `yaml:"persona"`
+	// Fusion is the default fusion mode: "answers" (run every answerer, fuse
+	// their answers) or "context" (one model call over the retrieved
+	// evidence).
+	Fusion string `yaml:"fusion"`
+	// FusionModel names the model that fuses; "" means the request's
+	// model_name, else the default model.
+	FusionModel string `yaml:"fusion_model"`
+	// FusionTemperature and FusionMaxTokens tune the fusion call; nil and
+	// 0 mean the request's values, else the model's defaults.
+	FusionTemperature *float32 `yaml:"fusion_temperature"`
+	FusionMaxTokens   int      `yaml:"fusion_max_tokens"`
+	// Prompt and ContextPrompt name the mix_chat templates of the two
+	// modes (prompts/mix_chat.NAME.tmpl); "" means "default" and "context".
+	// A request's prompt_name overrides them.
+	Prompt        string `yaml:"prompt"`
+	ContextPrompt string `yaml:"context_prompt"`
+	// Condense rewrites follow-up questions into standalone ones for
+	// retrieval when the conversation has history.
+	Condense bool `yaml:"condense"`
+}
+
+// Timeouts are the time limits of each step; 0 means no limit of its own
+// (the request's context and the LLM client's per-call timeout still
+// apply).
+type Timeouts struct {
+	LLM      time.Duration `yaml:"llm"`
+	KB       time.Duration `yaml:"kb"`
+	Search   time.Duration `yaml:"search"`
+	Condense time.Duration `yaml:"condense"`
+	Fusion   time.Duration `yaml:"fusion"`
+}
+
+// For returns the timeout of the answerer called name.
+func (t Timeouts) For(name string) time.Duration {
+	switch name {
+	case LLM:
+		return t.LLM
+	case KB:
+		return t.KB
+	case Search:
+		return t.Search
+	}
+	return 0
+}
+
+// DefaultConfig returns the defaults: all three answerers, fused answers,
+// the Zhouyi persona.
+func DefaultConfig() Config {
+	return Config{
+		Answerers: []string{LLM, KB, Search},
+		Timeouts: Timeouts{
+			LLM: 60 * time.Second, KB: 60 * time.Second, Search: 60 * time.Second,
+			Condense: 20 * time.Second, Fusion: 0,
+		},
+		Persona:       DefaultPersona,
+		Fusion:        FusionAnswers,
+		Prompt:        "default",
+		ContextPrompt: "context",
+		Condense:      true,
+	}
+}
+
+// KnownAnswerers are the answerer names Config.Answerers and requests may
+// use.
+var KnownAnswerers = []string{LLM, KB, Search}
+
+// Validate checks c; every message names the field (under "mix.") and what
+// is allowed.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field string, v any, allowed string) {
+		errs = append(errs, fmt.Errorf("config: mix.%s: %v is not valid; %s", field, v, allowed))
+	}
+	if len(c.Answerers) == 0 {
+		bad("answerers", "[]", "want at least one of "+strings.Join(KnownAnswerers, ", "))
+	}
+	seen := map[string]bool{}
+	for i, a := range c.Answerers {
+		switch {
+		case !slices.Contains(KnownAnswerers, a):
+			bad(fmt.Sprintf("answerers[%d]", i), strconv.Quote(a), "allowed: "+strings.Join(KnownAnswerers, ", "))
+		case seen[a]:
+			bad(fmt.Sprintf("answerers[%d]", i), strconv.Quote(a), "listed twice")
+		}
+		seen[a] = true
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"llm", c.Timeouts.LLM}, {"kb", c.Timeouts.KB}, {"search", c.Timeouts.Search}, {"condense", c.Timeouts.Condense}, {"fusion", c.Timeouts.Fusion}} {
+		if d.v < 0 {
+			bad("timeouts."+d.name, d.v, "want 0 (no limit) or a positive duration such as 60s")
+		}
+	}
+	if strings.TrimSpace(c.Persona) == "" {
+		bad("persona", `""`, "want the expert the fusion prompt speaks as, e.g. "+DefaultPersona)
+	}
+	switch c.Fusion {
+	case FusionAnswers, FusionContext:
+	default:
+		bad("fusion", strconv.Quote(c.Fusion), "allowed: answers, context")
+	}
+	if t := c.FusionTemperature; t != nil && (*t < 0 || *t > 2) {
+		bad("fusion_temperature", *t, "want 0 to 2")
+	}
+	if c.FusionMaxTokens < 0 {
+		bad("fusion_max_tokens", c.FusionMaxTokens, "want 0 (no limit) or a positive number")
+	}
+	for _, p := range []struct {
+		field, name string
+		context     bool
+	}{{"prompt", c.Prompt, false}, {"context_prompt", c.ContextPrompt, true}} {
+		var fit []string
+		for _, n := range prompts.Names(PromptGroup) {
+			if contextPrompt(n) == p.context {
+				fit = append(fit, n)
+			}
+		}
+		if p.name != "" && !slices.Contains(fit, p.name) {
+			bad(p.field, strconv.Quote(p.name), "allowed: "+strings.Join(fit, ", ")+" (prompts/mix_chat.NAME.tmpl; context-mode templates are named context*)")
+		}
+	}
+	return errors.Join(errs...)
+}

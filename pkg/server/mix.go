@@ -1,0 +1,457 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/mix"
+)
+
+// mixRoutes registers /chat/mix_chat, /debug/condense and the
+// OpenAI-compatible /v1 API.
+func (s *Server) mixRoutes(r gin.IRouter) {
+	r.POST("/chat/mix_chat", s.handleMixChat)
+	r.POST("/debug/condense", s.handleCondense)
+	s.openaiRoutes(r)
+}
+
+// mixRequest is the body of POST /chat/mix_chat: Chatchat's chat fields,
+// the knowledge-base and search fields of its knowledge_base_chat and
+// search_engine_chat, and mixchat's answerers and fusion.
+type mixRequest struct {
+	Query          string        `json:"query"`
+	ConversationID string        `json:"conversation_id"`
+	HistoryLen     *int          `json:"history_len"`
+	History        []historyItem `json:"history"`
+	mixOptions
+	Stream      bool     `json:"stream"`
+	Temperature *float32 `json:"temperature"`
+	MaxTokens   *int     `json:"max_tokens"`
+}
+
+// mixOptions are the mix_chat fields the OpenAI-compatible API takes in its
+// "mixchat" extra field too.
+type mixOptions struct {
+	KnowledgeBaseName  string   `json:"knowledge_base_name"`
+	KnowledgeBaseNames []string `json:"knowledge_base_names"`
+	SearchEngineName   string   `json:"search_engine_name"`
+	TopK               *int     `json:"top_k"`
+	// ScoreThreshold is Chatchat's: a distance in [0, 2], smaller is
+	// closer (1 by default in Chatchat).
+	ScoreThreshold *float64 `json:"score_threshold"`
+	ModelName      string   `json:"model_name"`
+	PromptName     string   `json:"prompt_name"`
+	// Answerers switches answerers for this request ("llm", "kb",
+	// "search"); empty means the deployment's.
+	Answerers []string `json:"answerers"`
+	Fusion    string   `json:"fusion"` // "answers" or "context"; "" = configured
+	Memory    string   `json:"memory"` // memory strategy; "" = configured
+}
+
+// mixEvent is one SSE event of a streamed /chat/mix_chat reply.
+type mixEvent struct {
+	Type     string    `json:"type"` // status, standalone, answer, delta, docs, done, error
+	Answerer string    `json:"answerer,omitempty"`
+	State    string    `json:"state,omitempty"`
+	Ms       *int64    `json:"ms,omitempty"`
+	Text     string    `json:"text,omitempty"`
+	Error    string    `json:"error,omitempty"`
+	TimedOut bool      `json:"timed_out,omitempty"`
+	Empty    bool      `json:"empty,omitempty"`
+	Docs     []mix.Doc `json:"docs,omitempty"`
+	// done and error events
+	MessageID      string             `json:"message_id,omitempty"`
+	ConversationID string             `json:"conversation_id,omitempty"`
+	TurnID         int64              `json:"turn_id,omitempty"`
+	Code           int                `json:"code,omitempty"` // error: the HTTP status the error maps to
+	Standalone     string             `json:"standalone,omitempty"`
+	Model          string             `json:"model,omitempty"`
+	Extractive     bool               `json:"extractive,omitempty"`
+	Fusion         string             `json:"fusion,omitempty"`
+	Fused          *bool              `json:"fused,omitempty"`
+	Failed         []string           `json:"failed,omitempty"`
+	Usage          *llm.Usage         `json:"usage,omitempty"`
+	Timings        map[string]float64 `json:"timings,omitempty"`
+}
+
+func wireEvent(ev mix.Event) mixEvent {
+	w := mixEvent{Type: ev.Type, Answerer: ev.Answerer, State: ev.State, Text: ev.Text, Error: ev.Error,
+		TimedOut: ev.TimedOut, Empty: ev.Empty, Docs: ev.Docs}
+	if ev.Type == mix.EventDocs && w.Docs == nil {
+		w.Docs = []mix.Doc{}
+	}
+	if ev.State == mix.StateDone || ev.State == mix.StateFailed || ev.Type == mix.EventStandalone {
+		ms := ev.Ms
+		w.Ms = &ms
+	}
+	return w
+}
+
+// mixAnswer is one intermediate answer in a non-streamed reply.
+type mixAnswer struct {
+	From     string       `json:"from"`
+	Text     string       `json:"text"`
+	Sources  []mix.Source `json:"sources,omitempty"`
+	Empty    bool         `json:"empty,omitempty"`
+	Model    string       `json:"model,omitempty"`
+	Usage    llm.Usage    `json:"usage"`
+	Ms       int64        `json:"ms"`
+	Error    string       `json:"error,omitempty"`
+	TimedOut bool         `json:"timed_out,omitempty"`
+}
+
+// mixReply is the body of a non-streamed /chat/mix_chat reply.
+type mixReply struct {
+	Text           string             `json:"text"`
+	MessageID      string             `json:"message_id"`
+	ConversationID string             `json:"conversation_id,omitempty"`
+	TurnID         int64              `json:"turn_id,omitempty"`
+	Standalone     string             `json:"standalone,omitempty"`
+	Answers        []mixAnswer        `json:"answers"`
+	Docs           []mix.Doc          `json:"docs"`
+	Model          string             `json:"model"`
+	Extractive     bool               `json:"extractive,omitempty"`
+	Fusion         string             `json:"fusion"`
+	Fused          bool               `json:"fused"`
+	Failed         []string           `json:"failed,omitempty"`
+	Usage          llm.Usage          `json:"usage"`
+	Timings        map[string]float64 `json:"timings"`
+}
+
+func wireAnswers(os []mix.Outcome) []mixAnswer {
+	out := make([]mixAnswer, len(os))
+	for i, o := range os {
+		out[i] = mixAnswer{From: o.From, Text: o.Text, Sources: o.Sources, Empty: o.Empty, Model: o.Model,
+			Usage: o.Usage, Ms: o.Ms, Error: o.Error, TimedOut: o.TimedOut}
+	}
+	return out
+}
+
+func failedAnswerers(res mix.Result) []string {
+	var out []string
+	for _, o := range res.Answers {
+		if !o.OK() {
+			out = append(out, o.From)
+		}
+	}
+	return out
+}
+
+// mixStatusError gives Mixer errors their HTTP status: a request the Mixer
+// refuses is the client's mistake; when every answerer failed the status is
+// theirs if they agree (all timed out: 504) and 502 otherwise.
+func mixStatusError(err error) error {
+	var re *mix.RequestError
+	if errors.As(err, &re) {
+		return &Error{Status: http.StatusBadRequest, Msg: re.Error()}
+	}
+	var fe *mix.FailedError
+	if errors.As(err, &fe) {
+		status := 0
+		for _, o := range fe.Outcomes {
+			st := errorStatus(o.Err)
+			if status != 0 && st != status {
+				return &Error{Status: http.StatusBadGateway, Err: err}
+			}
+			status = st
+		}
+		if status == http.StatusInternalServerError || status == 0 {
+			status = http.StatusBadGateway
+		}
+		return &Error{Status: status, Err: err}
+	}
+	return err
+}
+
+// buildMix validates what every mix endpoint shares and turns it into a
+// mix.Request. history is the client's (nil when it sent none).
+func (s *Server) buildMix(ctx context.Context, query, conversationID string, historyLen int, history []llm.Message,
+	o mixOptions, temperature *float32, maxTokens *int) (mix.Request, error) {
+	if s.mixer == nil {
+		return mix.Request{}, errUnavailable("mix_chat is not configured on this server")
+	}
+	if strings.TrimSpace(query) == "" {
+		return mix.Request{}, errBadRequest("query must not be empty")
+	}
+	if err := s.validateTuning(o.ModelName, temperature, maxTokens); err != nil {
+		return mix.Request{}, err
+	}
+	if err := s.validMemory(o.Memory); err != nil {
+		return mix.Request{}, err
+	}
+	if o.TopK != nil && (*o.TopK < 1 || *o.TopK > 100) {
+		return mix.Request{}, errBadRequest("top_k must be between 1 and 100, got %d", *o.TopK)
+	}
+	if o.ScoreThreshold != nil && (*o.ScoreThreshold < 0 || *o.ScoreThreshold > 2) {
+		return mix.Request{}, errBadRequest("score_threshold must be between 0 and 2 (a distance, smaller is closer), got %v", *o.ScoreThreshold)
+	}
+	kbs := o.KnowledgeBaseNames
+	if o.KnowledgeBaseName != "" {
+		kbs = append([]string{o.KnowledgeBaseName}, kbs...)
+	}
+	for _, name := range kbs {
+		if err := kb.ValidName(name); err != nil {
+			return mix.Request{}, errBadRequest("knowledge_base_name %q: %v", name, err)
+		}
+	}
+	q := mix.Query{Text: query, History: history, Model: o.ModelName, Temperature: temperature,
+		KnowledgeBases: kbs, SearchEngine: o.SearchEngineName}
+	if maxTokens != nil {
+		q.MaxTokens = *maxTokens
+	}
+	if o.TopK != nil {
+		q.TopK = *o.TopK
+	}
+	if o.ScoreThreshold != nil {
+		q.ScoreThreshold = kb.DistanceToRelevance(*o.ScoreThreshold)
+	}
+	req := mix.Request{Query: q, ConversationID: conversationID, HistoryLen: historyLen, Memory: o.Memory,
+		Answerers: o.Answerers, Fusion: o.Fusion, PromptName: o.PromptName}
+	if len(o.Answerers) == 0 {
+		req.Answerers = nil
+	}
+	if err := s.mixer.Check(req); err != nil {
+		return req, mixStatusError(err)
+	}
+	if len(history) == 0 && conversationID != "" && historyLen != 0 && !s.mixer.Recalls() {
+		// The Mixer has no memory of its own: recall here.
+		h, err := s.recall(ctx, conversationID, query, o.Memory, historyLen)
+		if err != nil {
+			return req, err
+		}
+		req.Query.History = h
+	}
+	return req, nil
+}
+
+func (s *Server) handleMixChat(c *gin.Context) {
+	var body mixRequest
+	if err := decodeJSON(c, &body); err != nil {
+		writeError(c, err)
+		return
+	}
+	history, err := validateHistory(body.History)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	historyLen := -1
+	if body.HistoryLen != nil {
+		historyLen = *body.HistoryLen
+	}
+	req, err := s.buildMix(c.Request.Context(), body.Query, body.ConversationID, historyLen, history, body.mixOptions, body.Temperature, body.MaxTokens)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	t := &turnRecord{conversationID: body.ConversationID, question: body.Query, answerID: uuid.NewString()}
+	if body.Stream {
+		s.streamMix(c, req, t, &mixSink{c: c, out: newSSE(c)})
+		return
+	}
+	ctx, done := s.replyContext(c.Request.Context())
+	defer done()
+	res, err := s.mixer.Mix(ctx, req, nil)
+	if err != nil {
+		writeError(c, mixStatusError(err))
+		return
+	}
+	s.recordMix(t, res, res.Text, nil)
+	turnID, err := s.storeTurn(ctx, t)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	docs := res.Docs
+	if docs == nil {
+		docs = []mix.Doc{}
+	}
+	c.JSON(http.StatusOK, mixReply{
+		Text: res.Text, MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID,
+		Standalone: res.Standalone, Answers: wireAnswers(res.Answers), Docs: docs,
+		Model: res.Response.Model, Extractive: res.Response.Extractive, Fusion: res.Mode, Fused: res.Fused,
+		Failed: failedAnswerers(res), Usage: res.Usage, Timings: res.Timings.Millis(),
+	})
+}
+
+// recordMix fills the turn record from a Mixer result: the reply, what of
+// it was sent, the usage of every call, and the intermediate answers,
+// sources, timings and standalone question as extra metadata.
+func (s *Server) recordMix(t *turnRecord, res mix.Result, sent string, err error) {
+	t.answer, t.sent = res.Text, sent
+	t.resp = llm.Response{Text: res.Text, Model: res.Response.Model, Extractive: res.Response.Extractive, Usage: res.Usage}
+	t.extra = res.Record()
+	t.interrupted = err != nil
+}
+
+// streamSink writes a streamed mix reply in one wire format.
+type streamSink interface {
+	// event writes one Mixer event.
+	event(ev mix.Event) error
+	// done writes the end of a reply that was stored (turnID 0 when no
+	// conversation was named); problem, when not empty, is an error to
+	// report with it.
+	done(t *turnRecord, res mix.Result, turnID int64, problem string)
+	// fail reports err: as an HTTP error when nothing was written yet,
+	// else as an error event.
+	fail(t *turnRecord, err error)
+}
+
+// streamMix runs req and streams the reply through sink, then stores the
+// turn. A client that goes away, or a shutdown cutting the stream, cancels
+// every upstream call and stores what was sent as interrupted. A reply that
+// fails before any of its text was sent stores nothing.
+func (s *Server) streamMix(c *gin.Context, req mix.Request, t *turnRecord, sink streamSink) {
+	ctx, done := s.replyContext(c.Request.Context())
+	defer done()
+	var sent strings.Builder
+	var writeErr error
+	res, err := s.mixer.Mix(ctx, req, func(ev mix.Event) error {
+		if writeErr = sink.event(ev); writeErr != nil {
+			return writeErr
+		}
+		if ev.Type == mix.EventDelta {
+			sent.WriteString(ev.Text)
+		}
+		return nil
+	})
+	cut := ctx.Err() != nil || writeErr != nil
+	if err != nil && !cut && sent.Len() == 0 {
+		// Failed before saying anything (every answerer failed): nothing
+		// to store.
+		sink.fail(t, mixStatusError(err))
+		return
+	}
+	s.recordMix(t, res, sent.String(), err)
+	if err != nil && !cut {
+		t.extra["error"] = err.Error()
+	}
+	turnID, storeErr := s.storeTurn(ctx, t)
+	if cut {
+		if cause := context.Cause(ctx); errors.Is(cause, errShuttingDown) && writeErr == nil {
+			sink.fail(t, cause)
+		}
+		if storeErr != nil {
+			s.log.Error("store interrupted turn", "conversation", t.conversationID, "err", storeErr)
+		}
+		return
+	}
+	problem := ""
+	switch {
+	case err != nil:
+		problem = err.Error()
+	case storeErr != nil:
+		problem = storeErr.Error()
+	}
+	sink.done(t, res, turnID, problem)
+}
+
+// mixSink writes /chat/mix_chat's SSE events.
+type mixSink struct {
+	c   *gin.Context
+	out *sse
+}
+
+func (k *mixSink) event(ev mix.Event) error { return k.out.Send(wireEvent(ev)) }
+
+func (k *mixSink) done(t *turnRecord, res mix.Result, turnID int64, problem string) {
+	fused := res.Fused
+	usage := res.Usage
+	_ = k.out.Send(mixEvent{Type: "done", MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID,
+		Standalone: res.Standalone, Model: res.Response.Model, Extractive: res.Response.Extractive, Fusion: res.Mode,
+		Fused: &fused, Failed: failedAnswerers(res), Usage: &usage, Timings: res.Timings.Millis(), Error: problem})
+}
+
+func (k *mixSink) fail(t *turnRecord, err error) {
+	if !k.out.started {
+		writeError(k.c, err)
+		return
+	}
+	_ = k.out.Send(mixEvent{Type: "error", MessageID: t.messageID(), Error: err.Error(), Code: errorStatus(err)})
+}
+
+// condenseRequest is the body of POST /debug/condense.
+type condenseRequest struct {
+	Query          string        `json:"query"`
+	History        []historyItem `json:"history"`
+	ConversationID string        `json:"conversation_id"`
+	HistoryLen     *int          `json:"history_len"`
+	Memory         string        `json:"memory"`
+}
+
+// condenseReply is the reply of POST /debug/condense.
+type condenseReply struct {
+	Query      string        `json:"query"`
+	Standalone string        `json:"standalone"`
+	Context    string        `json:"context"`
+	Rewritten  bool          `json:"rewritten"`
+	Ms         float64       `json:"ms"`
+	History    []llm.Message `json:"history"`
+}
+
+func (s *Server) handleCondense(c *gin.Context) {
+	var body condenseRequest
+	if err := decodeJSON(c, &body); err != nil {
+		writeError(c, err)
+		return
+	}
+	if strings.TrimSpace(body.Query) == "" {
+		writeError(c, errBadRequest("query must not be empty"))
+		return
+	}
+	if err := s.validMemory(body.Memory); err != nil {
+		writeError(c, err)
+		return
+	}
+	history, err := validateHistory(body.History)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	historyLen := -1
+	if body.HistoryLen != nil {
+		historyLen = *body.HistoryLen
+	}
+	cd, history, err := s.condense(c.Request.Context(), body.Query, body.ConversationID, historyLen, body.Memory, history)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if history == nil {
+		history = []llm.Message{}
+	}
+	c.JSON(http.StatusOK, condenseReply{Query: body.Query, Standalone: cd.Standalone, Context: cd.Context, Rewritten: cd.Rewritten,
+		Ms: float64(cd.Elapsed.Microseconds()) / 1000, History: history})
+}
+
+// condense rewrites question into a standalone question: against history
+// when the client sent one, else against the conversation's recalled
+// history (historyLen and strategy as in /chat/chat). It returns the
+// question as asked when there is no history or no condenser. It serves
+// /debug/condense and /knowledge_base/search_docs with history.
+func (s *Server) condense(ctx context.Context, question, conversationID string, historyLen int, strategy string, history []llm.Message) (mix.Condensed, []llm.Message, error) {
+	if len(history) == 0 && conversationID != "" && historyLen != 0 {
+		h, err := s.recall(ctx, conversationID, question, strategy, historyLen)
+		if err != nil {
+			return mix.Condensed{}, nil, err
+		}
+		history = h
+	}
+	if s.mixer == nil {
+		return mix.Condensed{Standalone: question}, history, nil
+	}
+	start := time.Now()
+	cd, err := s.mixer.Condense(ctx, history, question)
+	if cd.Elapsed == 0 {
+		cd.Elapsed = time.Since(start)
+	}
+	return cd, history, err
+}

@@ -1,0 +1,481 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/mix"
+)
+
+// The OpenAI-compatible API: any OpenAI SDK or chat front end can use
+// mixchat as its model. The models are the fused reply and each answerer
+// alone.
+const (
+	modelMix    = "mixchat-mix"
+	modelPrefix = "mixchat-"
+)
+
+// openaiRoutes registers /v1/models and /v1/chat/completions.
+func (s *Server) openaiRoutes(r gin.IRouter) {
+	r.GET("/v1/models", s.handleOpenAIModels)
+	r.GET("/v1/models/:id", s.handleOpenAIModel)
+	r.POST("/v1/chat/completions", s.handleOpenAIChat)
+}
+
+// oaiModel is one entry of GET /v1/models.
+type oaiModel struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// openaiModels lists the models this server offers: mixchat-mix and one per
+// enabled answerer.
+func (s *Server) openaiModels() []string {
+	if s.mixer == nil {
+		return nil
+	}
+	ids := []string{modelMix}
+	for _, a := range s.mixer.Answerers() {
+		ids = append(ids, modelPrefix+a)
+	}
+	return ids
+}
+
+func (s *Server) handleOpenAIModels(c *gin.Context) {
+	data := []oaiModel{}
+	for _, id := range s.openaiModels() {
+		data = append(data, oaiModel{ID: id, Object: "model", OwnedBy: "mixchat"})
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data})
+}
+
+func (s *Server) handleOpenAIModel(c *gin.Context) {
+	id := c.Param("id")
+	if !slices.Contains(s.openaiModels(), id) {
+		writeOpenAIError(c, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("model %q not found (available: %s)", id, strings.Join(s.openaiModels(), ", "))}, "model", "model_not_found")
+		return
+	}
+	c.JSON(http.StatusOK, oaiModel{ID: id, Object: "model", OwnedBy: "mixchat"})
+}
+
+// oaiRequest is the body of POST /v1/chat/completions. Fields of OpenAI's
+// API that mixchat has no use for (top_p, tools, ...) are accepted and
+// ignored.
+type oaiRequest struct {
+	Model         string       `json:"model"`
+	Messages      []oaiMessage `json:"messages"`
+	Stream        bool         `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Temperature         *float32 `json:"temperature"`
+	MaxTokens           *int     `json:"max_tokens"`
+	MaxCompletionTokens *int     `json:"max_completion_tokens"`
+	N                   *int     `json:"n"`
+	User                string   `json:"user"`
+	// Mixchat carries mixchat's options (conversation, knowledge bases,
+	// answerers, fusion...): {"mixchat": {"conversation_id": "..."}}; from
+	// the Python SDK: extra_body={"mixchat": {...}}.
+	Mixchat *oaiOptions `json:"mixchat"`
+	// Metadata may carry the same options as strings, for SDKs that can
+	// add no field of their own: lists comma-separated, numbers as text.
+	Metadata map[string]string `json:"metadata"`
+}
+
+// oaiOptions are mixchat's options on the OpenAI-compatible API.
+type oaiOptions struct {
+	ConversationID string `json:"conversation_id"`
+	// HistoryLen applies when the messages hold no history and a
+	// conversation is named: -1 (default) lets the memory strategy decide.
+	HistoryLen *int `json:"history_len"`
+	mixOptions
+}
+
+// fromMetadata reads options from OpenAI's string-valued metadata.
+func fromMetadata(md map[string]string) (*oaiOptions, error) {
+	o := &oaiOptions{}
+	list := func(v string) []string {
+		var out []string
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for k, v := range md {
+		switch k {
+		case "conversation_id":
+			o.ConversationID = v
+		case "history_len", "top_k":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, errBadRequest("metadata.%s must be an integer, got %q", k, v)
+			}
+			if k == "top_k" {
+				o.TopK = &n
+			} else {
+				o.HistoryLen = &n
+			}
+		case "score_threshold":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, errBadRequest("metadata.score_threshold must be a number, got %q", v)
+			}
+			o.ScoreThreshold = &f
+		case "knowledge_base_name":
+			o.KnowledgeBaseName = v
+		case "knowledge_base_names":
+			o.KnowledgeBaseNames = list(v)
+		case "search_engine_name":
+			o.SearchEngineName = v
+		case "model_name":
+			o.ModelName = v
+		case "prompt_name":
+			o.PromptName = v
+		case "answerers":
+			o.Answerers = list(v)
+		case "fusion":
+			o.Fusion = v
+		case "memory":
+			o.Memory = v
+		}
+	}
+	return o, nil
+}
+
+// oaiMessage is a chat message; content is a string or a list of parts of
+// which the text parts are used.
+type oaiMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (m oaiMessage) text() (string, error) {
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(m.Content, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return "", errors.New("content must be a string or a list of content parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), nil
+}
+
+// oaiUsage is OpenAI's usage object.
+type oaiUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func toOAIUsage(u llm.Usage) *oaiUsage {
+	return &oaiUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+}
+
+type oaiChoiceMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type oaiChoice struct {
+	Index        int              `json:"index"`
+	Message      oaiChoiceMessage `json:"message"`
+	FinishReason string           `json:"finish_reason"`
+}
+
+// oaiExtra is mixchat's record of a reply, in the "mixchat" field of a
+// completion (and of the last chunk of a stream).
+type oaiExtra struct {
+	MessageID      string             `json:"message_id,omitempty"`
+	ConversationID string             `json:"conversation_id,omitempty"`
+	TurnID         int64              `json:"turn_id,omitempty"`
+	Standalone     string             `json:"standalone,omitempty"`
+	Answers        []mixAnswer        `json:"answers,omitempty"`
+	Docs           []mix.Doc          `json:"docs,omitempty"`
+	Model          string             `json:"model,omitempty"` // the model that wrote the reply
+	Extractive     bool               `json:"extractive,omitempty"`
+	Fusion         string             `json:"fusion,omitempty"`
+	Fused          bool               `json:"fused"`
+	Failed         []string           `json:"failed,omitempty"`
+	Timings        map[string]float64 `json:"timings,omitempty"`
+}
+
+func newOAIExtra(t *turnRecord, res mix.Result, turnID int64) *oaiExtra {
+	return &oaiExtra{MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID, Standalone: res.Standalone,
+		Answers: wireAnswers(res.Answers), Docs: res.Docs, Model: res.Response.Model, Extractive: res.Response.Extractive,
+		Fusion: res.Mode, Fused: res.Fused, Failed: failedAnswerers(res), Timings: res.Timings.Millis()}
+}
+
+// oaiCompletion is a chat.completion object.
+type oaiCompletion struct {
+	ID                string      `json:"id"`
+	Object            string      `json:"object"`
+	Created           int64       `json:"created"`
+	Model             string      `json:"model"`
+	Choices           []oaiChoice `json:"choices"`
+	Usage             *oaiUsage   `json:"usage"`
+	SystemFingerprint *string     `json:"system_fingerprint"`
+	Mixchat           *oaiExtra   `json:"mixchat,omitempty"`
+}
+
+type oaiDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type oaiChunkChoice struct {
+	Index        int      `json:"index"`
+	Delta        oaiDelta `json:"delta"`
+	FinishReason *string  `json:"finish_reason"`
+}
+
+// oaiChunk is a chat.completion.chunk object.
+type oaiChunk struct {
+	ID                string           `json:"id"`
+	Object            string           `json:"object"`
+	Created           int64            `json:"created"`
+	Model             string           `json:"model"`
+	SystemFingerprint *string          `json:"system_fingerprint"`
+	Choices           []oaiChunkChoice `json:"choices"`
+	Usage             *oaiUsage        `json:"usage,omitempty"`
+	Mixchat           *oaiExtra        `json:"mixchat,omitempty"`
+}
+
+// writeOpenAIError writes err in OpenAI's error shape, which OpenAI clients
+// parse, with the status errorStatus gives.
+func writeOpenAIError(c *gin.Context, err error, param, code string) {
+	status := errorStatus(err)
+	if status >= 500 {
+		if v, ok := c.Get(serverKey); ok {
+			v.(*Server).log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
+		}
+	}
+	c.AbortWithStatusJSON(status, oaiErrorBody(err, status, param, code))
+}
+
+func oaiErrorBody(err error, status int, param, code string) gin.H {
+	typ := "invalid_request_error"
+	switch {
+	case status == http.StatusTooManyRequests:
+		typ = "rate_limit_exceeded"
+	case status >= 500:
+		typ = "server_error"
+	}
+	e := gin.H{"message": err.Error(), "type": typ, "param": nil, "code": nil}
+	if param != "" {
+		e["param"] = param
+	}
+	if code != "" {
+		e["code"] = code
+	}
+	return gin.H{"error": e}
+}
+
+func (s *Server) handleOpenAIChat(c *gin.Context) {
+	var body oaiRequest
+	if err := decodeJSON(c, &body); err != nil {
+		writeOpenAIError(c, err, "", "")
+		return
+	}
+	if s.mixer == nil {
+		writeOpenAIError(c, errUnavailable("mix_chat is not configured on this server"), "", "")
+		return
+	}
+	models := s.openaiModels()
+	if !slices.Contains(models, body.Model) {
+		writeOpenAIError(c, errNotFound("model %q not found (available: %s)", body.Model, strings.Join(models, ", ")), "model", "model_not_found")
+		return
+	}
+	if body.N != nil && *body.N != 1 {
+		writeOpenAIError(c, errBadRequest("n must be 1, got %d", *body.N), "n", "")
+		return
+	}
+	opts := body.Mixchat
+	if opts == nil {
+		var err error
+		if opts, err = fromMetadata(body.Metadata); err != nil {
+			writeOpenAIError(c, err, "metadata", "")
+			return
+		}
+	}
+	if body.Model != modelMix {
+		// mixchat-kb and the like: that answerer alone.
+		opts.Answerers = []string{strings.TrimPrefix(body.Model, modelPrefix)}
+	}
+	if len(body.Messages) == 0 {
+		writeOpenAIError(c, errBadRequest("messages must not be empty"), "messages", "")
+		return
+	}
+	var history []llm.Message
+	var query string
+	for i, m := range body.Messages {
+		text, err := m.text()
+		if err != nil {
+			writeOpenAIError(c, errBadRequest("messages[%d]: %v", i, err), "messages", "")
+			return
+		}
+		role := m.Role
+		switch role {
+		case "user", "assistant", "system":
+		case "developer":
+			role = llm.RoleSystem
+		default:
+			writeOpenAIError(c, errBadRequest("messages[%d].role %q must be one of system, developer, user, assistant", i, m.Role), "messages", "")
+			return
+		}
+		if i == len(body.Messages)-1 {
+			if role != llm.RoleUser {
+				writeOpenAIError(c, errBadRequest("the last message must be the user's question, got role %q", m.Role), "messages", "")
+				return
+			}
+			query = text
+			break
+		}
+		history = append(history, llm.Message{Role: role, Content: text})
+	}
+	maxTokens := body.MaxTokens
+	if body.MaxCompletionTokens != nil {
+		maxTokens = body.MaxCompletionTokens
+	}
+	historyLen := -1
+	if opts.HistoryLen != nil {
+		historyLen = *opts.HistoryLen
+	}
+	req, err := s.buildMix(c.Request.Context(), query, opts.ConversationID, historyLen, history, opts.mixOptions, body.Temperature, maxTokens)
+	if err != nil {
+		writeOpenAIError(c, err, "", "")
+		return
+	}
+	t := &turnRecord{conversationID: opts.ConversationID, question: query, answerID: uuid.NewString()}
+	id := "chatcmpl-" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	if body.Stream {
+		usage := body.StreamOptions != nil && body.StreamOptions.IncludeUsage
+		s.streamMix(c, req, t, &oaiSink{c: c, out: newSSE(c), id: id, model: body.Model, created: time.Now().Unix(), usage: usage})
+		return
+	}
+	ctx, done := s.replyContext(c.Request.Context())
+	defer done()
+	res, err := s.mixer.Mix(ctx, req, nil)
+	if err != nil {
+		writeOpenAIError(c, mixStatusError(err), "", "")
+		return
+	}
+	s.recordMix(t, res, res.Text, nil)
+	turnID, err := s.storeTurn(ctx, t)
+	if err != nil {
+		writeOpenAIError(c, err, "", "")
+		return
+	}
+	c.JSON(http.StatusOK, oaiCompletion{
+		ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: body.Model,
+		Choices: []oaiChoice{{Message: oaiChoiceMessage{Role: llm.RoleAssistant, Content: res.Text}, FinishReason: finishReason(res)}},
+		Usage:   toOAIUsage(res.Usage), Mixchat: newOAIExtra(t, res, turnID),
+	})
+}
+
+func finishReason(res mix.Result) string {
+	if res.Response.FinishReason == "length" {
+		return "length"
+	}
+	return "stop"
+}
+
+// oaiSink writes a streamed reply as chat.completion.chunk events ending in
+// data: [DONE]. Only the reply's text is streamed; mixchat's record rides on
+// the last chunk.
+type oaiSink struct {
+	c       *gin.Context
+	out     *sse
+	id      string
+	model   string
+	created int64
+	usage   bool // stream_options.include_usage
+	opened  bool
+}
+
+func (k *oaiSink) chunk(choices []oaiChunkChoice) oaiChunk {
+	return oaiChunk{ID: k.id, Object: "chat.completion.chunk", Created: k.created, Model: k.model, Choices: choices}
+}
+
+// open sends the first chunk, the assistant role, once.
+func (k *oaiSink) open() error {
+	if k.opened {
+		return nil
+	}
+	k.opened = true
+	empty := ""
+	return k.out.Send(k.chunk([]oaiChunkChoice{{Delta: oaiDelta{Role: llm.RoleAssistant, Content: &empty}}}))
+}
+
+func (k *oaiSink) event(ev mix.Event) error {
+	if ev.Type != mix.EventDelta || ev.Text == "" {
+		return nil
+	}
+	// The stream opens with the first piece of the reply, so a request
+	// that fails before it gets a plain HTTP error.
+	if err := k.open(); err != nil {
+		return err
+	}
+	text := ev.Text
+	return k.out.Send(k.chunk([]oaiChunkChoice{{Delta: oaiDelta{Content: &text}}}))
+}
+
+func (k *oaiSink) done(t *turnRecord, res mix.Result, turnID int64, problem string) {
+	if err := k.open(); err != nil {
+		return
+	}
+	if problem != "" {
+		// The reply broke off after some of it was sent: say so the
+		// OpenAI way, an error event in the stream.
+		_ = k.out.Send(oaiErrorBody(errors.New(problem), http.StatusBadGateway, "", ""))
+		return
+	}
+	fin := finishReason(res)
+	last := k.chunk([]oaiChunkChoice{{Delta: oaiDelta{}, FinishReason: &fin}})
+	last.Mixchat = newOAIExtra(t, res, turnID)
+	if err := k.out.Send(last); err != nil {
+		return
+	}
+	if k.usage {
+		u := k.chunk([]oaiChunkChoice{})
+		u.Usage = toOAIUsage(res.Usage)
+		if err := k.out.Send(u); err != nil {
+			return
+		}
+	}
+	_ = k.out.raw([]byte("[DONE]"))
+}
+
+func (k *oaiSink) fail(t *turnRecord, err error) {
+	if !k.out.started {
+		writeOpenAIError(k.c, err, "", "")
+		return
+	}
+	_ = k.out.Send(oaiErrorBody(err, errorStatus(err), "", ""))
+}
