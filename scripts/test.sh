@@ -14,6 +14,7 @@ eval "$(scripts/postgres.sh start)"
 pg_started=1
 eval "$(scripts/searx.sh start)"
 searx_started=1
+scripts/chromium.sh
 
 go vet ./...
 go test -race -count=1 -timeout 15m ./... "$@"

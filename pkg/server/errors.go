@@ -96,7 +96,8 @@ type errorBody struct {
 }
 
 // writeError writes err as a JSON error reply with the status errorStatus
-// gives. Server faults are logged; client mistakes are not.
+// gives. Server faults are logged (upstream failures as warnings); client
+// mistakes are not.
 func writeError(c *gin.Context, err error) {
 	status := errorStatus(err)
 	body := errorBody{Code: status, Msg: err.Error(), Error: err.Error()}
@@ -104,9 +105,16 @@ func writeError(c *gin.Context, err error) {
 	if errors.As(err, &se) {
 		body.Status = se.StatusCode
 	}
-	if status >= 500 {
-		if s, ok := c.Get(serverKey); ok {
-			s.(*Server).log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
+	if v, ok := c.Get(serverKey); ok && status >= 500 {
+		log := v.(*Server).log
+		args := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err}
+		switch status {
+		case http.StatusInternalServerError:
+			log.Error("request failed", args...)
+		case http.StatusServiceUnavailable:
+			log.Debug("request refused", args...)
+		default:
+			log.Warn("upstream failed", args...)
 		}
 	}
 	c.AbortWithStatusJSON(status, body)

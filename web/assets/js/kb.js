@@ -1,0 +1,249 @@
+// The knowledge-base manager: list, create and delete knowledge bases,
+// upload several files at once by drag and drop (progress bar, per-file
+// errors), list and delete files, and try a query to see the retrieved
+// chunks with their scores. It speaks the Chatchat-compatible
+// /knowledge_base/* API ({code, msg, data} envelopes).
+
+import * as api from './api.js';
+import { h, $, icon, confirmDialog, announce } from './dom.js';
+import { t } from './i18n.js';
+import { normSource } from './chat.js';
+
+let app;
+let current = '';
+let lastKB = '';
+
+// names extracts knowledge-base or file names from a list reply: strings,
+// or objects with a name field.
+function names(data) {
+  const arr = Array.isArray(data) ? data : (data && (data.data || data.files || data.knowledge_bases)) || [];
+  return (Array.isArray(arr) ? arr : []).map((x) => (typeof x === 'string' ? x : x.kb_name || x.knowledge_base_name || x.file_name || x.name || '')).filter(Boolean);
+}
+
+export async function loadKBs() {
+  const data = await api.get('/knowledge_base/list_knowledge_bases');
+  app.kbs = names(data);
+  return app.kbs;
+}
+
+function paintList() {
+  const ul = $('#kb-list');
+  ul.replaceChildren(...app.kbs.map((name) => h('li', { class: name === current ? 'current' : null },
+    h('a', { href: `#/kb/${encodeURIComponent(name)}`, 'aria-current': name === current ? 'page' : null }, name))));
+  const empty = $('#kb-list-empty');
+  empty.hidden = app.kbs.length > 0;
+  empty.textContent = app.features.kbManage ? t('emptyKBs') : t('kbUnavailable');
+}
+
+export async function showKB(name) {
+  current = name || '';
+  $('#kb-create-error').hidden = true;
+  if (!app.features.kbManage) {
+    paintList();
+    $('#kb-panel').hidden = true;
+    $('#kb-none').hidden = false;
+    $('#kb-none').textContent = t('kbUnavailable');
+    return;
+  }
+  try {
+    await loadKBs();
+  } catch (err) {
+    $('#kb-none').textContent = err.message;
+  }
+  if (!current && app.kbs.includes(lastKB)) {
+    // Back to the knowledge base looked at last.
+    current = lastKB;
+    history.replaceState(null, '', `#/kb/${encodeURIComponent(current)}`);
+  }
+  paintList();
+  const known = current && app.kbs.includes(current);
+  $('#kb-panel').hidden = !known;
+  $('#kb-none').hidden = !!known;
+  if (!known) {
+    $('#kb-none').textContent = t('kbPick');
+    return;
+  }
+  lastKB = current;
+  $('#kb-detail-title').textContent = current;
+  $('#upload-status').hidden = true;
+  $('#kb-chunks').replaceChildren();
+  $('#kb-try-error').hidden = true;
+  await loadFiles();
+}
+
+async function loadFiles() {
+  const ul = $('#kb-files');
+  let files = [];
+  try {
+    files = names(await api.get(`/knowledge_base/list_files?knowledge_base_name=${encodeURIComponent(current)}`));
+  } catch (err) {
+    ul.replaceChildren(h('li.form-error', err.message));
+    return;
+  }
+  ul.replaceChildren(...files.map((f) => h('li.file',
+    icon('file'),
+    h('a.file-name', { href: `/knowledge_base/download_doc?knowledge_base_name=${encodeURIComponent(current)}&file_name=${encodeURIComponent(f)}&preview=true`, target: '_blank', rel: 'noopener' }, f),
+    h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('delete')}: ${f}`, title: t('delete'), onclick: () => deleteFile(f) }, icon('trash')))));
+  $('#kb-files-empty').hidden = files.length > 0;
+}
+
+async function deleteFile(f) {
+  if (!(await confirmDialog(t('confirmDeleteFile', { name: f }), t('delete')))) return;
+  try {
+    await api.post('/knowledge_base/delete_docs', { knowledge_base_name: current, file_names: [f], delete_content: true, not_refresh_vs_cache: false });
+  } catch (err) {
+    app.toast(err.message);
+  }
+  announce(t('deleted'));
+  loadFiles();
+}
+
+async function createKB(e) {
+  e.preventDefault();
+  const input = $('#kb-new-name');
+  const errEl = $('#kb-create-error');
+  const name = input.value.trim();
+  errEl.hidden = true;
+  if (!name) return;
+  try {
+    await api.post('/knowledge_base/create_knowledge_base', { knowledge_base_name: name });
+  } catch (err) {
+    errEl.textContent = err.message;
+    errEl.hidden = false;
+    return;
+  }
+  input.value = '';
+  announce(t('created'));
+  app.kbsChanged();
+  location.hash = `#/kb/${encodeURIComponent(name)}`;
+}
+
+async function deleteKB() {
+  if (!(await confirmDialog(t('confirmDeleteKB', { name: current }), t('delete')))) return;
+  try {
+    // Chatchat's delete_knowledge_base takes the bare name as its JSON body.
+    await api.post('/knowledge_base/delete_knowledge_base', current);
+  } catch (err) {
+    app.toast(err.message);
+    return;
+  }
+  announce(t('deleted'));
+  app.kbsChanged();
+  location.hash = '#/kb';
+}
+
+// uploadFiles sends files in one multipart request and lists each file's
+// outcome: added, or the reason the server gave.
+async function uploadFiles(files) {
+  files = [...files];
+  if (!files.length || !current) return;
+  const box = $('#upload-status');
+  const bar = $('#upload-progress');
+  const label = $('#upload-progress-label');
+  const results = $('#upload-results');
+  box.hidden = false;
+  results.replaceChildren(...files.map((f) => h('li.pending', { 'data-file': f.name }, h('span.file-name', f.name), h('span.muted', ` ${(f.size / 1024).toFixed(1)} KB`))));
+  bar.value = 0;
+  bar.max = 100;
+  label.textContent = t('uploading', { n: files.length, pct: 0 });
+  const form = new FormData();
+  for (const f of files) form.append('files', f, f.name);
+  form.append('knowledge_base_name', current);
+  form.append('override', 'true');
+  form.append('to_vector_store', 'true');
+  let data;
+  try {
+    data = await api.upload('/knowledge_base/upload_docs', form, (frac) => {
+      if (frac >= 1) {
+        bar.removeAttribute('value'); // indeterminate while the server reads and indexes
+        label.textContent = t('processing', { n: files.length });
+      } else {
+        bar.value = Math.round(frac * 100);
+        label.textContent = t('uploading', { n: files.length, pct: Math.round(frac * 100) });
+      }
+    });
+  } catch (err) {
+    bar.value = 0;
+    label.textContent = t('uploadFailed', { msg: err.message });
+    for (const li of results.children) { li.className = 'bad'; }
+    return;
+  }
+  bar.value = 100;
+  const failed = (data && data.data && data.data.failed_files) || (data && data.failed_files) || {};
+  const skipped = new Set((data && data.data && data.data.skipped_files) || []);
+  const failedMap = Array.isArray(failed)
+    ? Object.fromEntries(failed.map((x) => (typeof x === 'string' ? [x, ''] : [x.file_name || x.name || x.file, x.reason || x.error || x.msg || ''])))
+    : failed;
+  let bad = 0;
+  for (const li of results.children) {
+    const name = li.dataset.file;
+    if (Object.prototype.hasOwnProperty.call(failedMap, name)) {
+      bad++;
+      li.className = 'bad';
+      li.append(h('span.reason', ` — ${failedMap[name] || t('stateFailed')}`));
+    } else {
+      li.className = 'ok';
+      li.append(h('span.reason', ` — ${t(skipped.has(name) ? 'fileUnchanged' : 'fileOK')}`));
+    }
+  }
+  label.textContent = t('uploadDone', { ok: files.length - bad, failed: bad });
+  announce(label.textContent);
+  loadFiles();
+}
+
+async function tryQuery(e) {
+  e.preventDefault();
+  const q = $('#kb-try-input').value.trim();
+  const k = Number($('#kb-try-k').value) || 5;
+  const out = $('#kb-chunks');
+  const errEl = $('#kb-try-error');
+  errEl.hidden = true;
+  if (!q) return;
+  out.replaceChildren(h('li.muted', t('loading')));
+  let data;
+  try {
+    data = await api.post('/knowledge_base/search_docs', { query: q, knowledge_base_name: current, top_k: k, min_relevance: 0 });
+  } catch (err) {
+    out.replaceChildren();
+    errEl.textContent = err.message;
+    errEl.hidden = false;
+    return;
+  }
+  const docs = Array.isArray(data) ? data : (data && (Array.isArray(data.data) ? data.data : (data.data && data.data.docs) || data.docs)) || [];
+  if (!docs.length) {
+    out.replaceChildren(h('li.muted', t('noChunks')));
+    return;
+  }
+  out.replaceChildren(...docs.map((d) => {
+    const s = normSource(d);
+    return h('li.chunk',
+      h('div.chunk-head',
+        s.relevance !== undefined ? h('span.score', { title: t('relevanceHelp') }, `${t('relevance')} ${s.relevance.toFixed(3)}`) : null,
+        s.distance !== undefined ? h('span.score', { title: t('distanceHelp') }, `${t('distance')} ${s.distance.toFixed(3)}`) : null,
+        s.title ? h('span.muted', t('chunkFrom', { file: s.title })) : null),
+      h('p.chunk-text', s.snippet));
+  }));
+}
+
+export function initKB(a) {
+  app = a;
+  $('#kb-create').addEventListener('submit', createKB);
+  $('#kb-delete').addEventListener('click', deleteKB);
+  $('#kb-try').addEventListener('submit', tryQuery);
+  const input = $('#kb-file-input');
+  input.addEventListener('change', () => { uploadFiles(input.files); input.value = ''; });
+  const zone = $('#dropzone');
+  for (const ev of ['dragenter', 'dragover']) {
+    zone.addEventListener(ev, (e) => { e.preventDefault(); zone.classList.add('over'); });
+  }
+  for (const ev of ['dragleave', 'drop']) {
+    zone.addEventListener(ev, () => zone.classList.remove('over'));
+  }
+  zone.addEventListener('drop', (e) => {
+    e.preventDefault();
+    if (e.dataTransfer && e.dataTransfer.files.length) uploadFiles(e.dataTransfer.files);
+  });
+  // A file dropped outside the zone must not navigate away from the app.
+  window.addEventListener('dragover', (e) => e.preventDefault());
+  window.addEventListener('drop', (e) => e.preventDefault());
+}

@@ -1,0 +1,302 @@
+// mixchat's web app: start-up (what the server offers), settings, routing
+// (#/ new chat, #/c/<id> a conversation, #/kb[/<name>] knowledge bases),
+// the language switch, the phone-sized sidebar and the status banners.
+
+import * as api from './api.js';
+import { h, $, $$ } from './dom.js';
+import { t, translate, getLang, setLang } from './i18n.js';
+import * as chat from './chat.js';
+import * as convs from './conversations.js';
+import * as kb from './kb.js';
+
+const SETTINGS_KEY = 'mixchat.settings';
+
+const app = {
+  features: { mix: false, kb: false, kbManage: false, search: false },
+  models: [],
+  kbs: [],
+  engines: [], // [{name, available, reason}]
+  defaultEngine: '',
+  settings: { mode: '', model: '', kbs: [], engine: '' },
+  conversation: null,
+};
+
+function loadSettings() {
+  try { Object.assign(app.settings, JSON.parse(localStorage.getItem(SETTINGS_KEY) || '{}')); } catch { /* ignore */ }
+  if (!Array.isArray(app.settings.kbs)) app.settings.kbs = [];
+}
+
+function saveSettings() {
+  try { localStorage.setItem(SETTINGS_KEY, JSON.stringify(app.settings)); } catch { /* ignore */ }
+}
+
+app.modeAvailable = (mode) => (mode === 'llm' ? true : !!app.features[mode]);
+
+app.setMode = (mode) => {
+  if (!app.modeAvailable(mode)) mode = app.features.mix ? 'mix' : 'llm';
+  app.settings.mode = mode;
+  $('#opt-mode').value = mode;
+  $('#opt-kb-wrap').hidden = !(mode === 'kb' || (mode === 'mix' && app.features.kb));
+  $('#opt-engine-wrap').hidden = !(mode === 'search' || (mode === 'mix' && app.features.search));
+  saveSettings();
+};
+
+// ---------------------------------------------------------------- options
+
+function paintModes() {
+  for (const opt of $$('#opt-mode option')) {
+    const ok = app.modeAvailable(opt.value);
+    opt.disabled = !ok;
+    const key = { mix: 'modeMix', llm: 'modeLLM', kb: 'modeKB', search: 'modeSearch' }[opt.value];
+    opt.textContent = ok ? t(key) : `${t(key)} — ${t('unavailable')}`;
+  }
+}
+
+function paintModels() {
+  const sel = $('#opt-model');
+  const def = app.models.find((m) => m.default) || app.models[0];
+  if (!app.models.some((m) => m.name === app.settings.model)) app.settings.model = def ? def.name : '';
+  sel.replaceChildren(...app.models.map((m) => h('option', { value: m.name }, m.extractive ? `${m.name} (${t('extractiveBadge')})` : m.name)));
+  sel.value = app.settings.model;
+  paintExtractive();
+}
+
+function paintExtractive() {
+  const m = app.models.find((x) => x.name === app.settings.model);
+  let dismissed = false;
+  try { dismissed = sessionStorage.getItem('mixchat.extractiveDismissed') === '1'; } catch { /* ignore */ }
+  $('#banner-extractive').hidden = !(m && m.extractive) || dismissed;
+}
+
+function paintEngines() {
+  const sel = $('#opt-engine');
+  const usable = app.engines.filter((e) => e.available);
+  if (!usable.some((e) => e.name === app.settings.engine)) {
+    app.settings.engine = (usable.find((e) => e.name === app.defaultEngine) || usable[0] || {}).name || '';
+  }
+  sel.replaceChildren(...app.engines.map((e) => h('option', { value: e.name, disabled: !e.available, title: e.reason || null },
+    e.available ? e.name : `${e.name} — ${e.reason || t('unavailable')}`)));
+  sel.value = app.settings.engine;
+}
+
+function paintKBPicker() {
+  app.settings.kbs = app.settings.kbs.filter((k) => app.kbs.includes(k));
+  const box = $('#opt-kb-list');
+  const items = app.kbs.map((name) => {
+    const id = `kbopt-${name.replace(/[^\w-]/g, '_')}`;
+    const cb = h('input', { type: 'checkbox', id, value: name, checked: app.settings.kbs.includes(name) });
+    cb.addEventListener('change', () => {
+      app.settings.kbs = [...box.querySelectorAll('input:checked')].map((x) => x.value);
+      saveSettings();
+      paintKBSummary();
+    });
+    return h('div.check', cb, h('label', { htmlFor: id }, name));
+  });
+  if (!app.kbs.length) items.push(h('p.muted', t('noKB')));
+  items.push(h('a.manage', { href: '#/kb' }, t('manageKB')));
+  box.replaceChildren(h('legend.visually-hidden', t('knowledgeBase')), ...items);
+  paintKBSummary();
+}
+
+function paintKBSummary() {
+  const n = app.settings.kbs.length;
+  $('#opt-kb-summary').textContent = n === 0 ? t('noKBSelected') : n === 1 ? app.settings.kbs[0] : t('kbCount', { n });
+}
+
+app.flashOptions = (msg) => {
+  const opts = $('#options');
+  opts.classList.remove('flash');
+  void opts.offsetWidth;
+  opts.classList.add('flash');
+  app.toast(msg);
+  $('#opt-kb').open = true;
+};
+
+// ---------------------------------------------------------------- toast
+
+let toastTimer = 0;
+app.toast = (msg) => {
+  let el = $('#toast');
+  if (!el) {
+    el = h('div.toast', { id: 'toast', role: 'status' });
+    document.body.append(el);
+  }
+  el.textContent = msg;
+  el.classList.add('show');
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => el.classList.remove('show'), 3500);
+};
+
+// ---------------------------------------------------------------- reachability
+
+let polling = 0;
+function setReachable(ok) {
+  const banner = $('#banner-offline');
+  if (ok) {
+    if (!banner.hidden) {
+      banner.hidden = true;
+      clearInterval(polling);
+      polling = 0;
+      if (!app.started) start();
+    }
+    return;
+  }
+  $('#banner-offline-text').textContent = t('unreachable');
+  banner.hidden = false;
+  if (!polling) {
+    polling = setInterval(async () => {
+      try {
+        const r = await fetch('/healthz', { cache: 'no-store' });
+        if (r.ok) setReachable(true);
+      } catch { /* still down */ }
+    }, 3000);
+  }
+}
+
+// ---------------------------------------------------------------- sidebar (phones)
+
+app.closeSidebar = () => {
+  document.body.classList.remove('sidebar-open');
+  $('#menu-toggle').setAttribute('aria-expanded', 'false');
+  $('#scrim').hidden = true;
+};
+
+function toggleSidebar() {
+  const open = !document.body.classList.contains('sidebar-open');
+  document.body.classList.toggle('sidebar-open', open);
+  $('#menu-toggle').setAttribute('aria-expanded', String(open));
+  $('#scrim').hidden = !open;
+  if (open) $('#new-chat').focus();
+}
+
+// ---------------------------------------------------------------- routing
+
+let shownConv = null;
+
+app.conversationCreated = (conv) => {
+  shownConv = conv.id;
+  history.replaceState(null, '', `#/c/${encodeURIComponent(conv.id)}`);
+  convs.refresh();
+};
+app.conversationsChanged = () => convs.refresh();
+app.newChat = () => { shownConv = null; chat.newConversation(); convs.highlight(); };
+app.kbsChanged = async () => {
+  try { await kb.loadKBs(); } catch { /* shown where it matters */ }
+  paintKBPicker();
+};
+
+function route() {
+  app.closeSidebar();
+  const hash = decodeURIComponent(location.hash.replace(/^#/, '')) || '/';
+  const parts = hash.split('/').filter(Boolean);
+  const onKB = parts[0] === 'kb';
+  $('#view-chat').hidden = onKB;
+  $('#view-kb').hidden = !onKB;
+  $('#kb-link').setAttribute('aria-current', onKB ? 'page' : 'false');
+  if (onKB) {
+    kb.showKB(parts.slice(1).join('/'));
+    return;
+  }
+  if (parts[0] === 'c' && parts[1]) {
+    const id = parts.slice(1).join('/');
+    if (id !== shownConv) {
+      shownConv = id;
+      chat.loadConversation(id).then(() => convs.highlight());
+    }
+    return;
+  }
+  if (shownConv !== null || !app.routed) app.newChat();
+  app.routed = true;
+}
+
+// ---------------------------------------------------------------- start
+
+function relabel() {
+  translate();
+  paintModes();
+  paintModels();
+  paintEngines();
+  paintKBPicker();
+  chat.relabel();
+  convs.highlight();
+  if (!$('#banner-offline').hidden) $('#banner-offline-text').textContent = t('unreachable');
+}
+
+async function discover() {
+  const [models, kbs, engines, mix, kbChat, searchChat] = await Promise.allSettled([
+    api.get('/server/list_models'),
+    api.get('/knowledge_base/list_knowledge_bases'),
+    api.get('/server/list_search_engines'),
+    api.available('/chat/mix_chat'),
+    api.available('/chat/knowledge_base_chat'),
+    api.available('/chat/search_engine_chat'),
+  ]);
+  if (models.status === 'rejected') throw models.reason;
+  app.models = (models.value && models.value.data) || [];
+  app.features.kbManage = kbs.status === 'fulfilled';
+  app.kbs = app.features.kbManage ? (Array.isArray(kbs.value) ? kbs.value : kbs.value.data || []).map((x) => (typeof x === 'string' ? x : x.kb_name || x.name)).filter(Boolean) : [];
+  app.features.kb = app.features.kbManage && kbChat.value === true;
+  if (engines.status === 'fulfilled') {
+    // mixchat lists engines with their availability; Chatchat only names them.
+    const v = engines.value || {};
+    const list = Array.isArray(v.engines) ? v.engines : (Array.isArray(v) ? v : v.data || []);
+    app.engines = list.map((x) => (typeof x === 'string' ? { name: x, available: true } : { name: x.name, available: x.available !== false, reason: x.reason || '' }))
+      .filter((x) => x.name);
+    app.defaultEngine = v.default || '';
+  }
+  app.features.search = engines.status === 'fulfilled' && searchChat.value === true && app.engines.some((e) => e.available);
+  app.features.mix = mix.value === true;
+}
+
+async function start() {
+  try {
+    await discover();
+  } catch (err) {
+    if (err.kind === 'network') { setReachable(false); return; }
+    app.toast(err.message);
+  }
+  app.started = true;
+  if (!app.settings.mode || !app.modeAvailable(app.settings.mode)) app.settings.mode = app.features.mix ? 'mix' : 'llm';
+  relabel();
+  app.setMode(app.settings.mode);
+  convs.refresh();
+  route();
+}
+
+function wire() {
+  $('#lang-select').value = getLang();
+  $('#lang-select').addEventListener('change', (e) => { setLang(e.target.value); relabel(); });
+  $('#opt-mode').addEventListener('change', (e) => app.setMode(e.target.value));
+  $('#opt-model').addEventListener('change', (e) => { app.settings.model = e.target.value; saveSettings(); paintExtractive(); });
+  $('#opt-engine').addEventListener('change', (e) => { app.settings.engine = e.target.value; saveSettings(); });
+  $('#menu-toggle').addEventListener('click', toggleSidebar);
+  $('#banner-extractive-close').addEventListener('click', () => {
+    try { sessionStorage.setItem('mixchat.extractiveDismissed', '1'); } catch { /* ignore */ }
+    $('#banner-extractive').hidden = true;
+    $('#composer-input').focus();
+  });
+  $('#scrim').addEventListener('click', app.closeSidebar);
+  $('#banner-retry').addEventListener('click', async () => {
+    try {
+      const r = await fetch('/healthz', { cache: 'no-store' });
+      if (r.ok) setReachable(true);
+    } catch { /* still down */ }
+  });
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && document.body.classList.contains('sidebar-open')) app.closeSidebar();
+  });
+  document.addEventListener('click', (e) => {
+    const menu = $('#opt-kb');
+    if (menu.open && !menu.contains(e.target)) menu.open = false;
+  });
+  window.addEventListener('hashchange', route);
+  api.onReachability(setReachable);
+}
+
+loadSettings();
+translate();
+chat.initChat(app);
+convs.initConversations(app);
+kb.initKB(app);
+wire();
+start();

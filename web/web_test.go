@@ -1,0 +1,150 @@
+package web
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestHandler(t *testing.T) {
+	h := Handler()
+	tests := []struct {
+		method, path string
+		status       int
+		ctype        string
+		body         string // a substring of the body
+		csp          bool
+	}{
+		{"GET", "/", 200, "text/html; charset=utf-8", `<script type="module" src="/assets/js/main.js">`, true},
+		{"GET", "/index.html", 200, "text/html; charset=utf-8", "<title>mixchat</title>", true},
+		{"HEAD", "/", 200, "text/html; charset=utf-8", "", true},
+		{"GET", "/assets/app.css", 200, "text/css; charset=utf-8", ".msg", false},
+		{"GET", "/assets/js/main.js", 200, "text/javascript; charset=utf-8", "import", false},
+		{"GET", "/assets/vendor/purify.es.mjs", 200, "text/javascript; charset=utf-8", "DOMPurify", false},
+		{"GET", "/assets/vendor/marked.esm.js", 200, "text/javascript; charset=utf-8", "marked", false},
+		{"GET", "/assets/icon.svg", 200, "image/svg+xml", "<svg", false},
+		{"GET", "/assets/nope.js", 404, "", "", false},
+		{"GET", "/web.go", 404, "", "", false},
+		{"GET", "/assets/../web.go", 404, "", "", false},
+		{"POST", "/", 405, "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, tt.path, nil)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d", rec.Code, tt.status)
+			}
+			if tt.status != 200 {
+				return
+			}
+			if got := rec.Header().Get("Content-Type"); got != tt.ctype {
+				t.Errorf("Content-Type %q, want %q", got, tt.ctype)
+			}
+			if rec.Header().Get("ETag") == "" || rec.Header().Get("Cache-Control") != "no-cache" {
+				t.Errorf("ETag %q, Cache-Control %q: want a strong ETag and no-cache", rec.Header().Get("ETag"), rec.Header().Get("Cache-Control"))
+			}
+			if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("X-Content-Type-Options %q, want nosniff", got)
+			}
+			if csp := rec.Header().Get("Content-Security-Policy"); (csp != "") != tt.csp {
+				t.Errorf("Content-Security-Policy %q, want present=%v", csp, tt.csp)
+			}
+			if tt.method == "HEAD" {
+				if rec.Body.Len() != 0 {
+					t.Errorf("HEAD sent %d body bytes", rec.Body.Len())
+				}
+				return
+			}
+			if !strings.Contains(rec.Body.String(), tt.body) {
+				t.Errorf("body does not contain %q", tt.body)
+			}
+		})
+	}
+}
+
+func TestHandlerRevalidates(t *testing.T) {
+	h := Handler()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/assets/app.css", nil))
+	etag := rec.Header().Get("ETag")
+	req := httptest.NewRequest("GET", "/assets/app.css", nil)
+	req.Header.Set("If-None-Match", etag)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotModified {
+		t.Fatalf("If-None-Match %s: status %d, want 304", etag, rec.Code)
+	}
+}
+
+// TestCSPForbidsInlineScript keeps the policy strict: inline script and
+// event-handler attributes must never run, whatever text reaches the page.
+func TestCSPForbidsInlineScript(t *testing.T) {
+	for _, bad := range []string{"'unsafe-inline'", "'unsafe-eval'", "*"} {
+		if strings.Contains(ContentSecurityPolicy, bad) {
+			t.Errorf("policy contains %s", bad)
+		}
+	}
+	if !strings.Contains(ContentSecurityPolicy, "script-src 'self'") {
+		t.Errorf("policy %q does not limit scripts to the server", ContentSecurityPolicy)
+	}
+}
+
+// TestAssetsReferenced checks that every file index.html and the modules
+// load is embedded, and that every module import resolves.
+func TestAssetsReferenced(t *testing.T) {
+	fsys := FS()
+	index, err := fs.ReadFile(fsys, "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := regexp.MustCompile(`(?:src|href)="/(assets/[^"]+)"`).FindAllStringSubmatch(string(index), -1)
+	if len(refs) < 3 {
+		t.Fatalf("index.html references %d assets, want the stylesheet, the icon and main.js", len(refs))
+	}
+	for _, m := range refs {
+		if _, err := fs.Stat(fsys, m[1]); err != nil {
+			t.Errorf("index.html references %s: %v", m[1], err)
+		}
+	}
+	imp := regexp.MustCompile(`(?m)^import[^'"]*['"](\./[^'"]+|\.\./[^'"]+)['"]`)
+	mods, _ := fs.Glob(fsys, "assets/js/*.js")
+	if len(mods) == 0 {
+		t.Fatal("no modules under assets/js")
+	}
+	for _, mod := range mods {
+		f, err := fsys.Open(mod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := io.ReadAll(f)
+		f.Close()
+		for _, m := range imp.FindAllStringSubmatch(string(src), -1) {
+			target := joinPath(mod, m[1])
+			if _, err := fs.Stat(fsys, target); err != nil {
+				t.Errorf("%s imports %s (%s): %v", mod, m[1], target, err)
+			}
+		}
+	}
+}
+
+// joinPath resolves a relative module specifier against the module's path.
+func joinPath(from, rel string) string {
+	parts := strings.Split(from, "/")
+	parts = parts[:len(parts)-1]
+	for _, p := range strings.Split(rel, "/") {
+		switch p {
+		case ".":
+		case "..":
+			parts = parts[:len(parts)-1]
+		default:
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "/")
+}
