@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
 )
@@ -33,6 +34,7 @@ type Config struct {
 	Store  StoreConfig  `yaml:"store"`
 	Memory MemoryConfig `yaml:"memory"`
 	Chat   ChatConfig    `yaml:"chat"`
+	KB     kb.Config     `yaml:"kb"`
 	Search search.Config `yaml:"search"`
 	Mix    mix.Config    `yaml:"mix"`
 }
@@ -113,6 +115,7 @@ func DefaultConfig() Config {
 		Store:  StoreConfig{Driver: "sqlite"},
 		Memory: MemoryConfig{HistoryLen: 10},
 		Chat:   ChatConfig{PromptName: "with_history"},
+		KB:     defaultKBConfig(),
 		Search: search.DefaultConfig(),
 		Mix:    mix.DefaultConfig(),
 	}
@@ -389,6 +392,7 @@ func (c *Config) Validate() error {
 	if c.Chat.MaxTokens < 0 {
 		add(fieldError("chat.max_tokens", c.Chat.MaxTokens, "want 0 (no limit) or a positive number"))
 	}
+	add(c.kbConfig().Validate())
 	add(c.Search.Validate())
 	add(c.Mix.Validate())
 	return errors.Join(errs...)
@@ -403,6 +407,38 @@ func checkURL(field, u string) error {
 
 func sortedKeys(m map[string]bool) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// defaultKBConfig is kb's defaults with the folder and embedding model left
+// to be derived from server.data_dir and embed (see kbConfig).
+func defaultKBConfig() kb.Config {
+	c := kb.DefaultConfig()
+	c.Dir = ""
+	c.EmbedModel = ""
+	return c
+}
+
+// offlineEmbedDim is the dimension of the offline hashed n-gram embedder.
+const offlineEmbedDim = 512
+
+// kbConfig resolves the knowledge bases' settings: kb.dir defaults to
+// DATA_DIR/kb; kb.embed_model to embed.model when an embeddings endpoint is
+// configured, else to the offline embedder's name.
+func (c *Config) kbConfig() kb.Config {
+	k := c.KB
+	if k.Dir == "" {
+		k.Dir = filepath.Join(c.Server.DataDir, "kb")
+	}
+	if k.EmbedModel == "" {
+		k.EmbedModel = fmt.Sprintf("hash-%d", offlineEmbedDim)
+		if c.Embed.BaseURL != "" {
+			k.EmbedModel = c.Embed.Model
+		}
+	}
+	if c.Embed.BaseURL != "" {
+		k.EmbedBatch = c.Embed.BatchSize
+	}
+	return k
 }
 
 // searchLocalDir is the offline search engine's folder: search.local.dir,

@@ -22,7 +22,7 @@ const usage = `mixchat: domain-expert question answering that fuses LLM chat, kn
 Usage:
   mixchat serve   [--addr HOST:PORT] [--data DIR] [--config FILE]   run the HTTP server
   mixchat chat    [--server URL] [--conversation ID] [--model NAME]  chat in the terminal
-  mixchat kb      create|add|ls|rm|search ...                         manage knowledge bases
+  mixchat kb      [--data DIR] create|add|ls|rm|search ...            manage knowledge bases
   mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc, locomo, latency)
   mixchat version                                                    print the version
 

@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/server"
 )
@@ -64,6 +66,7 @@ type app struct {
 	log    *slog.Logger
 	models *llm.Registry
 	store  memory.Store
+	kb     *kb.Service
 	server *server.Server
 }
 
@@ -129,7 +132,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 
-	answerers := map[string]mix.Answerer{mix.LLM: answerer, mix.Search: searcher}
+	kbs, err := newKB(cfg, a.models)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	a.kb = kbs
+
+	answerers := map[string]mix.Answerer{mix.LLM: answerer, mix.KB: kbs, mix.Search: searcher}
 	mixer, err := mix.New(cfg.Mix, mix.Deps{Models: a.models, Answerers: answerers})
 	if err != nil {
 		store.Close()
@@ -137,14 +147,36 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
 	}
 
 	a.server = server.New(server.Options{
-		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, Search: searcher, Mixer: mixer,
+		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, KB: kbs, Search: searcher, Mixer: mixer,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, HistoryLen: cfg.Memory.HistoryLen,
 	})
 	return a, nil
 }
 
 func (a *app) Close() error {
-	return a.store.Close()
+	return errors.Join(a.kb.Close(), a.store.Close())
+}
+
+// newEmbedder returns the configured embeddings endpoint, or the offline
+// hashed n-gram embedder when none is configured.
+func newEmbedder(cfg Config) llm.Embedder {
+	if cfg.Embed.BaseURL == "" {
+		return retrieve.NewHashEmbedder(offlineEmbedDim)
+	}
+	return llm.NewClient(llm.ClientConfig{
+		Name: cfg.Embed.Model, BaseURL: cfg.Embed.BaseURL, APIKey: cfg.Embed.APIKey,
+		Model: cfg.Embed.Model, EmbedModel: cfg.Embed.Model, EmbedBatch: cfg.Embed.BatchSize,
+		Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries, RetryBackoff: cfg.LLM.RetryBackoff,
+	})
+}
+
+// newKB opens the knowledge bases.
+func newKB(cfg Config, models *llm.Registry) (*kb.Service, error) {
+	svc, err := kb.New(cfg.kbConfig(), newEmbedder(cfg), models)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge bases: %w", err)
+	}
+	return svc, nil
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,188 @@
+package kb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/prompts"
+)
+
+// PromptGroup is the prompts/ group of the knowledge-base templates:
+// "default" (the strict prompt: answer only from the known information),
+// "empty" (nothing was found: the model answers alone) and "en".
+const PromptGroup = "knowledge_base_chat"
+
+// promptData is what the knowledge_base_chat templates see.
+type promptData struct {
+	Context  string // the retrieved chunks, numbered "[1] ..."
+	Question string
+}
+
+// ChatRequest is a question answered from knowledge bases.
+type ChatRequest struct {
+	Query          string
+	KnowledgeBases []string
+	TopK           int     // 0: the configured top_k
+	MinRelevance   float64 // relevance threshold in [0,1]; 0 keeps every match
+	// History goes before the prompt as chat messages (Chatchat's
+	// knowledge_base_chat history); the mix answerer sends none unless
+	// kb.history is set.
+	History     []llm.Message
+	Model       string
+	Temperature *float32
+	MaxTokens   int
+	PromptName  string // "" = "default"
+}
+
+// ChatReply is the answer with the chunks it rests on.
+type ChatReply struct {
+	mix.Answer
+	Results []Result
+}
+
+// DownloadPath is the API path that downloads a document's original.
+func DownloadPath(kb, file string) string {
+	return "/knowledge_base/download_doc?" + url.Values{"knowledge_base_name": {kb}, "file_name": {file}}.Encode()
+}
+
+// FormatContext numbers the chunks for the prompt: "[1] text", one per
+// paragraph.
+func FormatContext(rs []Result) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = "[" + strconv.Itoa(i+1) + "] " + r.Text
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// Request builds the model request for a question and the chunks found for
+// it: the strict prompt over the numbered chunks, or the "empty" prompt
+// when there are none. Question and Context are filled for the offline
+// extractive model.
+func Request(req ChatRequest, results []Result) (llm.Request, bool, error) {
+	name := req.PromptName
+	if name == "" {
+		name = "default"
+	}
+	empty := len(results) == 0
+	data := promptData{Question: req.Query}
+	var ctxTexts []string
+	if empty {
+		name = "empty"
+		if req.PromptName != "" && prompts.Has(PromptGroup, "empty_"+req.PromptName) {
+			name = "empty_" + req.PromptName
+		}
+	} else {
+		data.Context = FormatContext(results)
+		ctxTexts = make([]string, len(results))
+		for i, r := range results {
+			ctxTexts[i] = r.Text
+		}
+	}
+	text, err := prompts.Render(PromptGroup, name, data)
+	if err != nil {
+		return llm.Request{}, empty, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	msgs := append([]llm.Message{}, req.History...)
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: text})
+	return llm.Request{
+		Model:       req.Model,
+		Messages:    msgs,
+		Temperature: req.Temperature,
+		MaxTokens:   req.MaxTokens,
+		Question:    req.Query,
+		Context:     ctxTexts,
+	}, empty, nil
+}
+
+// Sources turns results into the answer's sources (file, download link,
+// relevance, text).
+func Sources(rs []Result) []mix.Source {
+	out := make([]mix.Source, len(rs))
+	for i, r := range rs {
+		out[i] = mix.Source{
+			Title: r.File, URL: DownloadPath(r.KnowledgeBase, r.File), Snippet: r.Text,
+			Score: r.Relevance, KB: r.KnowledgeBase, File: r.File,
+		}
+	}
+	return out
+}
+
+// Chat retrieves the chunks for the question and asks the model to answer
+// from them (streaming through fn when it is not nil). When nothing passes
+// the threshold the model answers alone with the "empty" prompt and the
+// answer is marked Empty.
+func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta string) error) (ChatReply, error) {
+	if s.models == nil {
+		return ChatReply{}, errors.New("kb chat: no language model configured")
+	}
+	if req.Model == "" {
+		req.Model = s.cfg.Model
+	}
+	results, err := s.Search(ctx, SearchRequest{
+		Query: req.Query, KnowledgeBases: req.KnowledgeBases, TopK: req.TopK, MinRelevance: req.MinRelevance,
+	})
+	if err != nil {
+		return ChatReply{}, err
+	}
+	model, name, err := s.models.Get(req.Model)
+	if err != nil {
+		return ChatReply{}, err
+	}
+	lreq, empty, err := Request(req, results)
+	if err != nil {
+		return ChatReply{}, err
+	}
+	lreq.Model = name
+	var resp llm.Response
+	if fn != nil {
+		resp, err = model.Stream(ctx, lreq, fn)
+	} else {
+		resp, err = model.Complete(ctx, lreq)
+	}
+	reply := ChatReply{
+		Answer:  mix.Answer{From: "kb", Text: resp.Text, Sources: Sources(results), Empty: empty, Response: resp},
+		Results: results,
+	}
+	if err != nil {
+		return reply, fmt.Errorf("kb chat: %w", err)
+	}
+	return reply, nil
+}
+
+var _ mix.Answerer = (*Service)(nil)
+
+// Answer is the knowledge-base answerer of mix_chat: it retrieves with the
+// standalone question (q.Retrieval()) from q.KnowledgeBases, or the
+// configured default knowledge bases, keeps the top q.TopK chunks whose
+// relevance reaches q.ScoreThreshold (0: the configured threshold) and
+// answers from them with the strict prompt. The conversation's history is
+// left out unless kb.history is set.
+func (s *Service) Answer(ctx context.Context, q mix.Query, fn func(delta string) error) (mix.Answer, error) {
+	kbs := q.KnowledgeBases
+	if len(kbs) == 0 {
+		kbs = s.cfg.DefaultKnowledgeBases
+	}
+	if len(kbs) == 0 {
+		return mix.Answer{From: "kb"}, fmt.Errorf("%w: no knowledge base named: pass knowledge_base_name or set kb.default_knowledge_bases", ErrBadRequest)
+	}
+	minRel := q.ScoreThreshold
+	if minRel <= 0 {
+		minRel = s.DefaultMinRelevance()
+	}
+	req := ChatRequest{
+		Query: q.Retrieval(), KnowledgeBases: kbs, TopK: q.TopK, MinRelevance: minRel,
+		Model: q.Model, Temperature: q.Temperature, MaxTokens: q.MaxTokens, PromptName: q.PromptName,
+	}
+	if s.cfg.History {
+		req.History = q.History
+	}
+	reply, err := s.Chat(ctx, req, fn)
+	return reply.Answer, err
+}

@@ -1,0 +1,181 @@
+package kb
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Vector stores a knowledge base can keep its vectors in.
+const (
+	StoreEmbedded = "embedded" // in-process HNSW persisted next to the KB's SQLite file
+	StoreQdrant   = "qdrant"   // a Qdrant server over gRPC, one collection per KB
+)
+
+// Units the splitter can measure chunks in.
+const (
+	UnitChars  = "chars"
+	UnitTokens = "tokens"
+)
+
+// Config configures knowledge bases. The zero value is not usable; start from
+// DefaultConfig.
+type Config struct {
+	// Dir holds one folder per knowledge base (DIR/NAME/kb.db and the
+	// uploaded originals in DIR/NAME/content/).
+	Dir string `yaml:"dir"`
+	// VectorStore is where new knowledge bases keep their vectors:
+	// "embedded" or "qdrant". A request may pick another per KB.
+	VectorStore string       `yaml:"vector_store"`
+	Qdrant      QdrantConfig `yaml:"qdrant"`
+	// EmbedModel names the embedder given to New; it is recorded in every
+	// KB built with it, and a KB built with another model refuses queries.
+	EmbedModel string `yaml:"embed_model"`
+	// EmbedBatch is the number of texts per embedding call.
+	EmbedBatch int `yaml:"embed_batch"`
+
+	// ChunkSize and ChunkOverlap are measured in ChunkUnit.
+	ChunkSize    int    `yaml:"chunk_size"`
+	ChunkOverlap int    `yaml:"chunk_overlap"`
+	ChunkUnit    string `yaml:"chunk_unit"`
+	// ZhTitleEnhance prefixes chunks with the title-like line they follow
+	// ("下文与(标题)有关。"), as Langchain-Chatchat's zh_title_enhance does.
+	ZhTitleEnhance bool `yaml:"zh_title_enhance"`
+
+	// TopK is the number of chunks a query returns by default.
+	TopK int `yaml:"top_k"`
+	// ScoreThreshold is the default threshold in Langchain-Chatchat's
+	// terms: a distance in [0,2], smaller is stricter, 2 keeps everything.
+	// It corresponds to the minimum relevance 1 - d²/2 (see Relevance).
+	ScoreThreshold float64 `yaml:"score_threshold"`
+
+	// VectorWeight is the share of vector similarity in the hybrid score
+	// (the rest is BM25), in (0,1]; 0 means automatic: 0.5 for an embedding
+	// model, 0.25 for the offline hash embedder, whose n-gram vectors add
+	// little to BM25 and are noisy for short questions.
+	VectorWeight float64 `yaml:"vector_weight"`
+
+	// MaxUploadBytes caps one upload request (all its files together).
+	MaxUploadBytes int64 `yaml:"max_upload_bytes"`
+
+	// DefaultKnowledgeBases are searched by the KB answerer when a query
+	// names none (mix_chat with no knowledge_base_name).
+	DefaultKnowledgeBases []string `yaml:"default_knowledge_bases"`
+	// Model is the LLM the KB answerer calls when a query names none; ""
+	// means the models' default.
+	Model string `yaml:"model"`
+	// History lets the KB answerer see the conversation's history. Off by
+	// default: history tends to outrank the retrieved knowledge.
+	History bool `yaml:"history"`
+
+	Reranker RerankerConfig `yaml:"reranker"`
+}
+
+// QdrantConfig locates a Qdrant server.
+type QdrantConfig struct {
+	Addr             string `yaml:"addr"` // host:port of the gRPC API (6334)
+	APIKey           string `yaml:"api_key"`
+	TLS              bool   `yaml:"tls"`
+	CollectionPrefix string `yaml:"collection_prefix"` // collections are PREFIX + KB name
+}
+
+// RerankerConfig configures the optional reranker over an OpenAI-style
+// (Jina/Cohere/Xinference) /rerank endpoint.
+type RerankerConfig struct {
+	Enabled bool   `yaml:"enabled"`
+	BaseURL string `yaml:"base_url"` // e.g. http://localhost:9997/v1
+	APIKey  string `yaml:"api_key"`
+	Model   string `yaml:"model"` // e.g. bge-reranker-v2-m3
+	// Candidates is how many fused hits are reranked before the top k are
+	// kept.
+	Candidates int `yaml:"candidates"`
+}
+
+// DefaultConfig returns the defaults: embedded vectors under data/kb,
+// Chatchat's chunking (250 characters, overlap 50), top 3, threshold 1.0.
+func DefaultConfig() Config {
+	return Config{
+		Dir:            "data/kb",
+		VectorStore:    StoreEmbedded,
+		Qdrant:         QdrantConfig{Addr: "localhost:6334", CollectionPrefix: "mixchat_"},
+		EmbedModel:     "hash-512",
+		EmbedBatch:     32,
+		ChunkSize:      250,
+		ChunkOverlap:   50,
+		ChunkUnit:      UnitChars,
+		TopK:           3,
+		ScoreThreshold: 1.0,
+		MaxUploadBytes: 200 << 20,
+		Reranker:       RerankerConfig{Candidates: 20},
+	}
+}
+
+// ErrInvalidConfig is wrapped by every error Validate returns.
+var ErrInvalidConfig = errors.New("invalid kb config")
+
+// Validate checks c and names the offending field (kb.chunk_size ...) and
+// its allowed values.
+func (c Config) Validate() error {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if strings.TrimSpace(c.Dir) == "" {
+		bad("kb.dir is empty: set a directory for the knowledge bases")
+	}
+	switch c.VectorStore {
+	case StoreEmbedded, StoreQdrant:
+	default:
+		bad("kb.vector_store is %q: use %q or %q", c.VectorStore, StoreEmbedded, StoreQdrant)
+	}
+	if c.VectorStore == StoreQdrant && strings.TrimSpace(c.Qdrant.Addr) == "" {
+		bad("kb.qdrant.addr is empty: set host:port of Qdrant's gRPC port (6334)")
+	}
+	if strings.TrimSpace(c.EmbedModel) == "" {
+		bad("kb.embed_model is empty: name the embedding model (e.g. hash-512 or bge-m3)")
+	}
+	if c.EmbedBatch < 1 || c.EmbedBatch > 2048 {
+		bad("kb.embed_batch is %d: use 1..2048", c.EmbedBatch)
+	}
+	if c.ChunkSize < 10 || c.ChunkSize > 100000 {
+		bad("kb.chunk_size is %d: use 10..100000", c.ChunkSize)
+	}
+	if c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkSize {
+		bad("kb.chunk_overlap is %d: use 0..chunk_size-1 (%d)", c.ChunkOverlap, c.ChunkSize-1)
+	}
+	switch c.ChunkUnit {
+	case UnitChars, UnitTokens:
+	default:
+		bad("kb.chunk_unit is %q: use %q or %q", c.ChunkUnit, UnitChars, UnitTokens)
+	}
+	if c.TopK < 1 || c.TopK > 1000 {
+		bad("kb.top_k is %d: use 1..1000", c.TopK)
+	}
+	if c.ScoreThreshold < 0 || c.ScoreThreshold > 2 {
+		bad("kb.score_threshold is %g: use a distance in 0..2 (smaller is stricter, 2 keeps everything)", c.ScoreThreshold)
+	}
+	if c.VectorWeight < 0 || c.VectorWeight > 1 {
+		bad("kb.vector_weight is %g: use 0 (automatic) or a share in (0,1]", c.VectorWeight)
+	}
+	if c.MaxUploadBytes < 1 {
+		bad("kb.max_upload_bytes is %d: use a positive number of bytes", c.MaxUploadBytes)
+	}
+	for _, n := range c.DefaultKnowledgeBases {
+		if err := ValidName(n); err != nil {
+			bad("kb.default_knowledge_bases: %v", err)
+		}
+	}
+	if c.Reranker.Enabled {
+		if strings.TrimSpace(c.Reranker.BaseURL) == "" {
+			bad("kb.reranker.base_url is empty: set the rerank endpoint's base URL or disable kb.reranker.enabled")
+		}
+		if strings.TrimSpace(c.Reranker.Model) == "" {
+			bad("kb.reranker.model is empty: name the rerank model")
+		}
+	}
+	if c.Reranker.Candidates < 0 || c.Reranker.Candidates > 1000 {
+		bad("kb.reranker.candidates is %d: use 0..1000 (0 means 20)", c.Reranker.Candidates)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, strings.Join(errs, "; "))
+	}
+	return nil
+}

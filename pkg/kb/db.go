@@ -1,0 +1,391 @@
+package kb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+)
+
+// schema is the layout of a knowledge base's SQLite file. files holds one
+// row per document, chunks its pieces with their term frequencies (for
+// BM25) and vectors (so the vector index can be rebuilt or re-pushed to
+// Qdrant without re-embedding). meta holds the KB's settings and the
+// generation counter, bumped by every change, that tells whether the
+// on-disk HNSW snapshot is current.
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS files (
+	name             TEXT PRIMARY KEY,
+	hash             TEXT NOT NULL,
+	size             INTEGER NOT NULL,
+	mtime            INTEGER NOT NULL,
+	chunks           INTEGER NOT NULL,
+	custom_docs      INTEGER NOT NULL DEFAULT 0,
+	chunk_size       INTEGER NOT NULL DEFAULT 0,
+	chunk_overlap    INTEGER NOT NULL DEFAULT 0,
+	zh_title_enhance INTEGER NOT NULL DEFAULT 0,
+	created_at       INTEGER NOT NULL,
+	updated_at       INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+	id       TEXT PRIMARY KEY,
+	file     TEXT NOT NULL REFERENCES files(name) ON DELETE CASCADE,
+	seq      INTEGER NOT NULL,
+	text     TEXT NOT NULL,
+	metadata TEXT NOT NULL,
+	terms    TEXT NOT NULL,
+	vector   BLOB
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file, seq);
+`
+
+// openDB opens (creating if needed) the SQLite file at path.
+func openDB(ctx context.Context, path string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// FileInfo describes a document of a knowledge base.
+type FileInfo struct {
+	Name           string    `json:"file_name"`
+	Hash           string    `json:"hash"` // hex SHA-256 of the content
+	Size           int64     `json:"file_size"`
+	ModTime        time.Time `json:"file_mtime"`
+	Chunks         int       `json:"docs_count"`
+	CustomDocs     bool      `json:"custom_docs"`
+	ChunkSize      int       `json:"chunk_size"`
+	ChunkOverlap   int       `json:"chunk_overlap"`
+	ZhTitleEnhance bool      `json:"zh_title_enhance"`
+	CreatedAt      time.Time `json:"create_time"`
+	UpdatedAt      time.Time `json:"update_time"`
+}
+
+func getMeta(ctx context.Context, q querier, key string) (string, error) {
+	var v string
+	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+func setMeta(ctx context.Context, q querier, key, value string) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}
+
+// bumpGeneration increments the change counter inside tx and returns the
+// new value.
+func bumpGeneration(ctx context.Context, tx *sql.Tx) (uint64, error) {
+	v, err := getMeta(ctx, tx, "generation")
+	if err != nil {
+		return 0, err
+	}
+	g, _ := strconv.ParseUint(v, 10, 64)
+	g++
+	return g, setMeta(ctx, tx, "generation", strconv.FormatUint(g, 10))
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+const fileColumns = `name, hash, size, mtime, chunks, custom_docs, chunk_size, chunk_overlap, zh_title_enhance, created_at, updated_at`
+
+func scanFile(sc interface{ Scan(...any) error }) (FileInfo, error) {
+	var f FileInfo
+	var mtime, created, updated int64
+	var custom, zh int
+	err := sc.Scan(&f.Name, &f.Hash, &f.Size, &mtime, &f.Chunks, &custom, &f.ChunkSize, &f.ChunkOverlap, &zh, &created, &updated)
+	f.ModTime = time.UnixMilli(mtime)
+	f.CreatedAt = time.UnixMilli(created)
+	f.UpdatedAt = time.UnixMilli(updated)
+	f.CustomDocs = custom != 0
+	f.ZhTitleEnhance = zh != 0
+	return f, err
+}
+
+func listFiles(ctx context.Context, q querier) ([]FileInfo, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+fileColumns+` FROM files ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []FileInfo
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+func getFile(ctx context.Context, q querier, name string) (FileInfo, error) {
+	f, err := scanFile(q.QueryRowContext(ctx, `SELECT `+fileColumns+` FROM files WHERE name = ?`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return FileInfo{}, fmt.Errorf("file %q: %w", name, ErrNotFound)
+	}
+	return f, err
+}
+
+// chunkIDs returns the ids of a file's chunks.
+func chunkIDs(ctx context.Context, q querier, file string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM chunks WHERE file = ?`, file)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// allChunkIDs returns the ids of every chunk.
+func allChunkIDs(ctx context.Context, q querier) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM chunks`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// storedChunk is a chunk row with its term frequencies.
+type storedChunk struct {
+	Chunk
+	Terms map[string]int
+}
+
+// replaceFile writes a file's record and chunks in tx, removing the chunks
+// it had. It returns the ids removed.
+func replaceFile(ctx context.Context, tx *sql.Tx, f FileInfo, chunks []storedChunk) ([]string, error) {
+	old, err := chunkIDs(ctx, tx, f.Name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE file = ?`, f.Name); err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixMilli()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO files(`+fileColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT(name) DO UPDATE SET hash=excluded.hash, size=excluded.size, mtime=excluded.mtime,
+		chunks=excluded.chunks, custom_docs=excluded.custom_docs, chunk_size=excluded.chunk_size,
+		chunk_overlap=excluded.chunk_overlap, zh_title_enhance=excluded.zh_title_enhance, updated_at=excluded.updated_at`,
+		f.Name, f.Hash, f.Size, f.ModTime.UnixMilli(), len(chunks), boolInt(f.CustomDocs), f.ChunkSize, f.ChunkOverlap,
+		boolInt(f.ZhTitleEnhance), now, now); err != nil {
+		return nil, err
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, file, seq, text, metadata, terms, vector) VALUES(?,?,?,?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET file=excluded.file, seq=excluded.seq, text=excluded.text,
+		metadata=excluded.metadata, terms=excluded.terms, vector=excluded.vector`)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	for _, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		meta, err := json.Marshal(c.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("chunk %s metadata: %w", c.ID, err)
+		}
+		terms, err := json.Marshal(c.Terms)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := stmt.ExecContext(ctx, c.ID, f.Name, c.Seq, c.Text, string(meta), string(terms), encodeVector(c.Vector)); err != nil {
+			return nil, fmt.Errorf("insert chunk %d of %s: %w", c.Seq, f.Name, err)
+		}
+	}
+	return old, nil
+}
+
+// deleteFileRows removes a file and its chunks in tx and returns the chunk
+// ids removed.
+func deleteFileRows(ctx context.Context, tx *sql.Tx, name string) ([]string, error) {
+	ids, err := chunkIDs(ctx, tx, name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE file = ?`, name); err != nil {
+		return nil, err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM files WHERE name = ?`, name)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, fmt.Errorf("file %q: %w", name, ErrNotFound)
+	}
+	return ids, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// encodeVector stores v as little-endian float32s.
+func encodeVector(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVector(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// scanChunks reads chunk rows (id, file, seq, text, metadata[, terms, vector]).
+func scanChunk(rows *sql.Rows, full bool) (storedChunk, error) {
+	var c storedChunk
+	var meta string
+	var err error
+	if full {
+		var terms string
+		var vec []byte
+		err = rows.Scan(&c.ID, &c.File, &c.Seq, &c.Text, &meta, &terms, &vec)
+		if err == nil {
+			if err = json.Unmarshal([]byte(terms), &c.Terms); err != nil {
+				return c, fmt.Errorf("chunk %s terms: %w", c.ID, err)
+			}
+			c.Vector = decodeVector(vec)
+		}
+	} else {
+		err = rows.Scan(&c.ID, &c.File, &c.Seq, &c.Text, &meta)
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal([]byte(meta), &c.Metadata); err != nil {
+		return c, fmt.Errorf("chunk %s metadata: %w", c.ID, err)
+	}
+	return c, nil
+}
+
+// chunksByID loads the chunks with the given ids (those that exist).
+func chunksByID(ctx context.Context, q querier, ids []string) (map[string]Chunk, error) {
+	out := make(map[string]Chunk, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := q.QueryContext(ctx, `SELECT id, file, seq, text, metadata FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			c, err := scanChunk(rows, false)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[c.ID] = c.Chunk
+		}
+		err = rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// likePattern quotes LIKE's escape character; Chatchat's file_name filter
+// takes SQL wildcards (% and _) as they are.
+func likePattern(p string) string { return strings.ReplaceAll(p, `\`, `\\`) }
+
+// filterChunks lists the chunks whose file matches the SQL LIKE pattern
+// filePattern ("" = any) and whose first-level metadata equals meta
+// (compared as JSON).
+func filterChunks(ctx context.Context, q querier, filePattern string, meta map[string]any) ([]Chunk, error) {
+	query := `SELECT id, file, seq, text, metadata FROM chunks`
+	var args []any
+	if filePattern != "" {
+		query += ` WHERE file LIKE ? ESCAPE '\'`
+		args = append(args, likePattern(filePattern))
+	}
+	query += ` ORDER BY file, seq`
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Chunk{}
+	match := compileFilter(Filter{Metadata: meta})
+	for rows.Next() {
+		c, err := scanChunk(rows, false)
+		if err != nil {
+			return nil, err
+		}
+		if match.match(c.ID, c.File, c.Metadata) {
+			out = append(out, c.Chunk)
+		}
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,128 @@
+package kb
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Sentinel errors; test with errors.Is.
+var (
+	// ErrNotFound: the knowledge base or file does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a knowledge base or file of that name already exists.
+	ErrExists = errors.New("already exists")
+	// ErrInvalidName: the name is empty or could escape the KB directory.
+	ErrInvalidName = errors.New("invalid name")
+	// ErrEmptyName: the name is empty or only white space.
+	ErrEmptyName = errors.New("empty name")
+	// ErrUnsupported: no loader reads files of that type.
+	ErrUnsupported = errors.New("unsupported file type")
+	// ErrCorrupt: the file could not be parsed as its type says.
+	ErrCorrupt = errors.New("corrupt file")
+	// ErrNoText: the file parsed but holds no text (e.g. a scanned PDF).
+	ErrNoText = errors.New("no text")
+	// ErrEmbedModel: the KB was built with another embedding model than
+	// the one configured to query it.
+	ErrEmbedModel = errors.New("embedding model mismatch")
+	// ErrBadRequest: a parameter is out of range or malformed.
+	ErrBadRequest = errors.New("bad request")
+)
+
+// FileError is a per-file failure of an ingestion; one bad file never
+// aborts the others.
+type FileError struct {
+	File string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.File + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// maxNameRunes bounds knowledge-base and file names.
+const maxNameRunes = 200
+
+// ValidName checks a knowledge-base name: not empty, no path separators,
+// no "." or ".." and no control characters, at most 200 characters. It
+// returns ErrEmptyName or ErrInvalidName (wrapped, with the reason).
+func ValidName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w: knowledge base name is empty", ErrEmptyName)
+	}
+	if err := safeSegment(name); err != nil {
+		return fmt.Errorf("%w: knowledge base name %q %s", ErrInvalidName, name, err.Error())
+	}
+	return nil
+}
+
+// ValidFileName checks a document name inside a knowledge base. It may
+// contain "/" to keep a folder structure ("wiki/Home.md"), but every
+// segment obeys the rules of ValidName.
+func ValidFileName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w: file name is empty", ErrEmptyName)
+	}
+	if strings.HasPrefix(name, "/") || strings.Contains(name, "\\") || utf8.RuneCountInString(name) > 4*maxNameRunes {
+		return fmt.Errorf("%w: file name %q must be a relative path with / separators", ErrInvalidName, name)
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if err := safeSegment(seg); err != nil {
+			return fmt.Errorf("%w: file name %q %s", ErrInvalidName, name, err.Error())
+		}
+	}
+	return nil
+}
+
+func safeSegment(s string) error {
+	switch {
+	case s == "":
+		return errors.New("has an empty path segment")
+	case s == "." || s == ".." || strings.Contains(s, "../") || strings.Contains(s, "..\\"):
+		return errors.New("must not contain \".\" or \"..\" segments")
+	case strings.ContainsAny(s, "/\\"):
+		return errors.New("must not contain / or \\")
+	case !utf8.ValidString(s):
+		return errors.New("is not valid UTF-8")
+	case utf8.RuneCountInString(s) > maxNameRunes:
+		return fmt.Errorf("is longer than %d characters", maxNameRunes)
+	case strings.TrimSpace(s) != s:
+		return errors.New("must not start or end with white space")
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return errors.New("must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// DistanceToRelevance converts a Langchain-Chatchat score threshold (the
+// Euclidean distance d of unit vectors, 0..2, smaller is closer) to mixchat's
+// normalised relevance: 1 - d²/2, which is the cosine of the two vectors,
+// clamped to [0,1]. So d = 0 → 1 (only perfect matches), d = 1 (Chatchat's
+// default) → 0.5, d ≥ √2 → 0 (keep everything).
+func DistanceToRelevance(d float64) float64 {
+	if math.IsNaN(d) {
+		return 0
+	}
+	return clamp01(1 - d*d/2)
+}
+
+// RelevanceToDistance is the inverse of DistanceToRelevance for reporting a
+// relevance r in [0,1] as a Chatchat score: √(2(1-r)), in [0, √2].
+func RelevanceToDistance(r float64) float64 {
+	return math.Sqrt(2 * (1 - clamp01(r)))
+}
+
+func clamp01(x float64) float64 {
+	switch {
+	case x < 0:
+		return 0
+	case x > 1:
+		return 1
+	}
+	return x
+}

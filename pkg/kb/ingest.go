@@ -1,0 +1,427 @@
+package kb
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+)
+
+// chunkNamespace seeds the chunk ids (UUIDv5, which Qdrant accepts as point
+// ids): the same KB, file, content and position give the same id.
+var chunkNamespace = uuid.MustParse("6f1c2a52-8d0e-4c57-9a51-2f4f0b7f3d10")
+
+// Progress reports ingestion as it goes: one event when a file starts, one
+// per embedded batch, one when it ends (done, skipped or failed).
+type Progress struct {
+	File     string `json:"file"`
+	Index    int    `json:"index"` // 1-based position of the file in the request
+	Total    int    `json:"total"` // files in the request
+	Stage    string `json:"stage"` // "start", "embed", "done", "skipped", "failed"
+	Chunks   int    `json:"chunks"`
+	Embedded int    `json:"embedded"` // chunks embedded so far (Stage "embed")
+	Err      error  `json:"-"`
+}
+
+// Ingestion stages.
+const (
+	StageStart   = "start"
+	StageEmbed   = "embed"
+	StageDone    = "done"
+	StageSkipped = "skipped"
+	StageFailed  = "failed"
+)
+
+// ingestJob is one file to (re)index.
+type ingestJob struct {
+	name   string
+	data   []byte     // the original; nil for custom docs without a file
+	docs   []Document // custom docs; nil to load data
+	save   bool       // write data to the content folder
+	force  bool       // re-index even when unchanged
+	split  Splitter
+	params fileParams
+}
+
+type fileParams struct {
+	chunkSize, chunkOverlap int
+	zhTitle                 bool
+}
+
+// ingestResult says what happened to one file.
+type ingestResult struct {
+	chunks  int
+	skipped bool // the content and parameters were unchanged
+}
+
+func contentHash(data []byte, docs []Document) string {
+	h := sha256.New()
+	if docs != nil {
+		b, _ := json.Marshal(docs)
+		h.Write([]byte("custom-docs\x00"))
+		h.Write(b)
+	} else {
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// contentPath is where a document's original is kept.
+func (b *base) contentPath(name string) string {
+	return filepath.Join(b.dir, contentDir, filepath.FromSlash(name))
+}
+
+// ingest indexes one file: load, split, embed, then replace the file's
+// chunks in one transaction. Until the commit nothing is changed, so an
+// error or a cancelled ctx leaves the KB as it was; after it the in-memory
+// indexes follow. The caller holds b.wmu.
+func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batch int, report func(Progress)) (ingestResult, error) {
+	hash := contentHash(job.data, job.docs)
+	if !job.force {
+		if old, err := getFile(ctx, b.db, job.name); err == nil && old.Hash == hash &&
+			old.ChunkSize == job.params.chunkSize && old.ChunkOverlap == job.params.chunkOverlap &&
+			old.ZhTitleEnhance == job.params.zhTitle && old.CustomDocs == (job.docs != nil) {
+			return ingestResult{chunks: old.Chunks, skipped: true}, nil
+		} else if err != nil && !errors.Is(err, ErrNotFound) {
+			return ingestResult{}, err
+		}
+	}
+	docs := job.docs
+	if docs == nil {
+		var err error
+		if docs, err = Load(job.name, job.data); err != nil {
+			return ingestResult{}, err
+		}
+	} else {
+		for i := range docs {
+			if docs[i].Metadata == nil {
+				docs[i].Metadata = map[string]any{}
+			}
+			docs[i].Metadata["source"] = job.name
+		}
+	}
+	pieces := job.split.Split(docs)
+	if len(pieces) == 0 {
+		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
+	}
+	chunks := make([]storedChunk, len(pieces))
+	inputs := make([]string, len(pieces))
+	for i, p := range pieces {
+		id := uuid.NewSHA1(chunkNamespace, []byte(b.name+"\x00"+job.name+"\x00"+hash+"\x00"+strconv.Itoa(i))).String()
+		chunks[i] = storedChunk{
+			Chunk: Chunk{ID: id, File: job.name, Seq: i, Text: p.Text, Metadata: p.Metadata},
+		}
+		title := titleOf(job.name, p.Metadata)
+		chunks[i].Terms = termCounts(chunkTerms(title, p.Text))
+		inputs[i] = embedText(p.Text)
+	}
+	report(Progress{Stage: StageEmbed, Chunks: len(chunks)})
+	for start := 0; start < len(inputs); start += batch {
+		end := min(start+batch, len(inputs))
+		vecs, err := emb.Embed(ctx, inputs[start:end])
+		if err != nil {
+			return ingestResult{}, fmt.Errorf("embed chunks %d-%d: %w", start+1, end, err)
+		}
+		if len(vecs) != end-start {
+			return ingestResult{}, fmt.Errorf("embed chunks %d-%d: got %d vectors for %d texts", start+1, end, len(vecs), end-start)
+		}
+		for i, v := range vecs {
+			chunks[start+i].Vector = v
+		}
+		report(Progress{Stage: StageEmbed, Chunks: len(chunks), Embedded: end})
+	}
+	if err := b.checkDim(chunks); err != nil {
+		return ingestResult{}, err
+	}
+
+	// The original goes to a temporary file first and is renamed into place
+	// after the commit.
+	var tmpPath string
+	if job.save {
+		dst := b.contentPath(job.name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(dst), ".upload-*")
+		if err != nil {
+			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
+		}
+		tmpPath = tmp.Name()
+		defer os.Remove(tmpPath) // a no-op after the rename
+		_, err = tmp.Write(job.data)
+		if err == nil {
+			err = tmp.Sync()
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
+		}
+	}
+
+	plain := make([]Chunk, len(chunks))
+	for i, c := range chunks {
+		plain[i] = c.Chunk
+	}
+	// A remote store gets the new points before the commit: until then no
+	// chunk row names them, so searches ignore them, and a crash leaves
+	// only unreferenced points behind.
+	if b.mem == nil {
+		if err := b.vec.Upsert(ctx, plain); err != nil {
+			return ingestResult{}, fmt.Errorf("upsert vectors: %w", err)
+		}
+	}
+	f := FileInfo{
+		Name: job.name, Hash: hash, Size: int64(len(job.data)), ModTime: time.Now(),
+		CustomDocs: job.docs != nil, ChunkSize: job.params.chunkSize, ChunkOverlap: job.params.chunkOverlap,
+		ZhTitleEnhance: job.params.zhTitle,
+	}
+	old, gen, err := b.commitFile(ctx, f, chunks)
+	if err != nil {
+		if b.mem == nil {
+			// Best effort: the points are unreferenced either way.
+			_ = b.vec.Delete(context.WithoutCancel(ctx), Filter{IDs: idsOf(plain)})
+		}
+		return ingestResult{}, err
+	}
+	if tmpPath != "" {
+		if err := os.Rename(tmpPath, b.contentPath(job.name)); err != nil {
+			return ingestResult{}, fmt.Errorf("save %s (indexed): %w", job.name, err)
+		}
+	}
+	b.applyFile(old, chunks, gen)
+	return ingestResult{chunks: len(chunks)}, nil
+}
+
+// titleOf is the title a chunk falls under: its section's heading path,
+// or the file name (without folder and extension) for text without
+// headings.
+func titleOf(file string, meta map[string]any) string {
+	if t, _ := meta["section"].(string); t != "" {
+		return t
+	}
+	base := path.Base(file)
+	return strings.TrimSuffix(base, path.Ext(base))
+}
+
+// saveOriginal writes a document's original into the content folder
+// (temporary file, then rename).
+func (b *base) saveOriginal(name string, data []byte) error {
+	dst := b.contentPath(name)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("save %s: %w", name, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".upload-*")
+	if err != nil {
+		return fmt.Errorf("save %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		return fmt.Errorf("save %s: %w", name, err)
+	}
+	return nil
+}
+
+func idsOf(cs []Chunk) []string {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// checkDim checks the vectors against the KB's dimension (recorded by the
+// first ingestion).
+func (b *base) checkDim(chunks []storedChunk) error {
+	dim := b.getInfo().Dim
+	for _, c := range chunks {
+		if len(c.Vector) == 0 {
+			return fmt.Errorf("embed chunk %d: empty vector", c.Seq+1)
+		}
+		if dim == 0 {
+			dim = len(c.Vector)
+		}
+		if len(c.Vector) != dim {
+			return fmt.Errorf("%w: the embedder returned %d dimensions, the knowledge base holds %d", ErrEmbedModel, len(c.Vector), dim)
+		}
+	}
+	return nil
+}
+
+// commitFile replaces the file's rows in one transaction and returns the
+// ids it removed and the new generation.
+func (b *base) commitFile(ctx context.Context, f FileInfo, chunks []storedChunk) ([]string, uint64, error) {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	old, err := replaceFile(ctx, tx, f, chunks)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store %s: %w", f.Name, err)
+	}
+	if b.getInfo().Dim == 0 && len(chunks) > 0 {
+		if err := setMeta(ctx, tx, "dim", strconv.Itoa(len(chunks[0].Vector))); err != nil {
+			return nil, 0, err
+		}
+	}
+	gen, err := bumpGeneration(ctx, tx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, 0, fmt.Errorf("commit %s: %w", f.Name, err)
+	}
+	if len(chunks) > 0 {
+		b.mu.Lock()
+		if b.info.Dim == 0 {
+			b.info.Dim = len(chunks[0].Vector)
+		}
+		b.mu.Unlock()
+	}
+	return old, gen, nil
+}
+
+// applyFile brings the in-memory indexes up to a committed replacement.
+func (b *base) applyFile(old []string, chunks []storedChunk, gen uint64) {
+	keep := make(map[string]bool, len(chunks))
+	for _, c := range chunks {
+		keep[c.ID] = true
+		b.lex.AddCounts(c.ID, c.Terms)
+	}
+	var gone []string
+	for _, id := range old {
+		if !keep[id] {
+			b.lex.Remove(id)
+			gone = append(gone, id)
+		}
+	}
+	bg := context.Background()
+	if b.mem != nil {
+		plain := make([]Chunk, len(chunks))
+		for i, c := range chunks {
+			plain[i] = c.Chunk
+		}
+		if len(gone) > 0 {
+			_ = b.mem.Delete(bg, Filter{IDs: gone})
+		}
+		_ = b.mem.Upsert(bg, plain) // dimensions were checked before the commit
+	} else if len(gone) > 0 {
+		// Stale points are ignored by searches; removing them is tidying.
+		_ = b.vec.Delete(bg, Filter{IDs: gone})
+	}
+	b.gen = gen
+}
+
+// deleteFile removes a document's rows (one transaction), then its chunks
+// from the indexes, and its original when deleteContent is set.
+func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) error {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ids, err := deleteFileRows(ctx, tx, name)
+	if err != nil {
+		return err
+	}
+	gen, err := bumpGeneration(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		b.lex.Remove(id)
+	}
+	if len(ids) > 0 {
+		_ = b.vec.Delete(context.WithoutCancel(ctx), Filter{IDs: ids})
+	}
+	b.gen = gen
+	if deleteContent {
+		if err := os.Remove(b.contentPath(name)); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("delete original of %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// clear removes every file and chunk (one transaction) and empties the
+// indexes; the originals stay.
+func (b *base) clear(ctx context.Context) error {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ids, err := allChunkIDs(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM files`); err != nil {
+		return err
+	}
+	if err := setMeta(ctx, tx, "dim", "0"); err != nil {
+		return err
+	}
+	gen, err := bumpGeneration(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		b.lex.Remove(id)
+	}
+	if err := b.vec.Drop(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("drop vectors: %w", err)
+	}
+	b.mu.Lock()
+	b.info.Dim = 0
+	b.mu.Unlock()
+	b.gen = gen
+	return nil
+}
+
+// fileNames lists the KB's documents.
+func (b *base) fileNames(ctx context.Context) ([]string, error) {
+	fs, err := listFiles(ctx, b.db)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+	}
+	slices.Sort(names)
+	return names, nil
+}

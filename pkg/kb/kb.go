@@ -1,0 +1,532 @@
+// Package kb is mixchat's knowledge bases: document loaders, the splitter,
+// the embedded hybrid (BM25 + vector) index and Qdrant, and the
+// knowledge-base answerer that answers strictly from what it finds.
+//
+// Each knowledge base lives in its own folder under Config.Dir: the
+// uploaded originals in content/ (for download and rebuilds) and one SQLite
+// file, kb.db, holding the documents (name, hash, size, chunk count), their
+// chunks (text, metadata, BM25 term frequencies, vector) and the KB's
+// settings (embedding model, dimension, vector store). A document is
+// replaced in one transaction, so an interrupted upload leaves the KB as it
+// was or fully updated. At open the in-memory BM25 index and HNSW graph are
+// read from snapshots written next to kb.db (or rebuilt from the rows when
+// the snapshots are stale) and then updated after every commit; with Qdrant
+// the vectors live in a collection per KB and BM25 stays local.
+//
+// Retrieval is hybrid. BM25 runs over pkg/text's terms of the text with
+// traditional Chinese folded to simplified (text.Fold, so 貞 matches 贞), plus
+// a title field: the section heading a chunk falls under (or its file name)
+// as characters and bigrams, weighted double in queries and double again
+// for the chunk that holds the heading, so "乾卦的卦辞" finds the section
+// "第一卦乾 乾為天". Question scaffolding (是什么, 请问, 吗 ...) is dropped
+// from queries. The vector side is the configured embedder's cosine.
+//
+// Scores: every search returns a relevance in [0,1], higher is more
+// relevant, the same for every vector store: retrieve.Hybrid's weighted
+// sum w·cosine + (1−w)·lexical, where w is kb.vector_weight (0.5 for an
+// embedding model, 0.25 for the offline hash embedder) and the lexical
+// relevance is the BM25 score over half the query's information (the BM25
+// score of a chunk holding each query word once; words no chunk holds count
+// with the largest IDF), capped at 1. Langchain-Chatchat's score_threshold,
+// a distance d in [0,2] where smaller is stricter, maps to the minimum
+// relevance 1 − d²/2 (the cosine of unit vectors at distance d; see
+// DistanceToRelevance): Chatchat's default 1.0 keeps relevance ≥ 0.5.
+package kb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/retrieve"
+)
+
+// Models resolves a model name ("" = the default) to a model and its
+// resolved name.
+type Models interface {
+	Get(name string) (llm.Model, string, error)
+}
+
+// Reranker scores documents against a query, one score per document in
+// order, higher is more relevant (retrieve.Reranker is one).
+type Reranker interface {
+	Rerank(ctx context.Context, query string, docs []string) ([]float64, error)
+}
+
+// Option configures a Service beyond its Config.
+type Option func(*Service)
+
+// WithReranker sets the reranker (instead of the one Config.Reranker
+// describes).
+func WithReranker(r Reranker) Option { return func(s *Service) { s.rerank = r } }
+
+// WithQdrantClient sets the Qdrant client used for KBs whose vectors live in
+// Qdrant (instead of one dialled from Config.Qdrant). The Service does not
+// close it.
+func WithQdrantClient(c *qdrant.Client) Option {
+	return func(s *Service) { s.qdrant, s.ownQdrant = c, false }
+}
+
+// Service manages knowledge bases and answers from them. It is safe for
+// concurrent use. Close it to save the index snapshots.
+type Service struct {
+	cfg    Config
+	emb    llm.Embedder
+	models Models
+	rerank Reranker
+	// vectorWeight is the vector share of the hybrid score.
+	vectorWeight float64
+
+	qmu       sync.Mutex
+	qdrant    *qdrant.Client
+	ownQdrant bool
+
+	mu       sync.Mutex
+	open     map[string]*base
+	deleting map[string]bool
+	closed   bool
+}
+
+// New returns a Service over the knowledge bases in cfg.Dir (created if
+// missing). embedder embeds chunks and queries; its name is
+// cfg.EmbedModel. models answers questions (nil: Chat and Answer fail, the
+// rest works).
+func New(cfg Config, embedder llm.Embedder, models Models, opts ...Option) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if embedder == nil {
+		return nil, errors.New("kb: no embedder")
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kb: create %s: %w", cfg.Dir, err)
+	}
+	s := &Service{cfg: cfg, emb: embedder, models: models, open: map[string]*base{}, deleting: map[string]bool{}, ownQdrant: true}
+	for _, o := range opts {
+		o(s)
+	}
+	s.vectorWeight = cfg.VectorWeight
+	if s.vectorWeight == 0 {
+		s.vectorWeight = 0.5
+		if _, ok := embedder.(*retrieve.HashEmbedder); ok {
+			// Measured on the Zhouyi questions (TestZhouyiRetrieval): the
+			// hash embedder's n-gram cosines are noisy for short questions
+			// and repeat what BM25 already sees.
+			s.vectorWeight = 0.25
+		}
+	}
+	if s.rerank == nil && cfg.Reranker.Enabled {
+		s.rerank = retrieve.NewReranker(cfg.Reranker.BaseURL, cfg.Reranker.APIKey, cfg.Reranker.Model, nil)
+	}
+	return s, nil
+}
+
+// Config returns the service's configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// Close saves every open KB's snapshots and closes it.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	open := s.open
+	s.open = map[string]*base{}
+	s.mu.Unlock()
+	var errs []error
+	for _, b := range open {
+		errs = append(errs, b.close()) // waits for the KB's running operations
+	}
+	s.qmu.Lock()
+	if s.qdrant != nil && s.ownQdrant {
+		errs = append(errs, s.qdrant.Close())
+	}
+	s.qmu.Unlock()
+	return errors.Join(errs...)
+}
+
+// qdrantClient returns the Qdrant client, dialling it on first use.
+func (s *Service) qdrantClient() (*qdrant.Client, error) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.qdrant != nil {
+		return s.qdrant, nil
+	}
+	host, portStr, err := splitHostPort(s.cfg.Qdrant.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("kb.qdrant.addr %q: %w", s.cfg.Qdrant.Addr, err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: port, APIKey: s.cfg.Qdrant.APIKey, UseTLS: s.cfg.Qdrant.TLS, SkipCompatibilityCheck: true})
+	if err != nil {
+		return nil, fmt.Errorf("connect to qdrant at %s: %w", s.cfg.Qdrant.Addr, err)
+	}
+	s.qdrant = c
+	return c, nil
+}
+
+func splitHostPort(addr string) (string, string, error) {
+	i := strings.LastIndex(addr, ":")
+	if i <= 0 || i == len(addr)-1 {
+		return "", "", errors.New("want host:port")
+	}
+	if _, err := strconv.Atoi(addr[i+1:]); err != nil {
+		return "", "", errors.New("want host:port with a numeric port")
+	}
+	return strings.Trim(addr[:i], "[]"), addr[i+1:], nil
+}
+
+// newStore makes the vector store a KB's info asks for.
+func (s *Service) newStore(info Info) (store, error) {
+	switch info.VectorStore {
+	case StoreEmbedded, "":
+		return NewMemIndex(info.Dim), nil
+	case StoreQdrant:
+		c, err := s.qdrantClient()
+		if err != nil {
+			return nil, err
+		}
+		return NewQdrantIndex(c, s.cfg.Qdrant.CollectionPrefix+info.Name), nil
+	}
+	return nil, fmt.Errorf("%w: vector store %q (use %s or %s)", ErrBadRequest, info.VectorStore, StoreEmbedded, StoreQdrant)
+}
+
+func (s *Service) kbDir(name string) string { return filepath.Join(s.cfg.Dir, name) }
+
+// exists reports whether a KB of that name exists on disk.
+func (s *Service) exists(name string) bool {
+	_, err := os.Stat(filepath.Join(s.kbDir(name), dbFile))
+	return err == nil
+}
+
+// get returns the open KB name, opening it if needed, held for one
+// operation: call release when done.
+func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
+	if err := ValidName(name); err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, nil, errors.New("kb: service closed")
+	}
+	b, ok := s.open[name]
+	if !ok {
+		if s.deleting[name] || !s.exists(name) {
+			s.mu.Unlock()
+			return nil, nil, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
+		}
+		var err error
+		b, err = openBase(ctx, name, s.kbDir(name), s.newStore)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, nil, err
+		}
+		if err := s.syncRemote(ctx, b); err != nil {
+			b.close()
+			s.mu.Unlock()
+			return nil, nil, err
+		}
+		s.open[name] = b
+	}
+	s.mu.Unlock()
+	if err := b.acquire(); err != nil {
+		return nil, nil, err
+	}
+	return b, b.life.RUnlock, nil
+}
+
+// checkModel refuses a KB built with another embedding model than the
+// service's.
+func (s *Service) checkModel(b *base) error {
+	info := b.getInfo()
+	if info.EmbedModel != "" && info.EmbedModel != s.cfg.EmbedModel {
+		return fmt.Errorf("%w: knowledge base %s was built with embedding model %q but this server embeds with %q: "+
+			"rebuild it with recreate_vector_store (or `mixchat kb add --force`), or set kb.embed_model back to %q",
+			ErrEmbedModel, info.Name, info.EmbedModel, s.cfg.EmbedModel, info.EmbedModel)
+	}
+	return nil
+}
+
+// List returns the knowledge bases, sorted by name.
+func (s *Service) List(ctx context.Context) ([]Info, error) {
+	names, err := s.Names()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(names))
+	for _, n := range names {
+		info, err := s.Info(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Names returns the names of the knowledge bases, sorted.
+func (s *Service) Names() ([]string, error) {
+	entries, err := os.ReadDir(s.cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("list knowledge bases: %w", err)
+	}
+	names := []string{}
+	for _, e := range entries {
+		if e.IsDir() && ValidName(e.Name()) == nil && s.exists(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Info describes one knowledge base.
+func (s *Service) Info(ctx context.Context, name string) (Info, error) {
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return Info{}, err
+	}
+	defer release()
+	return b.counts(ctx, b.getInfo())
+}
+
+// Exists reports whether the knowledge base exists.
+func (s *Service) Exists(name string) bool { return ValidName(name) == nil && s.exists(name) }
+
+// CreateOptions are the settings of a new knowledge base.
+type CreateOptions struct {
+	// VectorStore is "embedded" or "qdrant"; "" (and Chatchat's "faiss",
+	// the default its clients send) mean the configured kb.vector_store.
+	VectorStore string
+	// EmbedModel must be "" or the configured kb.embed_model.
+	EmbedModel string
+	Info       string
+}
+
+// resolveStore maps a requested vector store to one this server has.
+func (s *Service) resolveStore(vs string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(vs)) {
+	case "", "faiss", "default":
+		return s.cfg.VectorStore, nil
+	case StoreEmbedded:
+		return StoreEmbedded, nil
+	case StoreQdrant:
+		return StoreQdrant, nil
+	}
+	return "", fmt.Errorf("%w: vector store %q is not supported: use %s or %s", ErrBadRequest, vs, StoreEmbedded, StoreQdrant)
+}
+
+func (s *Service) resolveModel(m string) (string, error) {
+	m = strings.TrimSpace(m)
+	if m == "" || m == s.cfg.EmbedModel {
+		return s.cfg.EmbedModel, nil
+	}
+	return "", fmt.Errorf("%w: embedding model %q is not available: this server embeds with %q", ErrEmbedModel, m, s.cfg.EmbedModel)
+}
+
+// Create makes an empty knowledge base. It fails with ErrEmptyName,
+// ErrInvalidName, ErrExists, ErrBadRequest (vector store) or ErrEmbedModel.
+func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (Info, error) {
+	if err := ValidName(name); err != nil {
+		return Info{}, err
+	}
+	vs, err := s.resolveStore(opts.VectorStore)
+	if err != nil {
+		return Info{}, err
+	}
+	model, err := s.resolveModel(opts.EmbedModel)
+	if err != nil {
+		return Info{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Info{}, errors.New("kb: service closed")
+	}
+	if s.exists(name) {
+		return Info{}, fmt.Errorf("knowledge base %s: %w", name, ErrExists)
+	}
+	b, err := s.createLocked(ctx, name, vs, model, opts.Info)
+	if err != nil {
+		return Info{}, err
+	}
+	return b.getInfo(), nil
+}
+
+// createLocked writes a new KB's settings and opens it; s.mu is held.
+func (s *Service) createLocked(ctx context.Context, name, vs, model, info string) (*base, error) {
+	dir := s.kbDir(name)
+	if err := os.MkdirAll(filepath.Join(dir, contentDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
+	}
+	db, err := openDB(ctx, filepath.Join(dir, dbFile))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range map[string]string{
+		"name": name, "info": info, "vector_store": vs, "embed_model": model, "dim": "0",
+		"created_at": strconv.FormatInt(time.Now().UnixMilli(), 10), "lex_version": lexVersion, "generation": "0",
+	} {
+		if err == nil {
+			err = setMeta(ctx, db, k, v)
+		}
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(filepath.Join(dir, dbFile))
+		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
+	}
+	b, err := openBase(ctx, name, dir, s.newStore)
+	if err != nil {
+		return nil, err
+	}
+	s.open[name] = b
+	return b, nil
+}
+
+// Delete removes a knowledge base with its originals and vectors.
+func (s *Service) Delete(ctx context.Context, name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	release()
+	// Take the KB out of service first (get refuses it while it is being
+	// deleted), then wait for its running operations without holding s.mu,
+	// which they may need to open other KBs.
+	s.mu.Lock()
+	if s.deleting[name] {
+		s.mu.Unlock()
+		return fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
+	}
+	delete(s.open, name)
+	s.deleting[name] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.deleting, name)
+		s.mu.Unlock()
+	}()
+	b.life.Lock()
+	b.closed = true
+	derr := b.vec.Drop(ctx)
+	err = errors.Join(derr, b.vec.Close(), b.db.Close())
+	b.life.Unlock()
+	if rerr := os.RemoveAll(s.kbDir(name)); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	if err != nil {
+		return fmt.Errorf("delete knowledge base %s: %w", name, err)
+	}
+	return nil
+}
+
+// SetInfo changes a knowledge base's description.
+func (s *Service) SetInfo(ctx context.Context, name, info string) error {
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := setMeta(ctx, b.db, "info", info); err != nil {
+		return fmt.Errorf("update info of %s: %w", name, err)
+	}
+	b.mu.Lock()
+	b.info.Info = info
+	b.mu.Unlock()
+	return nil
+}
+
+// Files lists a knowledge base's documents, sorted by name.
+func (s *Service) Files(ctx context.Context, name string) ([]FileInfo, error) {
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	fs, err := listFiles(ctx, b.db)
+	if fs == nil && err == nil {
+		fs = []FileInfo{}
+	}
+	return fs, err
+}
+
+// File describes one document.
+func (s *Service) File(ctx context.Context, name, file string) (FileInfo, error) {
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	defer release()
+	return getFile(ctx, b.db, file)
+}
+
+// OriginalPath returns the path of a document's original as uploaded, for
+// download. ErrNotFound when the KB, the document or its original (custom
+// docs have none) does not exist.
+func (s *Service) OriginalPath(ctx context.Context, name, file string) (string, error) {
+	if err := ValidFileName(file); err != nil {
+		return "", err
+	}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	p := b.contentPath(file)
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() {
+		return "", fmt.Errorf("file %q of %s: %w", file, name, ErrNotFound)
+	}
+	return p, nil
+}
+
+// contentFiles lists the originals in a KB's content folder (relative
+// names with "/"), skipping hidden and temporary files.
+func contentFiles(dir string) ([]string, error) {
+	var out []string
+	root := filepath.Join(dir, contentDir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != root {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}

@@ -1,0 +1,819 @@
+package kb
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/ledongthuc/pdf"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	gtext "github.com/yuin/goldmark/text"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	xunicode "golang.org/x/text/encoding/unicode"
+)
+
+// Document is text loaded from a file, with its metadata: a whole text file,
+// a PDF page, a CSV row, a JSON record. Its JSON form is Langchain's
+// Document ({"page_content", "metadata"}), which Chatchat clients send as
+// custom docs.
+//
+// Loaders write headings as Markdown heading lines ("## Title") so the
+// splitter can keep sections apart whatever the source format.
+type Document struct {
+	Text     string         `json:"page_content"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// LoaderFunc turns a file's content into documents. It returns an error
+// wrapping ErrCorrupt when the content is not what the type says, and
+// ErrNoText when it holds no text.
+type LoaderFunc func(data []byte) ([]Document, error)
+
+// loaders maps a lower-case extension to its loader.
+var loaders = map[string]LoaderFunc{
+	".txt":      LoadText,
+	".text":     LoadText,
+	".md":       LoadMarkdown,
+	".markdown": LoadMarkdown,
+	".html":     LoadHTML,
+	".htm":      LoadHTML,
+	".pdf":      LoadPDF,
+	".docx":     LoadDOCX,
+	".csv":      LoadCSV,
+	".json":     LoadJSON,
+	".jsonl":    LoadJSONL,
+}
+
+// SupportedExtensions lists the file extensions Load reads, sorted.
+func SupportedExtensions() []string {
+	out := make([]string, 0, len(loaders))
+	for ext := range loaders {
+		out = append(out, ext)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Supported reports whether Load reads files named like name.
+func Supported(name string) bool {
+	_, ok := loaders[strings.ToLower(path.Ext(name))]
+	return ok
+}
+
+// Load reads a file by its extension (case-insensitive) and returns its
+// documents, each with metadata "source" set to name. Errors wrap
+// ErrUnsupported, ErrCorrupt or ErrNoText and say what is wrong.
+func Load(name string, data []byte) ([]Document, error) {
+	ext := strings.ToLower(path.Ext(name))
+	load, ok := loaders[ext]
+	if !ok {
+		if ext == "" {
+			ext = "(none)"
+		}
+		return nil, fmt.Errorf("%w %s: supported are %s", ErrUnsupported, ext, strings.Join(SupportedExtensions(), " "))
+	}
+	docs, err := load(data)
+	if err != nil {
+		return nil, err
+	}
+	out := docs[:0]
+	for _, d := range docs {
+		d.Text = cleanText(d.Text)
+		if strings.TrimSpace(d.Text) == "" {
+			continue
+		}
+		if d.Metadata == nil {
+			d.Metadata = map[string]any{}
+		}
+		d.Metadata["source"] = name
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no extractable text", ErrNoText, ext)
+	}
+	return out, nil
+}
+
+// cleanText normalises line ends, drops NULs and other control characters
+// (but tabs and newlines) and trims trailing spaces of lines.
+func cleanText(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == '\u00a0' || r == '\u3000':
+			return ' '
+		case unicode.IsControl(r) || r == '\uFEFF' || r == '\u200b':
+			return -1
+		}
+		return r
+	}, s)
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// decodeText returns data as UTF-8: UTF-8 (with or without BOM) as is,
+// UTF-16 with a BOM converted, anything else read as GB18030 (a superset of
+// GBK and GB2312, the usual encodings of Chinese text files) when that
+// decodes cleanly.
+func decodeText(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
+		return string(data[3:])
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		dec := xunicode.UTF16(xunicode.LittleEndian, xunicode.UseBOM).NewDecoder()
+		if out, err := dec.Bytes(data); err == nil {
+			return string(out)
+		}
+	}
+	if utf8.Valid(data) {
+		return string(data)
+	}
+	if out, err := simplifiedchinese.GB18030.NewDecoder().Bytes(data); err == nil && utf8.Valid(out) && !bytes.ContainsRune(out, utf8.RuneError) {
+		return string(out)
+	}
+	return strings.ToValidUTF8(string(data), "\uFFFD")
+}
+
+// LoadText loads a plain text file as one document.
+func LoadText(data []byte) ([]Document, error) {
+	return []Document{{Text: decodeText(data)}}, nil
+}
+
+// LoadMarkdown loads Markdown (CommonMark + GFM tables) as one document of
+// plain text: headings stay "#" lines, links and emphasis lose their
+// markup, code blocks and table cells are kept.
+func LoadMarkdown(data []byte) ([]Document, error) {
+	src := []byte(decodeText(data))
+	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
+	doc := md.Parser().Parse(gtext.NewReader(src))
+	var b strings.Builder
+	var block func(n ast.Node, prefix string)
+	block = func(n ast.Node, prefix string) {
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			switch v := c.(type) {
+			case *ast.Heading:
+				b.WriteString(strings.Repeat("#", v.Level) + " " + inlineText(v, src) + "\n\n")
+			case *ast.Paragraph, *ast.TextBlock:
+				b.WriteString(prefix + inlineText(v, src) + "\n")
+				if _, ok := v.(*ast.Paragraph); ok {
+					b.WriteString("\n")
+				}
+			case *ast.FencedCodeBlock, *ast.CodeBlock:
+				lines := v.Lines()
+				for i := 0; i < lines.Len(); i++ {
+					seg := lines.At(i)
+					b.Write(seg.Value(src))
+				}
+				b.WriteString("\n")
+			case *ast.HTMLBlock:
+				var raw strings.Builder
+				lines := v.Lines()
+				for i := 0; i < lines.Len(); i++ {
+					seg := lines.At(i)
+					raw.Write(seg.Value(src))
+				}
+				if t := strings.TrimSpace(htmlFragmentText(raw.String())); t != "" {
+					b.WriteString(t + "\n\n")
+				}
+			case *ast.ListItem:
+				b.WriteString(prefix + "- ")
+				block(v, "")
+			case *ast.List, *ast.Blockquote:
+				block(v, prefix)
+				b.WriteString("\n")
+			case *east.Table:
+				for row := v.FirstChild(); row != nil; row = row.NextSibling() {
+					var cells []string
+					for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
+						cells = append(cells, inlineText(cell, src))
+					}
+					b.WriteString(strings.Join(cells, " | ") + "\n")
+				}
+				b.WriteString("\n")
+			case *ast.ThematicBreak:
+				b.WriteString("\n")
+			default:
+				block(v, prefix)
+			}
+		}
+	}
+	block(doc, "")
+	return []Document{{Text: b.String()}}, nil
+}
+
+// inlineText is the plain text of n's inline children.
+func inlineText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	var walk func(n ast.Node)
+	walk = func(n ast.Node) {
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			switch v := c.(type) {
+			case *ast.Text:
+				b.Write(v.Segment.Value(src))
+				if v.SoftLineBreak() || v.HardLineBreak() {
+					b.WriteString("\n")
+				}
+			case *ast.String:
+				b.Write(v.Value)
+			case *ast.AutoLink:
+				b.Write(v.URL(src))
+			case *ast.RawHTML:
+				// inline tags carry no text of their own
+			default:
+				walk(v)
+			}
+		}
+	}
+	walk(n)
+	return joinWrapped(b.String())
+}
+
+// joinWrapped joins hard-wrapped lines of one paragraph: without a space
+// between two CJK characters, with one otherwise.
+func joinWrapped(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			last, _ := utf8.DecodeLastRuneInString(b.String())
+			first, _ := utf8.DecodeRuneInString(l)
+			if !(isWide(last) && isWide(first)) {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+func isWide(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
+		(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF)
+}
+
+// htmlFragmentText strips the tags of an HTML fragment.
+func htmlFragmentText(s string) string {
+	nodes, err := html.ParseFragment(strings.NewReader(s), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, n := range nodes {
+		htmlText(&b, n)
+	}
+	return b.String()
+}
+
+// blockTags break lines in HTML text.
+var blockTags = map[string]bool{
+	"p": true, "div": true, "section": true, "article": true, "main": true, "header": true, "footer": true,
+	"li": true, "ul": true, "ol": true, "dl": true, "dt": true, "dd": true, "tr": true, "table": true,
+	"blockquote": true, "pre": true, "br": true, "hr": true, "figure": true, "figcaption": true,
+	"address": true, "aside": true, "form": true, "fieldset": true, "details": true, "summary": true,
+	"tbody": true, "thead": true, "tfoot": true, "caption": true,
+}
+
+// skipTags carry no readable text.
+var skipTags = map[string]bool{
+	"script": true, "style": true, "noscript": true, "template": true, "svg": true, "iframe": true,
+	"head": true, "object": true, "canvas": true,
+}
+
+// htmlText writes the readable text under n: headings as "#" lines, block
+// elements on lines of their own, table cells separated by " | ".
+func htmlText(b *strings.Builder, n *html.Node) {
+	switch n.Type {
+	case html.TextNode:
+		b.WriteString(collapseSpace(n.Data))
+		return
+	case html.ElementNode:
+		tag := n.Data
+		if skipTags[tag] {
+			return
+		}
+		if len(tag) == 2 && tag[0] == 'h' && tag[1] >= '1' && tag[1] <= '6' {
+			var h strings.Builder
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				htmlText(&h, c)
+			}
+			if t := strings.TrimSpace(strings.Join(strings.Fields(h.String()), " ")); t != "" {
+				b.WriteString("\n\n" + strings.Repeat("#", int(tag[1]-'0')) + " " + t + "\n\n")
+			}
+			return
+		}
+		if tag == "td" || tag == "th" {
+			b.WriteString(" | ")
+		}
+		if tag == "pre" {
+			b.WriteString("\n")
+			b.WriteString(nodeRawText(n))
+			b.WriteString("\n")
+			return
+		}
+		if blockTags[tag] {
+			b.WriteString("\n")
+			if tag == "p" {
+				b.WriteString("\n")
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			htmlText(b, c)
+		}
+		if blockTags[tag] {
+			b.WriteString("\n")
+		}
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		htmlText(b, c)
+	}
+}
+
+func nodeRawText(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// collapseSpace collapses runs of white space (HTML rendering rules) to one
+// space.
+func collapseSpace(s string) string {
+	if strings.TrimSpace(s) == "" {
+		if s == "" {
+			return ""
+		}
+		return " "
+	}
+	lead := unicode.IsSpace(rune(s[0]))
+	trail := unicode.IsSpace(rune(s[len(s)-1]))
+	out := strings.Join(strings.Fields(s), " ")
+	if lead {
+		out = " " + out
+	}
+	if trail {
+		out += " "
+	}
+	return out
+}
+
+// LoadHTML loads an HTML page's readable text (scripts, styles and the head
+// removed; the title kept as metadata).
+func LoadHTML(data []byte) ([]Document, error) {
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(decodeText(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: html: %v", ErrCorrupt, err)
+	}
+	title := strings.TrimSpace(doc.Find("title").First().Text())
+	doc.Find("script, style, noscript, template, svg, iframe, nav").Remove()
+	var b strings.Builder
+	for _, n := range doc.Find("body").Nodes {
+		htmlText(&b, n)
+	}
+	if len(doc.Find("body").Nodes) == 0 {
+		for _, n := range doc.Nodes {
+			htmlText(&b, n)
+		}
+	}
+	text := tidyLines(b.String())
+	meta := map[string]any{}
+	if title != "" {
+		meta["title"] = title
+	}
+	return []Document{{Text: text, Metadata: meta}}, nil
+}
+
+// tidyLines trims every line and collapses runs of blank lines to one.
+func tidyLines(s string) string {
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	blank := false
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		l = strings.TrimPrefix(l, "| ")
+		if l == "" || l == "|" {
+			if !blank && len(out) > 0 {
+				out = append(out, "")
+			}
+			blank = true
+			continue
+		}
+		blank = false
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// maxPDFPages bounds the pages read from one PDF, so a damaged page count
+// cannot keep the loader busy.
+const maxPDFPages = 20000
+
+// LoadPDF loads a PDF's text, one document per page with metadata "page"
+// (1-based). Scanned PDFs without a text layer fail with ErrNoText.
+func LoadPDF(data []byte) (docs []Document, err error) {
+	defer func() {
+		// The PDF reader reports some malformed input by panicking.
+		if r := recover(); r != nil {
+			docs, err = nil, fmt.Errorf("%w: pdf: %v", ErrCorrupt, r)
+		}
+	}()
+	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: pdf: %v", ErrCorrupt, err)
+	}
+	n := r.NumPage()
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: pdf has no pages", ErrCorrupt)
+	}
+	n = min(n, maxPDFPages)
+	fonts := map[string]*pdf.Font{}
+	misses := 0
+	for i := 1; i <= n; i++ {
+		p := r.Page(i)
+		if p.V.IsNull() {
+			if misses++; misses > 20 {
+				break
+			}
+			continue
+		}
+		for _, name := range p.Fonts() {
+			if _, ok := fonts[name]; !ok {
+				f := p.Font(name)
+				fonts[name] = &f
+			}
+		}
+		t, err := p.GetPlainText(fonts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: pdf page %d: %v", ErrCorrupt, i, err)
+		}
+		t = tidyPDFText(t)
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		docs = append(docs, Document{Text: t, Metadata: map[string]any{"page": i}})
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%w: the pdf has no text layer (scanned pages need OCR)", ErrNoText)
+	}
+	return docs, nil
+}
+
+// tidyPDFText joins the text objects a PDF page is made of: blank lines go,
+// and a line break between two CJK characters (a wrapped line) is removed.
+func tidyPDFText(s string) string {
+	lines := strings.Split(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			last, _ := utf8.DecodeLastRuneInString(b.String())
+			first, _ := utf8.DecodeRuneInString(l)
+			if isWide(last) && isWide(first) && !sentenceEndRune(last) {
+				// a wrapped line of CJK text
+			} else {
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+func sentenceEndRune(r rune) bool {
+	switch r {
+	case '。', '！', '？', '；', '：', '」', '』', '”':
+		return true
+	}
+	return false
+}
+
+// maxDOCXXML bounds the decompressed size of word/document.xml (a zip bomb
+// guard).
+const maxDOCXXML = 256 << 20
+
+// LoadDOCX loads a Word document's paragraphs and tables. Paragraphs with a
+// heading style (Heading1.., Title, 标题) become "#" lines.
+//
+// It reads word/document.xml with encoding/xml rather than a DOCX library:
+// the maintained Go DOCX readers are AGPL-licensed (fumiama/go-docx) or expose
+// only raw XML for find-and-replace (nguyenthenguyen/docx), and text
+// extraction needs only the w:p, w:t and w:tbl elements.
+func LoadDOCX(data []byte) ([]Document, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: docx is not a zip archive: %v", ErrCorrupt, err)
+	}
+	var doc *zip.File
+	for _, f := range zr.File {
+		if f.Name == "word/document.xml" {
+			doc = f
+			break
+		}
+	}
+	if doc == nil {
+		return nil, fmt.Errorf("%w: docx has no word/document.xml", ErrCorrupt)
+	}
+	rc, err := doc.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%w: docx: %v", ErrCorrupt, err)
+	}
+	defer rc.Close()
+	text, err := docxText(io.LimitReader(rc, maxDOCXXML))
+	if err != nil {
+		return nil, fmt.Errorf("%w: docx: %v", ErrCorrupt, err)
+	}
+	return []Document{{Text: text}}, nil
+}
+
+// docxText walks WordprocessingML and returns its text.
+func docxText(r io.Reader) (string, error) {
+	dec := xml.NewDecoder(r)
+	dec.Strict = false
+	var (
+		out     strings.Builder
+		para    strings.Builder
+		heading int  // heading level of the current paragraph
+		inText  bool // inside w:t
+		cells   []string
+		depth   int // table nesting
+		inCell  bool
+		cell    strings.Builder
+	)
+	endPara := func() {
+		t := strings.TrimSpace(para.String())
+		para.Reset()
+		if inCell {
+			if cell.Len() > 0 && t != "" {
+				cell.WriteByte(' ')
+			}
+			cell.WriteString(t)
+			return
+		}
+		if t == "" {
+			heading = 0
+			return
+		}
+		if heading > 0 {
+			out.WriteString("\n" + strings.Repeat("#", min(heading, 6)) + " " + t + "\n\n")
+		} else {
+			out.WriteString(t + "\n\n")
+		}
+		heading = 0
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "t":
+				inText = true
+			case "tab":
+				para.WriteByte('\t')
+			case "br", "cr":
+				para.WriteByte('\n')
+			case "pStyle":
+				for _, a := range t.Attr {
+					if a.Name.Local == "val" {
+						heading = headingLevel(a.Value)
+					}
+				}
+			case "outlineLvl":
+				for _, a := range t.Attr {
+					if a.Name.Local == "val" {
+						if n, err := strconv.Atoi(a.Value); err == nil && n >= 0 && n < 9 && heading == 0 {
+							heading = n + 1
+						}
+					}
+				}
+			case "tbl":
+				depth++
+			case "tr":
+				cells = cells[:0]
+			case "tc":
+				inCell = true
+				cell.Reset()
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "t":
+				inText = false
+			case "p":
+				endPara()
+			case "tc":
+				inCell = false
+				cells = append(cells, strings.TrimSpace(cell.String()))
+			case "tr":
+				if row := strings.TrimSpace(strings.Join(cells, " | ")); strings.Trim(row, "| ") != "" {
+					out.WriteString(row + "\n")
+				}
+			case "tbl":
+				depth--
+				out.WriteString("\n")
+			}
+		case xml.CharData:
+			if inText {
+				para.Write(t)
+			}
+		}
+	}
+	return out.String(), nil
+}
+
+// headingLevel maps a paragraph style id to a heading level (0: none).
+func headingLevel(style string) int {
+	s := strings.ToLower(strings.ReplaceAll(style, " ", ""))
+	switch {
+	case s == "title" || s == "标题":
+		return 1
+	case strings.HasPrefix(s, "heading"):
+		s = strings.TrimPrefix(s, "heading")
+	case strings.HasPrefix(s, "标题"):
+		s = strings.TrimPrefix(s, "标题")
+	default:
+		return 0
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= 9 {
+		return n
+	}
+	return 0
+}
+
+// LoadCSV loads a CSV file, one document per row as "column: value" lines
+// (the header names the columns), with metadata "row" (0-based, header
+// excluded).
+func LoadCSV(data []byte) ([]Document, error) {
+	r := csv.NewReader(strings.NewReader(decodeText(data)))
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%w: the csv file is empty", ErrNoText)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: csv: %v", ErrCorrupt, err)
+	}
+	for i, h := range header {
+		header[i] = strings.TrimSpace(h)
+	}
+	var docs []Document
+	for row := 0; ; row++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: csv: %v", ErrCorrupt, err)
+		}
+		var b strings.Builder
+		for i, v := range rec {
+			name := ""
+			if i < len(header) {
+				name = header[i]
+			}
+			if name == "" {
+				name = "column" + strconv.Itoa(i+1)
+			}
+			fmt.Fprintf(&b, "%s: %s\n", name, strings.TrimSpace(v))
+		}
+		docs = append(docs, Document{Text: b.String(), Metadata: map[string]any{"row": row}})
+	}
+	if len(docs) == 0 {
+		// A header and no rows: the header is the only text.
+		docs = append(docs, Document{Text: strings.Join(header, ", ")})
+	}
+	return docs, nil
+}
+
+// LoadJSON loads JSON: an array gives one document per element, anything
+// else one document. Objects become "key: value" lines with nested keys
+// joined by dots ("author.name: ...").
+func LoadJSON(data []byte) ([]Document, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(decodeText(data))))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: json: %v", ErrCorrupt, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: json: data after the first value", ErrCorrupt)
+	}
+	if arr, ok := v.([]any); ok {
+		docs := make([]Document, 0, len(arr))
+		for i, e := range arr {
+			docs = append(docs, Document{Text: flattenJSON(e), Metadata: map[string]any{"seq_num": i}})
+		}
+		return docs, nil
+	}
+	return []Document{{Text: flattenJSON(v)}}, nil
+}
+
+// LoadJSONL loads JSON Lines, one document per non-empty line.
+func LoadJSONL(data []byte) ([]Document, error) {
+	var docs []Document
+	for i, line := range strings.Split(decodeText(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%w: jsonl line %d: %v", ErrCorrupt, i+1, err)
+		}
+		docs = append(docs, Document{Text: flattenJSON(v), Metadata: map[string]any{"seq_num": i}})
+	}
+	return docs, nil
+}
+
+func flattenJSON(v any) string {
+	var b strings.Builder
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, t[k])
+			}
+		case []any:
+			for i, e := range t {
+				walk(prefix+"["+strconv.Itoa(i)+"]", e)
+			}
+		case nil:
+		default:
+			s := fmt.Sprint(t)
+			if prefix == "" {
+				b.WriteString(s + "\n")
+			} else {
+				b.WriteString(prefix + ": " + s + "\n")
+			}
+		}
+	}
+	walk("", v)
+	return b.String()
+}
+
+// errIsFileProblem reports whether err is the file's fault (as opposed to
+// the system's).
+func errIsFileProblem(err error) bool {
+	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNoText)
+}

@@ -1,0 +1,447 @@
+package kb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+)
+
+// FileData is an uploaded document.
+type FileData struct {
+	Name string
+	Data []byte
+}
+
+// SplitOptions override the configured chunking for one request; zero
+// values take the configuration.
+type SplitOptions struct {
+	ChunkSize      int
+	ChunkOverlap   int
+	ZhTitleEnhance *bool
+}
+
+// AddOptions tune AddFiles.
+type AddOptions struct {
+	SplitOptions
+	// Override replaces documents that exist; without it an existing
+	// document fails with ErrExists (as Chatchat's upload_docs does).
+	Override bool
+	// Force re-indexes documents whose content and chunking are unchanged
+	// (they are skipped otherwise).
+	Force bool
+	// SaveOnly stores the originals without indexing them (Chatchat's
+	// to_vector_store=false); UpdateFiles or Recreate index them later.
+	SaveOnly bool
+	// Docs are custom documents by file name (Chatchat's "docs" field):
+	// they are indexed instead of the file's own text; a name with no
+	// uploaded file is indexed from its docs alone.
+	Docs map[string][]Document
+}
+
+// AddResult says what happened to each document of a request.
+type AddResult struct {
+	Added   []string         // indexed (new or changed)
+	Skipped []string         // unchanged: content and chunking as indexed
+	Failed  map[string]error // per-file errors; the other files went on
+}
+
+// splitter builds the splitter a request asks for.
+func (s *Service) splitter(o SplitOptions) (Splitter, fileParams, error) {
+	size, overlap := s.cfg.ChunkSize, s.cfg.ChunkOverlap
+	if o.ChunkSize > 0 {
+		size = o.ChunkSize
+		if o.ChunkOverlap == 0 && overlap >= size {
+			overlap = size / 5
+		}
+	}
+	if o.ChunkOverlap > 0 {
+		overlap = o.ChunkOverlap
+	}
+	zh := s.cfg.ZhTitleEnhance
+	if o.ZhTitleEnhance != nil {
+		zh = *o.ZhTitleEnhance
+	}
+	if size < 10 || size > 100000 {
+		return Splitter{}, fileParams{}, fmt.Errorf("%w: chunk_size %d: use 10..100000", ErrBadRequest, size)
+	}
+	if overlap < 0 || overlap >= size {
+		return Splitter{}, fileParams{}, fmt.Errorf("%w: chunk_overlap %d: use 0..chunk_size-1 (%d)", ErrBadRequest, overlap, size-1)
+	}
+	sp := Splitter{Size: size, Overlap: overlap, TitleEnhance: zh}
+	if s.cfg.ChunkUnit == UnitTokens {
+		tok := llm.NewTokenizer(s.cfg.EmbedModel)
+		sp.Len = tok.Count
+	} else {
+		sp.Len = utf8.RuneCountInString
+	}
+	return sp, fileParams{chunkSize: size, chunkOverlap: overlap, zhTitle: zh}, nil
+}
+
+// writable checks that b may be written with the service's embedder.
+func (s *Service) writable(b *base) error { return s.checkModel(b) }
+
+// AddFiles indexes uploaded documents into a knowledge base, each in its own
+// transaction: a failing file (unsupported, corrupt, empty, embedding
+// error) is reported in AddResult.Failed and the others go on. progress,
+// when not nil, hears about each file. The error is for the request as a
+// whole (unknown KB, bad chunk size, embedding model mismatch, cancelled
+// context).
+func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, opts AddOptions, progress func(Progress)) (AddResult, error) {
+	res := AddResult{Failed: map[string]error{}}
+	sp, params, err := s.splitter(opts.SplitOptions)
+	if err != nil {
+		return res, err
+	}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return res, err
+	}
+	defer release()
+	if err := s.writable(b); err != nil {
+		return res, err
+	}
+	var jobs []ingestJob
+	seen := map[string]bool{}
+	for _, f := range files {
+		if err := ValidFileName(f.Name); err != nil {
+			res.Failed[f.Name] = err
+			continue
+		}
+		if seen[f.Name] {
+			res.Failed[f.Name] = fmt.Errorf("%w: the request names %s twice", ErrExists, f.Name)
+			continue
+		}
+		seen[f.Name] = true
+		job := ingestJob{name: f.Name, data: f.Data, save: true, force: opts.Force, split: sp, params: params}
+		if docs, ok := opts.Docs[f.Name]; ok {
+			job.docs = docs
+		}
+		jobs = append(jobs, job)
+	}
+	for fname, docs := range opts.Docs {
+		if seen[fname] {
+			continue
+		}
+		if err := ValidFileName(fname); err != nil {
+			res.Failed[fname] = err
+			continue
+		}
+		seen[fname] = true
+		jobs = append(jobs, ingestJob{name: fname, docs: docs, force: opts.Force, split: sp, params: params})
+	}
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	defer b.saveSnapshots()
+	for i, job := range jobs {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if !opts.Override && job.data != nil && s.fileExists(ctx, b, job.name) {
+			res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
+			report(progress, Progress{File: job.name, Index: i + 1, Total: len(jobs), Stage: StageFailed, Err: res.Failed[job.name]})
+			continue
+		}
+		if opts.SaveOnly {
+			if job.data == nil {
+				continue // custom docs need indexing to be kept at all
+			}
+			if err := b.saveOriginal(job.name, job.data); err != nil {
+				res.Failed[job.name] = err
+				continue
+			}
+			res.Added = append(res.Added, job.name)
+			continue
+		}
+		s.run(ctx, b, job, i+1, len(jobs), &res, progress)
+	}
+	return res, ctx.Err()
+}
+
+// fileExists reports whether the KB has a document or an original named
+// name.
+func (s *Service) fileExists(ctx context.Context, b *base, name string) bool {
+	if _, err := getFile(ctx, b.db, name); err == nil {
+		return true
+	}
+	_, err := os.Stat(b.contentPath(name))
+	return err == nil
+}
+
+func report(fn func(Progress), p Progress) {
+	if fn != nil {
+		fn(p)
+	}
+}
+
+// run ingests one job and records its outcome.
+func (s *Service) run(ctx context.Context, b *base, job ingestJob, i, n int, res *AddResult, progress func(Progress)) {
+	report(progress, Progress{File: job.name, Index: i, Total: n, Stage: StageStart})
+	r, err := b.ingest(ctx, job, s.emb, s.cfg.EmbedBatch, func(p Progress) {
+		p.File, p.Index, p.Total = job.name, i, n
+		report(progress, p)
+	})
+	switch {
+	case err != nil:
+		res.Failed[job.name] = err
+		report(progress, Progress{File: job.name, Index: i, Total: n, Stage: StageFailed, Err: err})
+	case r.skipped:
+		res.Skipped = append(res.Skipped, job.name)
+		report(progress, Progress{File: job.name, Index: i, Total: n, Stage: StageSkipped, Chunks: r.chunks})
+	default:
+		res.Added = append(res.Added, job.name)
+		report(progress, Progress{File: job.name, Index: i, Total: n, Stage: StageDone, Chunks: r.chunks})
+	}
+}
+
+// UpdateOptions tune UpdateFiles.
+type UpdateOptions struct {
+	SplitOptions
+	// OverrideCustomDocs re-indexes documents that were indexed from custom
+	// docs from their original instead (they are left alone otherwise).
+	OverrideCustomDocs bool
+	Force              bool
+	Docs               map[string][]Document
+}
+
+// UpdateFiles re-indexes documents from their stored originals (with the
+// request's chunking), or from custom docs given in opts.Docs.
+func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, opts UpdateOptions, progress func(Progress)) (AddResult, error) {
+	res := AddResult{Failed: map[string]error{}}
+	sp, params, err := s.splitter(opts.SplitOptions)
+	if err != nil {
+		return res, err
+	}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return res, err
+	}
+	defer release()
+	if err := s.writable(b); err != nil {
+		return res, err
+	}
+	var jobs []ingestJob
+	seen := map[string]bool{}
+	for _, f := range files {
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		if err := ValidFileName(f); err != nil {
+			res.Failed[f] = err
+			continue
+		}
+		if docs, ok := opts.Docs[f]; ok {
+			jobs = append(jobs, ingestJob{name: f, docs: docs, force: opts.Force, split: sp, params: params})
+			continue
+		}
+		if old, err := getFile(ctx, b.db, f); err == nil && old.CustomDocs && !opts.OverrideCustomDocs {
+			continue
+		}
+		data, err := os.ReadFile(b.contentPath(f))
+		if err != nil {
+			if os.IsNotExist(err) {
+				err = fmt.Errorf("file %s: %w", f, ErrNotFound)
+			}
+			res.Failed[f] = err
+			continue
+		}
+		jobs = append(jobs, ingestJob{name: f, data: data, force: opts.Force, split: sp, params: params})
+	}
+	for f, docs := range opts.Docs {
+		if !seen[f] {
+			seen[f] = true
+			if err := ValidFileName(f); err != nil {
+				res.Failed[f] = err
+				continue
+			}
+			jobs = append(jobs, ingestJob{name: f, docs: docs, force: opts.Force, split: sp, params: params})
+		}
+	}
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	defer b.saveSnapshots()
+	for i, job := range jobs {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		s.run(ctx, b, job, i+1, len(jobs), &res, progress)
+	}
+	return res, ctx.Err()
+}
+
+// DeleteFiles removes documents from a knowledge base (each in its own
+// transaction), and their originals when deleteContent is set. Unknown
+// documents are reported in the map (ErrNotFound), not as the error.
+func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, deleteContent bool) (map[string]error, error) {
+	failed := map[string]error{}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return failed, err
+	}
+	defer release()
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	defer b.saveSnapshots()
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return failed, err
+		}
+		if err := ValidFileName(f); err != nil {
+			failed[f] = err
+			continue
+		}
+		err := b.deleteFile(ctx, f, deleteContent)
+		if errors.Is(err, ErrNotFound) && deleteContent {
+			// Only an original, never indexed: remove it all the same.
+			if rerr := os.Remove(b.contentPath(f)); rerr == nil {
+				err = nil
+			}
+		}
+		if err != nil {
+			failed[f] = err
+		}
+	}
+	return failed, nil
+}
+
+// RecreateOptions tune Recreate.
+type RecreateOptions struct {
+	SplitOptions
+	// AllowEmpty creates the KB when it does not exist (Chatchat's
+	// allow_empty_kb, default true there), e.g. after files were copied
+	// into DIR/NAME/content by hand.
+	AllowEmpty  bool
+	VectorStore string // "" keeps the KB's (or the configured) store
+	EmbedModel  string // must be "" or the configured model
+}
+
+// Recreate rebuilds a knowledge base from the originals in its content
+// folder: each is re-indexed in its own transaction (so an interrupted
+// rebuild leaves a consistent KB), then documents without an original are
+// dropped. When the KB was built with another embedding model or vector
+// store it is emptied first and rebuilt with the current ones. progress
+// hears about each file.
+func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOptions, progress func(Progress)) (AddResult, error) {
+	res := AddResult{Failed: map[string]error{}}
+	if err := ValidName(name); err != nil {
+		return res, err
+	}
+	sp, params, err := s.splitter(opts.SplitOptions)
+	if err != nil {
+		return res, err
+	}
+	model, err := s.resolveModel(opts.EmbedModel)
+	if err != nil {
+		return res, err
+	}
+	var vs string
+	if strings.TrimSpace(opts.VectorStore) != "" {
+		if vs, err = s.resolveStore(opts.VectorStore); err != nil {
+			return res, err
+		}
+	}
+	if !s.exists(name) {
+		if _, err := os.Stat(s.kbDir(name)); err != nil && !opts.AllowEmpty {
+			return res, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
+		}
+		if vs == "" {
+			vs = s.cfg.VectorStore
+		}
+		s.mu.Lock()
+		if !s.exists(name) {
+			_, err = s.createLocked(ctx, name, vs, model, "")
+		}
+		s.mu.Unlock()
+		if err != nil {
+			return res, err
+		}
+	}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return res, err
+	}
+	info := b.getInfo()
+	if (vs != "" && vs != info.VectorStore) || info.EmbedModel != model {
+		// Another store or model: start over with the current ones.
+		release()
+		if err := s.reset(ctx, name, vs, model); err != nil {
+			return res, err
+		}
+		if b, release, err = s.get(ctx, name); err != nil {
+			return res, err
+		}
+	}
+	defer release()
+
+	files, err := contentFiles(b.dir)
+	if err != nil {
+		return res, fmt.Errorf("list originals of %s: %w", name, err)
+	}
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	defer b.saveSnapshots()
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if ValidFileName(f) != nil {
+			continue
+		}
+		data, err := os.ReadFile(b.contentPath(f))
+		if err != nil {
+			res.Failed[f] = err
+			report(progress, Progress{File: f, Index: i + 1, Total: len(files), Stage: StageFailed, Err: err})
+			continue
+		}
+		s.run(ctx, b, ingestJob{name: f, data: data, force: true, split: sp, params: params}, i+1, len(files), &res, progress)
+	}
+	// Documents with no original left (custom docs included) go, as a
+	// rebuild from the folder would not have them.
+	have := map[string]bool{}
+	for _, f := range files {
+		have[f] = true
+	}
+	names, err := b.fileNames(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, n := range names {
+		if !have[n] {
+			if err := b.deleteFile(ctx, n, false); err != nil && !errors.Is(err, ErrNotFound) {
+				return res, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// reset empties a KB and records a new vector store and embedding model.
+func (s *Service) reset(ctx context.Context, name, vs, model string) error {
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	b.wmu.Lock()
+	err = b.clear(ctx)
+	if err == nil && vs != "" {
+		err = setMeta(ctx, b.db, "vector_store", vs)
+	}
+	if err == nil {
+		err = setMeta(ctx, b.db, "embed_model", model)
+	}
+	b.wmu.Unlock()
+	release()
+	if err != nil {
+		return fmt.Errorf("reset %s: %w", name, err)
+	}
+	// Reopen so the new store and model take effect.
+	s.mu.Lock()
+	delete(s.open, name)
+	s.mu.Unlock()
+	return b.close()
+}

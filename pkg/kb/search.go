@@ -1,0 +1,322 @@
+package kb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/mixchat/mixchat/pkg/retrieve"
+)
+
+// SearchRequest is a query over one or more knowledge bases.
+type SearchRequest struct {
+	Query          string
+	KnowledgeBases []string
+	// TopK is the number of chunks returned; 0 means the configured top_k.
+	TopK int
+	// MinRelevance keeps chunks whose relevance (in [0,1]) is at least
+	// this; 0 keeps every match. DistanceToRelevance converts a Chatchat
+	// score_threshold; DefaultMinRelevance is the configured one.
+	MinRelevance float64
+	// File restricts the search to files matching this SQL LIKE pattern
+	// (% and _ are wildcards), "" for all.
+	File string
+	// Metadata restricts the search to chunks whose first-level metadata
+	// has these values.
+	Metadata map[string]any
+}
+
+// Result is a chunk found by a search.
+type Result struct {
+	Chunk
+	KnowledgeBase string `json:"knowledge_base"`
+	// Relevance is in [0,1], higher is more relevant: the hybrid score of
+	// BM25 and vector similarity, or the reranker's score when one is
+	// configured.
+	Relevance float64 `json:"relevance"`
+}
+
+// DefaultMinRelevance is the relevance threshold of the configured
+// kb.score_threshold (a Chatchat distance): 1 − d²/2.
+func (s *Service) DefaultMinRelevance() float64 { return DistanceToRelevance(s.cfg.ScoreThreshold) }
+
+// hybridParams is how BM25 and vectors are fused: a weighted sum of the
+// cosine and the BM25 score taken as a share of the query's best possible
+// score (so a threshold keeps its meaning from query to query rather than
+// always passing the best lexical match).
+func (s *Service) hybridParams(lex *retrieve.BM25, body []string) retrieve.HybridParams {
+	return retrieve.HybridParams{VectorWeight: s.vectorWeight, LexicalMax: lexicalFullMatch * queryInformation(lex, body)}
+}
+
+// A chunk whose BM25 score reaches half the query's information (see
+// queryInformation) is a full lexical match (relevance 1 from BM25); below
+// that the lexical relevance is the score's share of it.
+//
+// queryInformation is the BM25 score a chunk matching every term of the
+// question's body once would get (title matches are a bonus on top): Σ qtf·idf, where a term no chunk contains counts with the
+// largest IDF (retrieve.BM25.MaxScore leaves such terms out, which would
+// make a question whose only known word is a common one look fully
+// matched).
+func queryInformation(lex *retrieve.BM25, terms []string) float64 {
+	n := float64(lex.Len())
+	maxIDF := math.Log(1 + (n+0.5)/0.5)
+	qtf := map[string]int{}
+	for _, t := range terms {
+		qtf[t]++
+	}
+	var sum float64
+	for t, c := range qtf {
+		idf := lex.MaxScore([]string{t})
+		if idf == 0 {
+			idf = maxIDF
+		}
+		sum += float64(c) * idf
+	}
+	return sum
+}
+
+// lexicalFullMatch is the share of a query's maximum BM25 score (the sum of
+// its terms' IDFs) at which a chunk counts as a full lexical match:
+// questions carry words no passage repeats, so matching half of the
+// query's information as well as the best chunk does is as good as it gets.
+const lexicalFullMatch = 0.5
+
+// Search returns the chunks most relevant to the query from the named
+// knowledge bases, best first, at most TopK and none below MinRelevance.
+func (s *Service) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
+	if len(req.KnowledgeBases) == 0 {
+		return nil, fmt.Errorf("%w: no knowledge base to search", ErrBadRequest)
+	}
+	k := req.TopK
+	if k <= 0 {
+		k = s.cfg.TopK
+	}
+	if k > 1000 {
+		return nil, fmt.Errorf("%w: top_k %d: use at most 1000", ErrBadRequest, k)
+	}
+	if req.MinRelevance < 0 || req.MinRelevance > 1 || math.IsNaN(req.MinRelevance) {
+		return nil, fmt.Errorf("%w: relevance threshold %g: use 0..1", ErrBadRequest, req.MinRelevance)
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return nil, fmt.Errorf("%w: the query is empty", ErrBadRequest)
+	}
+	seen := map[string]bool{}
+	var bases []*base
+	for _, name := range req.KnowledgeBases {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		b, release, err := s.get(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		if err := s.checkModel(b); err != nil {
+			return nil, err
+		}
+		bases = append(bases, b)
+	}
+	vecs, err := s.emb.Embed(ctx, []string{embedText(stripQuestion(req.Query))})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	if len(vecs) != 1 {
+		return nil, fmt.Errorf("embed query: got %d vectors for 1 text", len(vecs))
+	}
+	qvec := vecs[0]
+	depth := max(4*k, 30)
+	if s.rerank != nil {
+		depth = max(depth, s.cfg.Reranker.Candidates, k)
+	}
+	var all []Result
+	for _, b := range bases {
+		rs, err := s.searchBase(ctx, b, req, qvec, depth)
+		if err != nil {
+			return nil, fmt.Errorf("search %s: %w", b.name, err)
+		}
+		all = append(all, rs...)
+	}
+	sortResults(all)
+	if s.rerank != nil && len(all) > 0 {
+		cand := all[:min(len(all), depth)]
+		if all, err = s.rerankResults(ctx, req.Query, cand); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Result, 0, k)
+	for _, r := range all {
+		if len(out) == k {
+			break
+		}
+		if r.Relevance >= req.MinRelevance {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func sortResults(rs []Result) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].Relevance != rs[j].Relevance {
+			return rs[i].Relevance > rs[j].Relevance
+		}
+		if rs[i].KnowledgeBase != rs[j].KnowledgeBase {
+			return rs[i].KnowledgeBase < rs[j].KnowledgeBase
+		}
+		return rs[i].ID < rs[j].ID
+	})
+}
+
+// searchBase runs the hybrid search in one KB and returns up to depth
+// candidates with their chunks.
+func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qvec []float32, depth int) ([]Result, error) {
+	var allow func(string) bool
+	var flt Filter
+	if req.File != "" || len(req.Metadata) > 0 {
+		chunks, err := filterChunks(ctx, b.db, req.File, req.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		if len(chunks) == 0 {
+			return nil, nil
+		}
+		ids := make(map[string]bool, len(chunks))
+		files := map[string]bool{}
+		for _, c := range chunks {
+			ids[c.ID] = true
+			files[c.File] = true
+		}
+		allow = func(id string) bool { return ids[id] }
+		for f := range files {
+			flt.Files = append(flt.Files, f)
+		}
+		sort.Strings(flt.Files)
+		flt.Metadata = req.Metadata
+	}
+	body, terms := queryTerms(req.Query)
+	lexical := b.lex.Search(terms, depth, allow)
+	vector, err := b.vec.Search(ctx, qvec, depth, flt)
+	if err != nil {
+		return nil, err
+	}
+	fused := retrieve.Hybrid(lexical, vector, s.hybridParams(b.lex, body))
+	if len(fused) > depth {
+		fused = fused[:depth]
+	}
+	ids := make([]string, len(fused))
+	for i, h := range fused {
+		ids[i] = h.ID
+	}
+	chunks, err := chunksByID(ctx, b.db, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(fused))
+	for _, h := range fused {
+		c, ok := chunks[h.ID]
+		if !ok {
+			continue // a point whose row is gone (e.g. left in Qdrant by a crash)
+		}
+		out = append(out, Result{Chunk: c, KnowledgeBase: b.name, Relevance: h.Score})
+	}
+	return out, nil
+}
+
+// rerankResults rescores candidates with the reranker; its scores become
+// the relevance (squashed with the logistic function when the server
+// returns raw logits rather than probabilities).
+func (s *Service) rerankResults(ctx context.Context, query string, cand []Result) ([]Result, error) {
+	docs := make([]string, len(cand))
+	for i, r := range cand {
+		docs[i] = r.Text
+	}
+	scores, err := s.rerank.Rerank(ctx, query, docs)
+	if err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	if len(scores) != len(cand) {
+		return nil, fmt.Errorf("rerank: %d scores for %d documents", len(scores), len(cand))
+	}
+	logits := false
+	for _, x := range scores {
+		if x < 0 || x > 1 {
+			logits = true
+		}
+	}
+	out := append([]Result(nil), cand...)
+	for i := range out {
+		x := scores[i]
+		if logits {
+			x = 1 / (1 + math.Exp(-x))
+		}
+		out[i].Relevance = clamp01(x)
+	}
+	sortResults(out)
+	return out, nil
+}
+
+// ListChunks returns the chunks of the documents matching the SQL LIKE
+// pattern file ("" = all) whose metadata has the given values, in document
+// order: Chatchat's search_docs without a query.
+func (s *Service) ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]Chunk, error) {
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return filterChunks(ctx, b.db, file, metadata)
+}
+
+// compiledFilter is a Filter prepared for many checks.
+type compiledFilter struct {
+	ids, files map[string]bool
+	meta       map[string]string // key → JSON of the wanted value
+}
+
+func compileFilter(f Filter) compiledFilter {
+	c := compiledFilter{}
+	if len(f.IDs) > 0 {
+		c.ids = make(map[string]bool, len(f.IDs))
+		for _, id := range f.IDs {
+			c.ids[id] = true
+		}
+	}
+	if len(f.Files) > 0 {
+		c.files = make(map[string]bool, len(f.Files))
+		for _, x := range f.Files {
+			c.files[x] = true
+		}
+	}
+	if len(f.Metadata) > 0 {
+		c.meta = make(map[string]string, len(f.Metadata))
+		for k, v := range f.Metadata {
+			b, _ := json.Marshal(v)
+			c.meta[k] = string(b)
+		}
+	}
+	return c
+}
+
+func (c compiledFilter) match(id, file string, meta map[string]any) bool {
+	if c.ids != nil && !c.ids[id] {
+		return false
+	}
+	if c.files != nil && !c.files[file] {
+		return false
+	}
+	for k, want := range c.meta {
+		got, ok := meta[k]
+		if !ok {
+			return false
+		}
+		b, err := json.Marshal(got)
+		if err != nil || string(b) != want {
+			return false
+		}
+	}
+	return true
+}

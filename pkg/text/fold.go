@@ -1,0 +1,63 @@
+package text
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+//go:generate go run gen_fold.go
+
+// foldMap maps a traditional Chinese character to its simplified form.
+var foldMap = func() map[rune]rune {
+	m := make(map[rune]rune, utf8.RuneCountInString(foldPairs)/2)
+	var prev rune = -1
+	for _, r := range foldPairs {
+		if prev < 0 {
+			prev = r
+			continue
+		}
+		m[prev] = r
+		prev = -1
+	}
+	return m
+}()
+
+// FoldRune returns the simplified form of a traditional Chinese character,
+// and any other rune unchanged.
+func FoldRune(r rune) rune {
+	if r < 0x3400 {
+		return r
+	}
+	if s, ok := foldMap[r]; ok {
+		return s
+	}
+	return r
+}
+
+// Fold maps traditional Chinese characters in s to their simplified forms
+// (貞 → 贞, 辭 → 辞, 龍 → 龙), character by character, so text written in
+// either script yields the same terms. The map is the Unicode Han Database's
+// kSimplifiedVariant (2,751 characters); characters that are also their own
+// simplified form (乾, 著, 復) are left alone, and so is everything that is
+// not Chinese. It is a folding for matching, not a conversion for display:
+// it knows no words, so one-to-many simplifications are not disambiguated.
+func Fold(s string) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if FoldRune(r) != r {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		b.WriteRune(FoldRune(r))
+	}
+	return b.String()
+}

@@ -1,0 +1,28 @@
+package text
+
+import "testing"
+
+func TestFold(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"乾，元亨，利貞。", "乾，元亨，利贞。"},
+		{"繫辭上傳", "系辞上传"},
+		{"見龍在田，利見大人", "见龙在田，利见大人"},
+		{"乾卦的卦辞是什么？", "乾卦的卦辞是什么？"}, // already simplified: unchanged
+		{"Hello, 世界", "Hello, 世界"},
+		{"著作 復興", "著作 復兴"}, // 著 and 復 are their own simplified forms
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := Fold(tt.in); got != tt.want {
+			t.Errorf("Fold(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestFoldTermsMatchAcrossScripts(t *testing.T) {
+	trad := Count(Terms(Fold("《象》曰：天行健，君子以自強不息。")))
+	simp := Count(Terms(Fold("《象》曰：天行健，君子以自强不息。")))
+	if Cosine(trad, simp) < 0.999999 {
+		t.Errorf("folded traditional and simplified texts should share their terms: cosine %.3f", Cosine(trad, simp))
+	}
+}
