@@ -265,6 +265,25 @@ func (s *Server) storeTurn(ctx context.Context, t *turnRecord) (int64, error) {
 	return turn.ID, nil
 }
 
+// storeReply stores the exchange of a single-answerer endpoint
+// (knowledge_base_chat, search_engine_chat) when the request names a
+// conversation, so the conversation's history shows it. sent is what reached
+// the client; when it is shorter than answer the reply was cut short and is
+// stored as interrupted. It returns the answer's message id, "" when nothing
+// is stored.
+func (s *Server) storeReply(ctx context.Context, conversationID, question, from, answer, sent string, resp llm.Response, sources any) (string, error) {
+	if conversationID == "" {
+		return "", nil
+	}
+	t := turnRecord{conversationID: conversationID, question: question, answerID: uuid.NewString(),
+		answer: answer, sent: sent, interrupted: sent != answer, resp: resp,
+		extra: map[string]any{"answerer": from, "sources": sources}}
+	if _, err := s.storeTurn(ctx, &t); err != nil {
+		return "", err
+	}
+	return t.answerID, nil
+}
+
 // streamAnswer runs a and streams its reply as Chatchat's /chat/chat events,
 // then stores the turn. A client that goes away, or a shutdown cutting the
 // stream, stops the model and stores what was sent as interrupted.

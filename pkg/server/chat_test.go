@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,9 +17,12 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/search"
 )
 
 // testServer is a Server over a real SQLite store in a temp dir, with the
@@ -26,8 +30,9 @@ import (
 // by up.
 type testServer struct {
 	*Server
-	store memory.Store
-	http  *httptest.Server
+	store  memory.Store
+	models *llm.Registry
+	http   *httptest.Server
 }
 
 func newTestServer(t testing.TB, up *llmtest.Server) *testServer {
@@ -43,7 +48,7 @@ func newTestServer(t testing.TB, up *llmtest.Server) *testServer {
 		models.Add("test", llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: up.URL(), Model: "test", Timeout: 10 * time.Second, MaxRetries: 1, RetryBackoff: time.Millisecond}))
 	}
 	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), MaxBodyBytes: 64 << 10})
-	ts := &testServer{Server: s, store: store, http: httptest.NewServer(s.Handler())}
+	ts := &testServer{Server: s, store: store, models: models, http: httptest.NewServer(s.Handler())}
 	t.Cleanup(ts.http.Close)
 	return ts
 }
@@ -458,5 +463,51 @@ func TestConversationsAPI(t *testing.T) {
 	}
 	if code, _ := ts.get(t, "/conversations/"+id+"/messages"); code != 404 {
 		t.Errorf("deleted conversation's messages → %d, want 404", code)
+	}
+}
+
+// knowledge_base_chat and search_engine_chat store their exchange when the
+// request names a conversation, so the conversation's history shows it.
+func TestSingleAnswererRepliesAreStored(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ctx := context.Background()
+	kbs, err := kb.New(func() kb.Config { c := kb.DefaultConfig(); c.Dir = t.TempDir(); return c }(), retrieve.NewHashEmbedder(128), ts.models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kbs.Close()
+	searcher, err := search.New(search.DefaultConfig(), search.Options{Models: ts.models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.kb, ts.search = kbs, searcher
+	if _, err := kbs.Create(ctx, "notes", kb.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []bool{false, true} {
+		conv := fmt.Sprintf("single-%v", stream)
+		body := map[string]any{"query": "乾卦是什么？", "knowledge_base_name": "notes", "conversation_id": conv, "stream": stream}
+		raw, _ := json.Marshal(body)
+		resp, err := http.Post(ts.http.URL+"/chat/knowledge_base_chat", "application/json", bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"message_id":"`) {
+			t.Fatalf("kb chat stream=%v → %d %s", stream, resp.StatusCode, b)
+		}
+		turns, err := ts.store.Turns(ctx, conv, 0)
+		if err != nil || len(turns) != 1 || turns[0].Answer.Metadata.Extra["answerer"] != "kb" || turns[0].Question.Content != "乾卦是什么？" {
+			t.Fatalf("stored turns = %+v, %v", turns, err)
+		}
+		if !strings.Contains(string(b), turns[0].Answer.ID) {
+			t.Errorf("reply %s does not carry the stored message id %s", b, turns[0].Answer.ID)
+		}
+	}
+	// Without conversation_id nothing is stored and no message id is given.
+	code, out := ts.post(t, "/chat/knowledge_base_chat", map[string]any{"query": "乾", "knowledge_base_name": "notes"})
+	if code != 200 || out["message_id"] != "" {
+		t.Errorf("no conversation → %d message_id %v", code, out["message_id"])
 	}
 }

@@ -730,6 +730,9 @@ type kbChatRequest struct {
 	Temperature    *float32      `json:"temperature"`
 	MaxTokens      *int          `json:"max_tokens"`
 	PromptName     string        `json:"prompt_name"`
+	// ConversationID, when set, stores the exchange in that conversation
+	// (mixchat's extension; the answer still sees no history unless sent).
+	ConversationID string `json:"conversation_id"`
 }
 
 // kbSource is the structured form of one cited chunk (mixchat's addition
@@ -834,15 +837,32 @@ func (s *Server) handleKBChat(c *gin.Context) {
 			return
 		}
 		docs, srcs := kbDocs(c, reply.Results)
+		mid, err := s.storeReply(ctx, req.ConversationID, req.Query, "kb", reply.Text, reply.Text, reply.Response, srcs)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
 		c.JSON(http.StatusOK, gin.H{"answer": reply.Text, "docs": docs, "sources": srcs, "empty": reply.Empty,
-			"model": reply.Response.Model, "extractive": reply.Response.Extractive})
+			"model": reply.Response.Model, "extractive": reply.Response.Extractive, "message_id": mid})
 		return
 	}
 	out := newSSE(c)
+	var sent, received strings.Builder
 	reply, err := s.kb.Chat(ctx, creq, func(delta string) error {
-		return out.Send(gin.H{"answer": delta})
+		received.WriteString(delta)
+		if err := out.Send(gin.H{"answer": delta}); err != nil {
+			return err
+		}
+		sent.WriteString(delta)
+		return nil
 	})
 	if err != nil {
+		if ctx.Err() != nil && received.Len() > 0 {
+			// Cut short by the client or a shutdown: keep what was sent.
+			if _, serr := s.storeReply(ctx, req.ConversationID, req.Query, "kb", received.String(), sent.String(), reply.Response, nil); serr != nil {
+				s.log.Error("store interrupted turn", "conversation", req.ConversationID, "err", serr)
+			}
+		}
 		if !out.started {
 			writeError(c, err)
 			return
@@ -853,7 +873,13 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		return
 	}
 	docs, srcs := kbDocs(c, reply.Results)
-	_ = out.Send(gin.H{"docs": docs, "sources": srcs, "empty": reply.Empty})
+	ev := gin.H{"docs": docs, "sources": srcs, "empty": reply.Empty}
+	mid, err := s.storeReply(ctx, req.ConversationID, req.Query, "kb", reply.Text, reply.Text, reply.Response, srcs)
+	if err != nil {
+		ev["error"] = err.Error()
+	}
+	ev["message_id"] = mid
+	_ = out.Send(ev)
 }
 
 // checkName returns why a KB name is refused, or kb.ErrNotFound.

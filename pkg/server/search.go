@@ -39,6 +39,9 @@ type searchChatRequest struct {
 	MaxTokens        *int          `json:"max_tokens"`
 	PromptName       string        `json:"prompt_name"`
 	SplitResult      bool          `json:"split_result"`
+	// ConversationID, when set, stores the exchange in that conversation
+	// (mixchat's extension).
+	ConversationID string `json:"conversation_id"`
 }
 
 // searchSource is one source of a search answer, structured.
@@ -58,6 +61,10 @@ type searchDocsEvent struct {
 	Engine   string         `json:"engine"`
 	Empty    bool           `json:"empty,omitempty"`
 	Warnings []string       `json:"warnings,omitempty"`
+	// MessageID is the stored answer's id when the request named a
+	// conversation; Error says why storing it failed.
+	MessageID string `json:"message_id,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // searchChatReply is the body of a non-streamed reply.
@@ -149,17 +156,34 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 			writeError(c, err)
 			return
 		}
+		ev := docsEvent(ans, ret)
+		ev.MessageID, err = s.storeReply(ctx, req.ConversationID, req.Query, "search", ans.Text, ans.Text, ans.Response, ev.Sources)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
 		c.JSON(http.StatusOK, searchChatReply{
-			Answer: ans.Text, searchDocsEvent: docsEvent(ans, ret),
+			Answer: ans.Text, searchDocsEvent: ev,
 			Model: ans.Response.Model, Extractive: ans.Response.Extractive, Usage: ans.Response.Usage,
 		})
 		return
 	}
 	out := newSSE(c)
+	var sent, received strings.Builder
 	ans, ret, err := s.search.AnswerWith(ctx, q, opts, func(delta string) error {
-		return out.Send(gin.H{"answer": delta})
+		received.WriteString(delta)
+		if err := out.Send(gin.H{"answer": delta}); err != nil {
+			return err
+		}
+		sent.WriteString(delta)
+		return nil
 	})
 	if err != nil {
+		if ctx.Err() != nil && received.Len() > 0 {
+			if _, serr := s.storeReply(ctx, req.ConversationID, req.Query, "search", received.String(), sent.String(), ans.Response, nil); serr != nil {
+				s.log.Error("store interrupted turn", "conversation", req.ConversationID, "err", serr)
+			}
+		}
 		if !out.started {
 			writeError(c, err)
 			return
@@ -169,7 +193,11 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		}
 		return
 	}
-	_ = out.Send(docsEvent(ans, ret))
+	ev := docsEvent(ans, ret)
+	if ev.MessageID, err = s.storeReply(ctx, req.ConversationID, req.Query, "search", ans.Text, ans.Text, ans.Response, ev.Sources); err != nil {
+		ev.Error = err.Error()
+	}
+	_ = out.Send(ev)
 }
 
 // docsEvent builds the sources of an answer in Chatchat's Markdown form and
