@@ -27,12 +27,12 @@ import (
 // file, then MIXCHAT_* environment variables, then command-line flags.
 // configs/mixchat.yaml documents every field.
 type Config struct {
-	Server ServerConfig `yaml:"server"`
-	Log    LogConfig    `yaml:"log"`
-	LLM    LLMConfig    `yaml:"llm"`
-	Embed  EmbedConfig  `yaml:"embed"`
-	Store  StoreConfig  `yaml:"store"`
-	Memory MemoryConfig `yaml:"memory"`
+	Server ServerConfig  `yaml:"server"`
+	Log    LogConfig     `yaml:"log"`
+	LLM    LLMConfig     `yaml:"llm"`
+	Embed  EmbedConfig   `yaml:"embed"`
+	Store  StoreConfig   `yaml:"store"`
+	Memory MemoryConfig  `yaml:"memory"`
 	Chat   ChatConfig    `yaml:"chat"`
 	KB     kb.Config     `yaml:"kb"`
 	Search search.Config `yaml:"search"`
