@@ -152,7 +152,10 @@ func (s *Server) Wait(ctx context.Context) error {
 func (s *Server) routes() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(s.recoverer(), s.limitBody())
+	// Order matters: the request id and metrics see every request, CORS
+	// answers preflights before authentication, rate limits apply to the
+	// authenticated key.
+	r.Use(s.recoverer(), s.observe(), s.cors(), s.authenticate(), s.rateLimit(), s.limitBody())
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, errNotFound("no route %s %s", c.Request.Method, c.Request.URL.Path))
@@ -162,6 +165,8 @@ func (s *Server) routes() http.Handler {
 	})
 
 	r.GET("/healthz", s.handleHealth)
+	s.opsRoutes(r)
+	s.accessRoutes(r)
 	r.GET("/server/list_models", s.handleListModels)
 
 	r.POST("/chat/chat", s.handleChat)
