@@ -423,7 +423,7 @@ const offlineEmbedDim = 512
 
 // kbConfig resolves the knowledge bases' settings: kb.dir defaults to
 // DATA_DIR/kb; kb.embed_model to embed.model when an embeddings endpoint is
-// configured, else to the offline embedder's name.
+// configured, else to the offline embedder's name; kb.dsn to store.dsn.
 func (c *Config) kbConfig() kb.Config {
 	k := c.KB
 	if k.Dir == "" {
@@ -437,6 +437,9 @@ func (c *Config) kbConfig() kb.Config {
 	}
 	if c.Embed.BaseURL != "" {
 		k.EmbedBatch = c.Embed.BatchSize
+	}
+	if k.Store == kb.KBStorePostgres && k.DSN == "" {
+		k.DSN = c.Store.DSN // the conversation store's server by default
 	}
 	return k
 }

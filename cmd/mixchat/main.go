@@ -23,7 +23,7 @@ Usage:
   mixchat serve   [--addr HOST:PORT] [--data DIR] [--config FILE]   run the HTTP server
   mixchat chat    [--server URL] [--conversation ID] [--model NAME]  chat in the terminal
   mixchat kb      [--data DIR] create|add|ls|rm|search ...            manage knowledge bases
-  mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc, locomo, latency)
+  mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc, locomo, latency, crash, faults, load)
   mixchat version                                                    print the version
 
 Run "mixchat COMMAND -h" for a command's flags. Configuration: configs/mixchat.yaml documents
@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // runEval dispatches the benchmarks.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("eval: name a benchmark: beir, cmrc, locomo, latency")
+		return errors.New("eval: name a benchmark: beir, cmrc, locomo, latency, crash, faults, load")
 	}
 	switch args[0] {
 	case "beir":
@@ -84,6 +84,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return runEvalLoCoMo(ctx, args[1:], stdout, stderr)
 	case "latency":
 		return runEvalLatency(ctx, args[1:], stdout, stderr)
+	case "crash":
+		return runEvalCrash(ctx, args[1:], stdout, stderr)
+	case "faults":
+		return runEvalFaults(ctx, args[1:], stdout, stderr)
+	case "load":
+		return runEvalLoad(ctx, args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("eval: unknown benchmark %q; available: beir, cmrc, locomo, latency", args[0])
+	return fmt.Errorf("eval: unknown benchmark %q; available: beir, cmrc, locomo, latency, crash, faults, load", args[0])
 }

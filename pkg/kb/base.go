@@ -158,6 +158,11 @@ func openBase(ctx context.Context, name, dir string, newStore func(info Info) (s
 	if err != nil {
 		return nil, err
 	}
+	return openBaseDB(ctx, name, dir, db, newStore)
+}
+
+// openBaseDB opens the KB whose database is db (closed on failure).
+func openBaseDB(ctx context.Context, name, dir string, db *sql.DB, newStore func(info Info) (store, error)) (*base, error) {
 	b := &base{name: name, dir: dir, db: db}
 	if err := b.load(ctx, newStore); err != nil {
 		db.Close()

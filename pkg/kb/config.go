@@ -24,6 +24,13 @@ type Config struct {
 	// Dir holds one folder per knowledge base (DIR/NAME/kb.db and the
 	// uploaded originals in DIR/NAME/content/).
 	Dir string `yaml:"dir"`
+	// Store is where the knowledge bases' documents, chunks and settings
+	// live: "files" ("" too), a SQLite file per KB under Dir, or
+	// "postgres", PostgreSQL at DSN, shared by every replica (see
+	// pgstore.go); Dir then holds each replica's index snapshots and the
+	// originals it received.
+	Store string `yaml:"store"`
+	DSN   string `yaml:"dsn"`
 	// VectorStore is where new knowledge bases keep their vectors:
 	// "embedded" or "qdrant". A request may pick another per KB.
 	VectorStore string       `yaml:"vector_store"`
@@ -120,6 +127,18 @@ func (c Config) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	if strings.TrimSpace(c.Dir) == "" {
 		bad("kb.dir is empty: set a directory for the knowledge bases")
+	}
+	switch c.Store {
+	case "", KBStoreFiles:
+	case KBStorePostgres:
+		if strings.TrimSpace(c.DSN) == "" {
+			bad("kb.dsn is empty: kb.store %s needs the PostgreSQL DSN", KBStorePostgres)
+		}
+		if c.VectorStore != StoreEmbedded {
+			bad("kb.vector_store is %q: kb.store %s supports %q only", c.VectorStore, KBStorePostgres, StoreEmbedded)
+		}
+	default:
+		bad("kb.store is %q: use %q or %q", c.Store, KBStoreFiles, KBStorePostgres)
 	}
 	switch c.VectorStore {
 	case StoreEmbedded, StoreQdrant:

@@ -11,7 +11,9 @@
 // was or fully updated. At open the in-memory BM25 index and HNSW graph are
 // read from snapshots written next to kb.db (or rebuilt from the rows when
 // the snapshots are stale) and then updated after every commit; with Qdrant
-// the vectors live in a collection per KB and BM25 stays local.
+// the vectors live in a collection per KB and BM25 stays local. With
+// Config.Store "postgres" the same tables live in PostgreSQL instead, one
+// schema per KB, shared by every replica (see pgstore.go).
 //
 // Retrieval is hybrid. BM25 runs over pkg/text's terms of the text with
 // traditional Chinese folded to simplified (text.Fold, so 貞 matches 贞), plus
@@ -92,6 +94,8 @@ type Service struct {
 	qdrant    *qdrant.Client
 	ownQdrant bool
 
+	pg *pgStore // the knowledge bases in PostgreSQL (Config.Store); nil: files
+
 	mu       sync.Mutex
 	open     map[string]*base
 	deleting map[string]bool
@@ -115,6 +119,15 @@ func New(cfg Config, embedder llm.Embedder, models Models, opts ...Option) (*Ser
 	s := &Service{cfg: cfg, emb: embedder, models: models, open: map[string]*base{}, deleting: map[string]bool{}, ownQdrant: true}
 	for _, o := range opts {
 		o(s)
+	}
+	if cfg.Store == KBStorePostgres {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		pg, err := openPGStore(ctx, cfg.DSN)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		s.pg = pg
 	}
 	s.vectorWeight = cfg.VectorWeight
 	if s.vectorWeight == 0 {
@@ -149,6 +162,9 @@ func (s *Service) Close() error {
 	var errs []error
 	for _, b := range open {
 		errs = append(errs, b.close()) // waits for the KB's running operations
+	}
+	if s.pg != nil {
+		errs = append(errs, s.pg.close())
 	}
 	s.qmu.Lock()
 	if s.qdrant != nil && s.ownQdrant {
@@ -208,6 +224,9 @@ func (s *Service) kbDir(name string) string { return filepath.Join(s.cfg.Dir, na
 
 // exists reports whether a KB of that name exists on disk.
 func (s *Service) exists(name string) bool {
+	if s.pg != nil {
+		return s.pg.exists(context.Background(), name)
+	}
 	_, err := os.Stat(filepath.Join(s.kbDir(name), dbFile))
 	return err == nil
 }
@@ -230,7 +249,7 @@ func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
 			return nil, nil, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
 		var err error
-		b, err = openBase(ctx, name, s.kbDir(name), s.newStore)
+		b, err = s.openKB(ctx, name)
 		if err != nil {
 			s.mu.Unlock()
 			return nil, nil, err
@@ -280,6 +299,9 @@ func (s *Service) List(ctx context.Context) ([]Info, error) {
 
 // Names returns the names of the knowledge bases, sorted.
 func (s *Service) Names() ([]string, error) {
+	if s.pg != nil {
+		return s.pg.names(context.Background())
+	}
 	entries, err := os.ReadDir(s.cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("list knowledge bases: %w", err)
@@ -369,6 +391,9 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 
 // createLocked writes a new KB's settings and opens it; s.mu is held.
 func (s *Service) createLocked(ctx context.Context, name, vs, model, info string) (*base, error) {
+	if s.pg != nil {
+		return s.createPG(ctx, name, vs, model, info)
+	}
 	dir := s.kbDir(name)
 	if err := os.MkdirAll(filepath.Join(dir, contentDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
@@ -433,6 +458,9 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 	b.life.Unlock()
 	if rerr := os.RemoveAll(s.kbDir(name)); rerr != nil {
 		err = errors.Join(err, rerr)
+	}
+	if s.pg != nil {
+		err = errors.Join(err, s.pg.drop(ctx, name))
 	}
 	if err != nil {
 		return fmt.Errorf("delete knowledge base %s: %w", name, err)

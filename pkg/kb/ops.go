@@ -327,6 +327,9 @@ type RecreateOptions struct {
 // store it is emptied first and rebuilt with the current ones. progress
 // hears about each file.
 func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOptions, progress func(Progress)) (AddResult, error) {
+	if s.pg != nil {
+		return AddResult{}, fmt.Errorf("%w: rebuilding from the originals is not available with kb.store %s: each replica keeps only the originals uploaded to it", ErrBadRequest, KBStorePostgres)
+	}
 	res := AddResult{Failed: map[string]error{}}
 	if err := ValidName(name); err != nil {
 		return res, err

@@ -174,6 +174,9 @@ func sortResults(rs []Result) {
 // searchBase runs the hybrid search in one KB and returns up to depth
 // candidates with their chunks.
 func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qvec []float32, depth int) ([]Result, error) {
+	if err := s.refresh(ctx, b); err != nil {
+		return nil, err
+	}
 	var allow func(string) bool
 	var flt Filter
 	if req.File != "" || len(req.Metadata) > 0 {

@@ -11,10 +11,12 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -50,7 +52,7 @@ type chatChunk struct {
 	TurnID         int64      `json:"turn_id,omitempty"`
 	Model          string     `json:"model,omitempty"`
 	Extractive     bool       `json:"extractive,omitempty"`
-	Usage          *llm.Usage `json:"usage,omitempty"`
+	Usage          *obs.Usage `json:"usage,omitempty"`
 	Error          string     `json:"error,omitempty"`
 }
 
@@ -62,7 +64,7 @@ type chatReply struct {
 	TurnID         int64     `json:"turn_id,omitempty"`
 	Model          string    `json:"model"`
 	Extractive     bool      `json:"extractive,omitempty"`
-	Usage          llm.Usage `json:"usage"`
+	Usage          obs.Usage `json:"usage"`
 }
 
 // validateHistory checks a client-sent history and converts it.
@@ -134,6 +136,10 @@ func (s *Server) handleChat(c *gin.Context) {
 		q.MaxTokens = *req.MaxTokens
 	}
 	ctx := c.Request.Context()
+	if err := s.claimConversation(ctx, req.ConversationID, "llm_chat"); err != nil {
+		writeError(c, err)
+		return
+	}
 	if len(history) == 0 && req.ConversationID != "" && historyLen != 0 {
 		history, err = s.recall(ctx, req.ConversationID, req.Query, req.Memory, historyLen)
 		if err != nil {
@@ -170,7 +176,7 @@ func (s *Server) handleChat(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, chatReply{
 		Text: ans.Text, MessageID: t.messageID(), ConversationID: req.ConversationID, TurnID: turnID,
-		Model: ans.Response.Model, Extractive: ans.Response.Extractive, Usage: ans.Response.Usage,
+		Model: ans.Response.Model, Extractive: ans.Response.Extractive, Usage: t.usage,
 	})
 }
 
@@ -225,6 +231,11 @@ type turnRecord struct {
 	interrupted    bool
 	resp           llm.Response
 	extra          map[string]any
+	// calls are the responses of every model call the reply took, for
+	// pricing; nil means resp alone.
+	calls []llm.Response
+	// usage is set by storeTurn: the reply's tokens, latency and price.
+	usage obs.Usage
 }
 
 // messageID is the id a client uses to refer to the reply (feedback): the
@@ -240,13 +251,19 @@ func (t *turnRecord) messageID() string {
 // names a conversation. It runs even when ctx was cancelled (a client that
 // went away still gets its turn stored, as interrupted).
 func (s *Server) storeTurn(ctx context.Context, t *turnRecord) (int64, error) {
+	auth.AddTokens(ctx, t.resp.Usage.TotalTokens) // the key's tokens-per-minute limit
+	t.usage = s.messageUsage(ctx, t)
 	if t.conversationID == "" {
 		return 0, nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	usage := t.resp.Usage
-	meta := memory.Metadata{Source: "llm", Model: t.resp.Model, Extractive: t.resp.Extractive, Usage: &usage, Extra: t.extra}
+	extra := map[string]any{"usage": t.usage} // tokens, latency, price
+	for k, v := range t.extra {
+		extra[k] = v
+	}
+	meta := memory.Metadata{Source: "llm", Model: t.resp.Model, Extractive: t.resp.Extractive, Usage: &usage, Extra: extra}
 	content := t.answer
 	if t.interrupted {
 		meta.Interrupted = true
@@ -273,6 +290,7 @@ func (s *Server) storeTurn(ctx context.Context, t *turnRecord) (int64, error) {
 // is stored.
 func (s *Server) storeReply(ctx context.Context, conversationID, question, from, answer, sent string, resp llm.Response, sources any) (string, error) {
 	if conversationID == "" {
+		auth.AddTokens(ctx, resp.Usage.TotalTokens) // storeTurn counts them otherwise
 		return "", nil
 	}
 	t := turnRecord{conversationID: conversationID, question: question, answerID: uuid.NewString(),
@@ -325,12 +343,12 @@ func (s *Server) streamAnswer(c *gin.Context, a mix.Answerer, q mix.Query, t *tu
 			_ = out.Send(chatChunk{MessageID: t.messageID(), Error: cause.Error(), Done: true, TurnID: turnID})
 		}
 		if storeErr != nil {
-			s.log.Error("store interrupted turn", "conversation", t.conversationID, "err", storeErr)
+			s.log.ErrorContext(ctx, "store interrupted turn", "conversation", t.conversationID, "err", storeErr)
 		}
 		return
 	}
 	final := chatChunk{MessageID: t.messageID(), Done: true, ConversationID: t.conversationID, TurnID: turnID,
-		Model: t.resp.Model, Extractive: t.resp.Extractive, Usage: &t.resp.Usage}
+		Model: t.resp.Model, Extractive: t.resp.Extractive, Usage: &t.usage}
 	switch {
 	case err != nil:
 		final.Error = err.Error()

@@ -46,7 +46,12 @@ func (s *Server) handleCreateConversation(c *gin.Context) {
 		writeError(c, errBadRequest("id must be at most 128 bytes and name at most 512"))
 		return
 	}
-	conv, err := s.store.CreateConversation(c.Request.Context(), memory.Conversation{ID: req.ID, Name: req.Name, ChatType: req.ChatType, UserID: req.UserID})
+	userID, err := callerUserID(c.Request.Context(), req.UserID)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	conv, err := s.store.CreateConversation(c.Request.Context(), memory.Conversation{ID: req.ID, Name: req.Name, ChatType: req.ChatType, UserID: userID})
 	if err != nil {
 		writeError(c, err)
 		return
@@ -57,7 +62,12 @@ func (s *Server) handleCreateConversation(c *gin.Context) {
 // handleListConversations lists conversations, most recently updated first;
 // ?user_id= narrows to one user, ?q= to names containing the text.
 func (s *Server) handleListConversations(c *gin.Context) {
-	convs, err := s.store.Conversations(c.Request.Context(), c.Query("user_id"))
+	userID, err := callerUserID(c.Request.Context(), c.Query("user_id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	convs, err := s.store.Conversations(c.Request.Context(), userID)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -206,6 +216,10 @@ func (s *Server) handleFeedback(c *gin.Context) {
 	}
 	if len(req.Reason) > 4096 {
 		writeError(c, errBadRequest("reason must be at most 4096 bytes"))
+		return
+	}
+	if err := s.checkMessage(c.Request.Context(), req.MessageID); err != nil {
+		writeError(c, err)
 		return
 	}
 	if err := s.store.SetFeedback(c.Request.Context(), req.MessageID, memory.Feedback{Score: *req.Score, Reason: req.Reason}); err != nil {

@@ -110,11 +110,11 @@ func writeError(c *gin.Context, err error) {
 		args := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err}
 		switch status {
 		case http.StatusInternalServerError:
-			log.Error("request failed", args...)
+			log.ErrorContext(c.Request.Context(), "request failed", args...)
 		case http.StatusServiceUnavailable:
-			log.Debug("request refused", args...)
+			log.DebugContext(c.Request.Context(), "request refused", args...)
 		default:
-			log.Warn("upstream failed", args...)
+			log.WarnContext(c.Request.Context(), "upstream failed", args...)
 		}
 	}
 	c.AbortWithStatusJSON(status, body)

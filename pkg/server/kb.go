@@ -145,6 +145,9 @@ func kbNameBody(c *gin.Context) (string, error) {
 
 func (s *Server) handleListKBs(c *gin.Context) {
 	names, err := s.kb.Names()
+	if err == nil {
+		names, err = s.visibleKBs(c.Request.Context(), names)
+	}
 	if err != nil {
 		kbReply(c, 500, err.Error(), []string{})
 		return
@@ -155,7 +158,17 @@ func (s *Server) handleListKBs(c *gin.Context) {
 			kbReply(c, 500, err.Error(), []string{})
 			return
 		}
-		kbReply(c, 200, "success", infos)
+		visible := map[string]bool{}
+		for _, n := range names {
+			visible[n] = true
+		}
+		kept := infos[:0]
+		for _, in := range infos {
+			if visible[in.Name] {
+				kept = append(kept, in)
+			}
+		}
+		kbReply(c, 200, "success", kept)
 		return
 	}
 	kbReply(c, 200, "success", names)
@@ -344,6 +357,9 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		return
 	}
 	names := kbNames(req.KnowledgeBase, req.KnowledgeBases)
+	if !s.kbReadable(c, names) {
+		return
+	}
 	ctx := c.Request.Context()
 	docs := []kbDoc{}
 	if strings.TrimSpace(req.Query) == "" {
@@ -821,6 +837,13 @@ func (s *Server) handleKBChat(c *gin.Context) {
 			return
 		}
 	}
+	if !s.kbReadable(c, names) {
+		return
+	}
+	if err := s.claimConversation(c.Request.Context(), req.ConversationID, "kb_chat"); err != nil {
+		writeError(c, err)
+		return
+	}
 	creq := kb.ChatRequest{
 		Query: req.Query, KnowledgeBases: names, TopK: k, MinRelevance: minRel, History: history,
 		Model: req.ModelName, Temperature: req.Temperature, PromptName: req.PromptName,
@@ -860,7 +883,7 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		if ctx.Err() != nil && received.Len() > 0 {
 			// Cut short by the client or a shutdown: keep what was sent.
 			if _, serr := s.storeReply(ctx, req.ConversationID, req.Query, "kb", received.String(), sent.String(), reply.Response, nil); serr != nil {
-				s.log.Error("store interrupted turn", "conversation", req.ConversationID, "err", serr)
+				s.log.ErrorContext(ctx, "store interrupted turn", "conversation", req.ConversationID, "err", serr)
 			}
 		}
 		if !out.started {

@@ -19,7 +19,7 @@ func (s *Server) recoverer() gin.HandlerFunc {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error("handler panic", "path", c.Request.URL.Path, "panic", fmt.Sprint(v))
+				s.log.ErrorContext(c.Request.Context(), "handler panic", "path", c.Request.URL.Path, "panic", fmt.Sprint(v))
 				if !c.Writer.Written() {
 					writeError(c, fmt.Errorf("internal error: %v", v))
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 )
 
 // mixRoutes registers /chat/mix_chat, /debug/condense and the
@@ -78,7 +79,7 @@ type mixEvent struct {
 	Fusion         string             `json:"fusion,omitempty"`
 	Fused          *bool              `json:"fused,omitempty"`
 	Failed         []string           `json:"failed,omitempty"`
-	Usage          *llm.Usage         `json:"usage,omitempty"`
+	Usage          *obs.Usage         `json:"usage,omitempty"`
 	Timings        map[string]float64 `json:"timings,omitempty"`
 }
 
@@ -122,7 +123,7 @@ type mixReply struct {
 	Fusion         string             `json:"fusion"`
 	Fused          bool               `json:"fused"`
 	Failed         []string           `json:"failed,omitempty"`
-	Usage          llm.Usage          `json:"usage"`
+	Usage          obs.Usage          `json:"usage"`
 	Timings        map[string]float64 `json:"timings"`
 }
 
@@ -202,6 +203,14 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 			return mix.Request{}, errBadRequest("knowledge_base_name %q: %v", name, err)
 		}
 	}
+	if err := s.readableKBs(ctx, kbs...); errors.Is(err, errKBNotReadable) {
+		return mix.Request{}, &Error{Status: http.StatusNotFound, Err: err}
+	} else if err != nil {
+		return mix.Request{}, err
+	}
+	if err := s.claimConversation(ctx, conversationID, "mix_chat"); err != nil {
+		return mix.Request{}, err
+	}
 	q := mix.Query{Text: query, History: history, Model: o.ModelName, Temperature: temperature,
 		KnowledgeBases: kbs, SearchEngine: o.SearchEngineName}
 	if maxTokens != nil {
@@ -278,7 +287,7 @@ func (s *Server) handleMixChat(c *gin.Context) {
 		Text: res.Text, MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID,
 		Standalone: res.Standalone, Answers: wireAnswers(res.Answers), Docs: docs,
 		Model: res.Response.Model, Extractive: res.Response.Extractive, Fusion: res.Mode, Fused: res.Fused,
-		Failed: failedAnswerers(res), Usage: res.Usage, Timings: res.Timings.Millis(),
+		Failed: failedAnswerers(res), Usage: t.usage, Timings: res.Timings.Millis(),
 	})
 }
 
@@ -290,6 +299,7 @@ func (s *Server) recordMix(t *turnRecord, res mix.Result, sent string, err error
 	t.resp = llm.Response{Text: res.Text, Model: res.Response.Model, Extractive: res.Response.Extractive, Usage: res.Usage}
 	t.extra = res.Record()
 	t.interrupted = err != nil
+	t.calls = mixCalls(res)
 }
 
 // streamSink writes a streamed mix reply in one wire format.
@@ -340,7 +350,7 @@ func (s *Server) streamMix(c *gin.Context, req mix.Request, t *turnRecord, sink 
 			sink.fail(t, cause)
 		}
 		if storeErr != nil {
-			s.log.Error("store interrupted turn", "conversation", t.conversationID, "err", storeErr)
+			s.log.ErrorContext(ctx, "store interrupted turn", "conversation", t.conversationID, "err", storeErr)
 		}
 		return
 	}
@@ -364,7 +374,7 @@ func (k *mixSink) event(ev mix.Event) error { return k.out.Send(wireEvent(ev)) }
 
 func (k *mixSink) done(t *turnRecord, res mix.Result, turnID int64, problem string) {
 	fused := res.Fused
-	usage := res.Usage
+	usage := t.usage
 	_ = k.out.Send(mixEvent{Type: "done", MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID,
 		Standalone: res.Standalone, Model: res.Response.Model, Extractive: res.Response.Extractive, Fusion: res.Mode,
 		Fused: &fused, Failed: failedAnswerers(res), Usage: &usage, Timings: res.Timings.Millis(), Error: problem})
@@ -438,6 +448,9 @@ func (s *Server) handleCondense(c *gin.Context) {
 // question as asked when there is no history or no condenser. It serves
 // /debug/condense and /knowledge_base/search_docs with history.
 func (s *Server) condense(ctx context.Context, question, conversationID string, historyLen int, strategy string, history []llm.Message) (mix.Condensed, []llm.Message, error) {
+	if err := s.checkConversation(ctx, conversationID); err != nil {
+		return mix.Condensed{}, nil, err
+	}
 	if len(history) == 0 && conversationID != "" && historyLen != 0 {
 		h, err := s.recall(ctx, conversationID, question, strategy, historyLen)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 )
 
 // The OpenAI-compatible API: any OpenAI SDK or chat front end can use
@@ -224,12 +225,15 @@ type oaiExtra struct {
 	Fused          bool               `json:"fused"`
 	Failed         []string           `json:"failed,omitempty"`
 	Timings        map[string]float64 `json:"timings,omitempty"`
+	// Usage is the reply's usage with its latency and price (the
+	// OpenAI usage object has tokens only).
+	Usage *obs.Usage `json:"usage,omitempty"`
 }
 
 func newOAIExtra(t *turnRecord, res mix.Result, turnID int64) *oaiExtra {
 	return &oaiExtra{MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID, Standalone: res.Standalone,
 		Answers: wireAnswers(res.Answers), Docs: res.Docs, Model: res.Response.Model, Extractive: res.Response.Extractive,
-		Fusion: res.Mode, Fused: res.Fused, Failed: failedAnswerers(res), Timings: res.Timings.Millis()}
+		Fusion: res.Mode, Fused: res.Fused, Failed: failedAnswerers(res), Timings: res.Timings.Millis(), Usage: &t.usage}
 }
 
 // oaiCompletion is a chat.completion object.
@@ -273,7 +277,7 @@ func writeOpenAIError(c *gin.Context, err error, param, code string) {
 	status := errorStatus(err)
 	if status >= 500 {
 		if v, ok := c.Get(serverKey); ok {
-			v.(*Server).log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
+			v.(*Server).log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
 		}
 	}
 	c.AbortWithStatusJSON(status, oaiErrorBody(err, status, param, code))

@@ -139,6 +139,10 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		writeError(c, errBadRequest("prompt_name %q unknown; available: %s", req.PromptName, strings.Join(prompts.Names(search.PromptGroup), ", ")))
 		return
 	}
+	if err := s.claimConversation(c.Request.Context(), req.ConversationID, "search_chat"); err != nil {
+		writeError(c, err)
+		return
+	}
 	q := mix.Query{
 		Text: req.Query, History: history, Model: req.ModelName, Temperature: req.Temperature,
 		PromptName: req.PromptName, TopK: topK, SearchEngine: req.SearchEngineName,
@@ -181,7 +185,7 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 	if err != nil {
 		if ctx.Err() != nil && received.Len() > 0 {
 			if _, serr := s.storeReply(ctx, req.ConversationID, req.Query, "search", received.String(), sent.String(), ans.Response, nil); serr != nil {
-				s.log.Error("store interrupted turn", "conversation", req.ConversationID, "err", serr)
+				s.log.ErrorContext(ctx, "store interrupted turn", "conversation", req.ConversationID, "err", serr)
 			}
 		}
 		if !out.started {

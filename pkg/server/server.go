@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -18,6 +19,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -56,7 +58,11 @@ type Options struct {
 	KB           *kb.Service
 	Search       *search.Service
 	Mixer        *mix.Mixer // nil: /chat/mix_chat and /v1 answer 503
+	Access       Access     // authentication, tenancy, rate limits, CORS; zero: auth off
 	MaxBodyBytes int64      // request body limit; 0 means 8 MiB (uploads have their own limit)
+	// Obs measures and traces requests and prices replies; nil means an
+	// Observer of its own (metrics still served on /metrics, no traces).
+	Obs *obs.Observer
 	// HistoryLen is how many past turns /chat/chat recalls when a request
 	// says history_len -1; 0 means 10.
 	HistoryLen int
@@ -72,6 +78,7 @@ type Server struct {
 	kb      *kb.Service
 	search  *search.Service
 	mixer   *mix.Mixer
+	obs     *obs.Observer
 	handler http.Handler
 
 	// streams tracks replies in flight so shutdown can wait for them.
@@ -80,6 +87,9 @@ type Server struct {
 	// sent as an interrupted reply and return.
 	cut     chan struct{}
 	cutOnce sync.Once
+	// draining is set by Drain: /readyz answers 503 so load balancers stop
+	// sending new requests while the process finishes the ones it has.
+	draining atomic.Bool
 }
 
 // New returns a server for opts.
@@ -93,9 +103,13 @@ func New(opts Options) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 8 << 20
 	}
+	if opts.Obs == nil {
+		opts.Obs = obs.New(obs.Options{})
+	}
 	s := &Server{
 		opts:   opts,
-		log:    opts.Log,
+		log:    obs.Logger(opts.Log), // log lines carry the request id
+		obs:    opts.Obs,
 		store:  opts.Store,
 		models: opts.Models,
 		chat:   opts.Chat,
@@ -166,6 +180,7 @@ func (s *Server) routes() http.Handler {
 
 	r.GET("/healthz", s.handleHealth)
 	s.opsRoutes(r)
+	s.metricsRoutes(r)
 	s.accessRoutes(r)
 	r.GET("/server/list_models", s.handleListModels)
 

@@ -1,0 +1,48 @@
+package auth_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/auth"
+)
+
+// BenchmarkAuthenticate measures the per-request cost of looking a key up
+// (one indexed query on the SHA-256 of the token).
+func BenchmarkAuthenticate(b *testing.B) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(backend, func(b *testing.B) {
+			var s *auth.Store
+			var err error
+			if backend == "sqlite" {
+				s, err = auth.OpenSQLite(ctx, b.TempDir()+"/auth.db")
+			} else {
+				dsn := postgresSchemaDSN(b)
+				s, err = auth.OpenPostgres(ctx, dsn)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for range 100 {
+				if _, _, err := s.CreateKey(ctx, auth.KeySpec{UserID: "other", Role: auth.RoleUser}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			tok, _, err := s.CreateKey(ctx, auth.KeySpec{UserID: "u", Role: auth.RoleUser})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.Authenticate(ctx, tok); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

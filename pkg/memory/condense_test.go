@@ -1,0 +1,156 @@
+package memory_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/llm/llmtest"
+	"github.com/mixchat/mixchat/pkg/memory"
+)
+
+// eventsHistory is the conversation the registration-links question
+// follows.
+var eventsHistory = []llm.Message{
+	{Role: llm.RoleUser, Content: "What automotive-industry events are there in Shanghai this spring?"},
+	{Role: llm.RoleAssistant, Content: "Auto Shanghai runs in April and the China Auto Forum in May."},
+}
+
+func TestCondenseModel(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	store := openSQLite(t, ":memory:")
+	m := newManager(t, store, nil, memory.Options{Model: modelOf(srv), ModelName: "test"})
+
+	// First turn and self-contained questions: no call.
+	for _, tt := range []struct {
+		history  []llm.Message
+		question string
+		reason   string
+	}{
+		{nil, "Can you give me their registration links?", memory.ReasonNoHistory},
+		{eventsHistory, "What does the hexagram Qian stand for?", memory.ReasonSelfContained},
+		{eventsHistory, "乾卦的卦辞是什么意思？", memory.ReasonSelfContained},
+	} {
+		c, err := m.CondenseQuestion(ctx, tt.history, tt.question)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Skipped || c.Reason != tt.reason || c.Standalone != tt.question || c.Context != "" {
+			t.Errorf("CondenseQuestion(%q) = %+v, want skipped (%s)", tt.question, c, tt.reason)
+		}
+	}
+	if srv.Calls() != 0 {
+		t.Fatalf("%d model calls for questions that need none", srv.Calls())
+	}
+
+	// A follow-up: one call, its reply parsed.
+	srv.Script(llmtest.Reply{Text: "FACTS:\n- The events are Auto Shanghai (April) and the China Auto Forum (May).\n" +
+		"QUESTION: Can you give me the registration links of the automotive-industry events in Shanghai this spring?"})
+	standalone, facts, err := m.Condense(ctx, eventsHistory, "Can you give me their registration links?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if standalone != "Can you give me the registration links of the automotive-industry events in Shanghai this spring?" {
+		t.Errorf("standalone = %q", standalone)
+	}
+	if facts != "The events are Auto Shanghai (April) and the China Auto Forum (May)." {
+		t.Errorf("context = %q", facts)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d calls, want 1", len(reqs))
+	}
+	p := reqs[0].Messages[0].Content
+	for _, want := range []string{"Human: What automotive-industry events are there in Shanghai this spring?",
+		"AI: Auto Shanghai runs in April", "Follow-up question: Can you give me their registration links?"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+
+	// A failing model: the question comes back unchanged with the error.
+	srv.Script(llmtest.Reply{Status: http.StatusInternalServerError})
+	q := "And their prices?"
+	standalone, _, err = m.Condense(ctx, eventsHistory, q)
+	if err == nil || standalone != q {
+		t.Errorf("Condense on failure = %q, %v; want the question and an error", standalone, err)
+	}
+}
+
+func TestCondenseOffline(t *testing.T) {
+	ctx := context.Background()
+	store := openSQLite(t, ":memory:")
+	m := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{})})
+	c, err := m.CondenseQuestion(ctx, eventsHistory, "Can you give me their registration links?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Skipped || !c.Extractive {
+		t.Fatalf("offline condense = %+v, want an extractive rewrite", c)
+	}
+	if !strings.Contains(c.Standalone, "Can you give me their registration links?") || !strings.Contains(c.Standalone, "automotive-industry events") {
+		t.Errorf("standalone = %q, want the question with what it follows up", c.Standalone)
+	}
+	if !strings.Contains(c.Context, "Auto Shanghai") {
+		t.Errorf("context = %q", c.Context)
+	}
+	zh := []llm.Message{{Role: llm.RoleUser, Content: "坤卦的卦辞是什么？"}, {Role: llm.RoleAssistant, Content: "坤：元亨，利牝马之贞。"}}
+	c, err = m.CondenseQuestion(ctx, zh, "它的象辞呢？")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Skipped || !strings.Contains(c.Standalone, "坤卦") || !strings.HasPrefix(c.Standalone, "它的象辞呢？") {
+		t.Errorf("zh standalone = %+v", c)
+	}
+}
+
+// TestCondenseLastPairs: at most Condense.MaxPairs pairs are read.
+func TestCondenseLastPairs(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	store := openSQLite(t, ":memory:")
+	m := newManager(t, store, func(c *memory.Config) { c.Condense.MaxPairs = 2 }, memory.Options{Model: modelOf(srv)})
+	var h []llm.Message
+	for _, s := range []string{"one", "two", "three"} {
+		h = append(h, llm.Message{Role: llm.RoleUser, Content: "question " + s}, llm.Message{Role: llm.RoleAssistant, Content: "answer " + s})
+	}
+	h = append([]llm.Message{{Role: llm.RoleSystem, Content: "system note"}}, h...)
+	srv.Script(llmtest.Reply{Text: "FACTS:\n- none\nQUESTION: What about question three?"})
+	if _, err := m.CondenseQuestion(ctx, h, "And that one?"); err != nil {
+		t.Fatal(err)
+	}
+	p := srv.Requests()[0].Messages[0].Content
+	if strings.Contains(p, "question one") || strings.Contains(p, "system note") || !strings.Contains(p, "question two") || !strings.Contains(p, "answer three") {
+		t.Errorf("prompt does not hold exactly the last 2 pairs:\n%s", p)
+	}
+}
+
+// TestCompressedStrategyModel: the compressed strategy gives the model the
+// facts the condense call extracted and the restated question.
+func TestCompressedStrategyModel(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	store := openSQLite(t, ":memory:")
+	m := newManager(t, store, func(c *memory.Config) { c.Compression.TriggerTokens = 5000 }, memory.Options{Model: modelOf(srv)})
+	add(t, store, m, "c", eventsHistory[0].Content, eventsHistory[1].Content)
+	flush(t, m)
+	srv.Script(llmtest.Reply{Text: "FACTS:\n- Auto Shanghai runs in April.\nQUESTION: Can you give me the registration link of Auto Shanghai?"})
+	msgs, err := m.Recall(ctx, "c", "Can you give me their registration links?", memory.Compressed, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Facts from the conversation needed for the next question:\nAuto Shanghai runs in April.\n" +
+		"The next question, restated: Can you give me the registration link of Auto Shanghai?"
+	if len(msgs) != 1 || msgs[0].Role != llm.RoleSystem || msgs[0].Content != want {
+		t.Errorf("compressed = %q, want %q", joined(msgs), want)
+	}
+	// A failing model: the exchanges verbatim, no error.
+	srv.Script(llmtest.Reply{Status: http.StatusInternalServerError})
+	msgs, err = m.Recall(ctx, "c", "Can you give me their registration links?", memory.Compressed, -1)
+	if err != nil || len(msgs) != 2 || msgs[0].Content != eventsHistory[0].Content {
+		t.Errorf("compressed with a failing model = %q, %v; want the exchange", joined(msgs), err)
+	}
+}

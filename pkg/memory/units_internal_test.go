@@ -1,0 +1,206 @@
+package memory
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+)
+
+func TestQuestionDates(t *testing.T) {
+	now := time.Date(2023, 10, 20, 15, 0, 0, 0, time.UTC)
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	tests := []struct {
+		q        string
+		from, to time.Time
+		ok       bool
+	}{
+		{"What did Maria do on 31 July, 2023?", day(2023, 7, 31), day(2023, 8, 1), true},
+		{"What painting did Melanie show on October 13, 2023?", day(2023, 10, 13), day(2023, 10, 14), true},
+		{"What did she do on the 3rd of June 2023?", day(2023, 6, 3), day(2023, 6, 4), true},
+		{"What setback did Melanie face in October 2023?", day(2023, 10, 1), day(2023, 11, 1), true},
+		{"When did Melanie go camping in June?", day(2023, 6, 1), day(2023, 7, 1), true},
+		{"What happened in December?", day(2022, 12, 1), day(2023, 1, 1), true},
+		{"What did he host in 2022?", day(2022, 1, 1), day(2023, 1, 1), true},
+		{"我们2023年7月7日聊了什么？", day(2023, 7, 7), day(2023, 7, 8), true},
+		{"2023年5月的计划是什么？", day(2023, 5, 1), day(2023, 6, 1), true},
+		{"11月3日我说了什么？", day(2022, 11, 3), day(2022, 11, 4), true},
+		{"昨天我们聊了什么？", day(2023, 10, 19), day(2023, 10, 20), true},
+		{"What did I say yesterday?", day(2023, 10, 19), day(2023, 10, 20), true},
+		{"上个月你推荐了哪本书？", day(2023, 9, 1), day(2023, 10, 1), true},
+		{"See you 2023-02-30 maybe", time.Time{}, time.Time{}, false},
+		{"May I ask what Qian means?", time.Time{}, time.Time{}, false},
+		{"What is the hexagram Qian?", time.Time{}, time.Time{}, false},
+	}
+	for _, tt := range tests {
+		span, ok := questionDates(tt.q, now, time.UTC)
+		if ok != tt.ok || !span.From.Equal(tt.from) || !span.To.Equal(tt.to) {
+			t.Errorf("questionDates(%q) = %v–%v %v, want %v–%v %v", tt.q, span.From, span.To, ok, tt.from, tt.to, tt.ok)
+		}
+	}
+}
+
+func TestDependsOnHistory(t *testing.T) {
+	for q, want := range map[string]bool{
+		"Can you give me their registration links?": true,
+		"And the hexagram Kun?":                     true,
+		"What about next year?":                     true,
+		"Why?":                                      true,
+		"What is my name?":                          true,
+		"What does the hexagram Qian stand for?":    false,
+		"How do people cast the oracle with coins?": false,
+		"它的象辞是什么？":                                  true,
+		"那坤卦呢？":                                     true,
+		"为什么？":                                      true,
+		"我叫什么名字？":                                   true,
+		"乾卦的卦辞是什么意思？":                               false,
+		"周易一共有多少卦，每卦有几爻？":                           false,
+		"": false,
+	} {
+		if got := dependsOnHistory(q); got != want {
+			t.Errorf("dependsOnHistory(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+func TestParseCondensed(t *testing.T) {
+	for _, tt := range []struct{ in, facts, q string }{
+		{"FACTS:\n- a\n- b\nQUESTION: q?", "a\nb", "q?"},
+		{"**Facts:**\n- none\n**Standalone question:** q2?", "", "q2?"},
+		{"事实：\n- 坤卦象征地。\n问题：坤卦的象辞是什么？", "坤卦象征地。", "坤卦的象辞是什么？"},
+		{"FACTS: one fact\nQUESTION：全角冒号？", "one fact", "全角冒号？"},
+		{"no format at all", "no format at all", ""},
+	} {
+		facts, q := parseCondensed(tt.in)
+		if facts != tt.facts || q != tt.q {
+			t.Errorf("parseCondensed(%q) = %q, %q; want %q, %q", tt.in, facts, q, tt.facts, tt.q)
+		}
+	}
+}
+
+func TestSplitRows(t *testing.T) {
+	got := splitRows("- user | likes | tea\n(Li Lei | lives in | Hangzhou)\nNONE\nbad line\na | b | c | d\n | x | y", 3)
+	want := [][]string{{"user", "likes", "tea"}, {"Li Lei", "lives in", "Hangzhou"}, {"a", "b", "c | d"}}
+	if len(got) != len(want) {
+		t.Fatalf("splitRows = %q, want %q", got, want)
+	}
+	for i := range want {
+		if strings.Join(got[i], "/") != strings.Join(want[i], "/") {
+			t.Errorf("row %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestLexicalTriples(t *testing.T) {
+	user := line{turn: 1, role: llm.RoleUser, text: ""}
+	caroline := line{turn: 2, role: llm.RoleUser, speaker: "Caroline"}
+	for _, tt := range []struct {
+		l    line
+		text string
+		want string
+	}{
+		{user, "我的名字是李雷。", "user|名字是|李雷"},
+		{user, "我住在杭州，离西湖很近。", "user|住在|杭州"},
+		{user, "My name is Li Lei.", "user|name is|Li Lei"},
+		{caroline, "I went to a LGBTQ support group yesterday and it was so powerful.", "Caroline|went to|a LGBTQ support group yesterday and it was so powerful"},
+		{user, "I'm learning the Zhouyi.", "user|am learning|the Zhouyi"},
+		{user, "Wang Fang teaches me every Sunday.", "Wang Fang|teaches|me every Sunday"},
+		{user, "Enjoy your study.", ""},
+		{user, "What do you think?", ""},
+		{line{role: llm.RoleAssistant}, "I am an AI.", ""},
+	} {
+		tt.l.text = tt.text
+		ts := lexicalTriples([]line{tt.l})
+		got := ""
+		if len(ts) > 0 {
+			got = ts[0].Subject + "|" + ts[0].Relation + "|" + ts[0].Object
+		}
+		if got != tt.want {
+			t.Errorf("lexicalTriples(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestLexicalEntities(t *testing.T) {
+	facts := lexicalEntities([]line{
+		{turn: 1, role: llm.RoleUser, text: "My teacher Wang Fang lives in Xi'an. Hey!"},
+		{turn: 1, role: llm.RoleAssistant, text: "Thanks for telling me about Wang Fang and the book 《周易本义》 she likes."},
+		{turn: 2, role: llm.RoleUser, text: "Does she teach online?"},
+	}, nil)
+	got := map[string][]string{}
+	for _, f := range facts {
+		got[f.name] = append(got[f.name], f.fact)
+	}
+	if len(got["user"]) != 1 || len(got["Wang Fang"]) != 2 || len(got["Xi'an"]) != 1 || len(got["周易本义"]) != 1 {
+		t.Errorf("lexicalEntities = %v", got)
+	}
+	if _, ok := got["Thanks"]; ok {
+		t.Error("a sentence-initial interjection became an entity")
+	}
+	merged := mergeEntities(nil, facts, 1, 2, 1)
+	if len(merged) != 2 {
+		t.Fatalf("mergeEntities kept %d entities, want 2", len(merged))
+	}
+	for _, e := range merged {
+		if len(e.Facts) != 1 {
+			t.Errorf("%s has %d facts, want 1", e.Name, len(e.Facts))
+		}
+	}
+}
+
+func TestExtractiveSummary(t *testing.T) {
+	lines := []line{
+		{role: llm.RoleUser, text: "Hi!"},
+		{role: llm.RoleAssistant, text: "Hello! How can I help you today?"},
+		{role: llm.RoleUser, text: "我的名字是李雷。我在杭州学习周易，已经学了三个月。"},
+		{role: llm.RoleAssistant, text: "很好。周易共有六十四卦。"},
+	}
+	s := extractiveSummary("Human: I like tea very much, especially green tea.", lines, 40, llm.Estimate)
+	if !strings.Contains(s, "我的名字是李雷。") {
+		t.Errorf("summary lost the self-introduction: %q", s)
+	}
+	if strings.Contains(s, "Hi!") {
+		t.Errorf("summary kept a greeting: %q", s)
+	}
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		n += llm.Estimate(l) + 1
+	}
+	if n > 40 {
+		t.Errorf("summary of %d tokens, over 40: %q", n, s)
+	}
+	if extractiveSummary("", nil, 40, llm.Estimate) != "" {
+		t.Error("summary of nothing is not empty")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("DefaultConfig invalid: %v", err)
+	}
+	c := DefaultConfig()
+	c.Strategy = "bogus"
+	c.MaxTokenLimit = 10
+	c.TimeZone = "Mars/Olympus"
+	c.Retrieval.VectorWeight = 2
+	c.Condense.MaxPairs = 6
+	c.LongTerm.Prompt = "klingon"
+	err := c.Validate()
+	for _, field := range []string{"memory.strategy", "memory.max_token_limit", "memory.time_zone", "memory.retrieval.vector_weight",
+		"memory.condense.max_pairs", "memory.long_term.prompt"} {
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("Validate() = %v, want it to name %s", err, field)
+		}
+	}
+}
+
+func TestFitTokens(t *testing.T) {
+	s := "First sentence here. Second sentence is longer than the first one. Third."
+	if got := fitTokens(s, 5, llm.Estimate); got != "First sentence here." {
+		t.Errorf("fitTokens = %q", got)
+	}
+	if got := fitTokens("一二三四五六七八九十", 4, llm.Estimate); llm.Estimate(got) > 4 || got == "" {
+		t.Errorf("fitTokens of one long sentence = %q", got)
+	}
+}

@@ -1,0 +1,362 @@
+package retrieve
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync"
+)
+
+// BM25Params are the BM25 free parameters. The zero value means the
+// defaults K1 0.9, B 0.4 (Anserini's defaults, which BEIR-style baselines
+// use); when either field is non-zero both are used as given.
+type BM25Params struct {
+	K1, B float64
+}
+
+func (p BM25Params) withDefaults() BM25Params {
+	if p.K1 == 0 && p.B == 0 {
+		return BM25Params{K1: 0.9, B: 0.4}
+	}
+	return p
+}
+
+// BM25 is an incremental inverted index scored with Lucene's BM25:
+//
+//	score(d, q) = Σ_{t ∈ q} qtf(t) · idf(t) · tf / (tf + K1·(1 − B + B·|d|/avgdl))
+//	idf(t)      = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+//
+// where N is the number of documents, |d| the number of terms of d and avgdl
+// the mean over the index; qtf counts a term repeated in the query. (Lucene
+// dropped the constant (K1+1) factor of the textbook formula; rankings are
+// the same.) Every term score is below idf(t), so a score is below
+// MaxScore(query).
+//
+// Add and Remove update the postings in place: a removed document leaves a
+// tombstone that queries skip, and the postings are compacted once
+// tombstones outnumber live documents. Statistics (N, df, avgdl) are always
+// exact, so an index built incrementally scores exactly like one built from
+// scratch.
+type BM25 struct {
+	mu    sync.RWMutex
+	p     BM25Params
+	slot  map[string]int32 // id → slot in docs
+	docs  []bm25Doc        // by slot; id "" marks a removed document
+	post  map[string]*posting
+	live  int
+	dead  int
+	total int64 // Σ|d| over live documents
+
+	scratch sync.Pool // *bm25Scratch
+}
+
+type bm25Doc struct {
+	id    string
+	len   int32
+	terms []string // distinct terms
+	tfs   []int32  // their frequencies
+}
+
+type posting struct {
+	slots []int32
+	tfs   []int32
+	df    int32 // live documents in slots
+}
+
+type bm25Scratch struct {
+	scores  []float64
+	touched []int32
+}
+
+// NewBM25 returns an empty index.
+func NewBM25(p BM25Params) *BM25 {
+	return &BM25{
+		p:    p.withDefaults(),
+		slot: make(map[string]int32),
+		post: make(map[string]*posting),
+	}
+}
+
+// Params returns the parameters in use.
+func (b *BM25) Params() BM25Params { return b.p }
+
+// Len returns the number of documents.
+func (b *BM25) Len() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.live
+}
+
+// Add indexes a document under id with its terms (as from text.Terms),
+// replacing the document already indexed under id. A document without
+// terms is indexed but never matches. The empty id is ignored.
+func (b *BM25) Add(id string, terms []string) {
+	if id == "" {
+		return
+	}
+	counts := make(map[string]int32, len(terms))
+	order := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if counts[t] == 0 {
+			order = append(order, t)
+		}
+		counts[t]++
+	}
+	d := bm25Doc{id: id, len: int32(len(terms)), terms: order, tfs: make([]int32, len(order))}
+	for i, t := range order {
+		d.tfs[i] = counts[t]
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(id)
+	b.addLocked(d)
+}
+
+// AddCounts indexes a document from its term frequencies (as persisted by a
+// caller that stores them) instead of its term sequence; Add(id, terms) and
+// AddCounts(id, counts of terms) index the same document.
+func (b *BM25) AddCounts(id string, tf map[string]int) {
+	if id == "" {
+		return
+	}
+	d := bm25Doc{id: id, terms: make([]string, 0, len(tf)), tfs: make([]int32, 0, len(tf))}
+	for t, n := range tf {
+		if n <= 0 {
+			continue
+		}
+		d.terms = append(d.terms, t)
+		d.tfs = append(d.tfs, int32(n))
+		d.len += int32(n)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(id)
+	b.addLocked(d)
+}
+
+func (b *BM25) addLocked(d bm25Doc) {
+	s := int32(len(b.docs))
+	b.docs = append(b.docs, d)
+	b.slot[d.id] = s
+	b.live++
+	b.total += int64(d.len)
+	for i, t := range d.terms {
+		p := b.post[t]
+		if p == nil {
+			p = &posting{}
+			b.post[t] = p
+		}
+		p.slots = append(p.slots, s)
+		p.tfs = append(p.tfs, d.tfs[i])
+		p.df++
+	}
+}
+
+// Remove deletes the document indexed under id, if any.
+func (b *BM25) Remove(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(id)
+}
+
+func (b *BM25) removeLocked(id string) {
+	s, ok := b.slot[id]
+	if !ok {
+		return
+	}
+	delete(b.slot, id)
+	d := &b.docs[s]
+	for _, t := range d.terms {
+		p := b.post[t]
+		p.df--
+		if p.df == 0 {
+			delete(b.post, t)
+		}
+	}
+	b.live--
+	b.dead++
+	b.total -= int64(d.len)
+	*d = bm25Doc{}
+	if b.dead > 64 && b.dead > b.live {
+		b.compactLocked()
+	}
+}
+
+// compactLocked drops tombstones: live documents get consecutive slots and
+// the postings are rebuilt from them.
+func (b *BM25) compactLocked() {
+	docs := make([]bm25Doc, 0, b.live)
+	for _, d := range b.docs {
+		if d.id != "" {
+			docs = append(docs, d)
+		}
+	}
+	b.docs = b.docs[:0:0]
+	b.slot = make(map[string]int32, len(docs))
+	b.post = make(map[string]*posting, len(b.post))
+	b.live, b.dead, b.total = 0, 0, 0
+	for _, d := range docs {
+		b.addLocked(d)
+	}
+}
+
+func (b *BM25) idf(df int32) float64 {
+	n := float64(b.live)
+	return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// queryTerms counts the distinct terms of a query in order of appearance.
+func queryTerms(query []string) ([]string, map[string]int) {
+	qtf := make(map[string]int, len(query))
+	var order []string
+	for _, t := range query {
+		if qtf[t] == 0 {
+			order = append(order, t)
+		}
+		qtf[t]++
+	}
+	return order, qtf
+}
+
+// MaxScore returns an upper bound of the scores Search gives for query:
+// Σ qtf(t)·idf(t) over the query terms present in the index. Dividing a
+// score by it gives the matched share of the query's information, a
+// query-independent scale in [0,1) that Hybrid can use.
+func (b *BM25) MaxScore(query []string) float64 {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	order, qtf := queryTerms(query)
+	var m float64
+	for _, t := range order {
+		if p := b.post[t]; p != nil {
+			m += float64(qtf[t]) * b.idf(p.df)
+		}
+	}
+	return m
+}
+
+// Search returns the k best documents for the query terms with their raw
+// BM25 scores, best first. Only documents sharing a term with the query are
+// returned; allow, when not nil, filters documents by id.
+func (b *BM25) Search(query []string, k int, allow func(id string) bool) []Hit {
+	if k <= 0 || len(query) == 0 {
+		return nil
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.live == 0 {
+		return nil
+	}
+	sc, _ := b.scratch.Get().(*bm25Scratch)
+	if sc == nil {
+		sc = &bm25Scratch{}
+	}
+	defer b.scratch.Put(sc)
+	if len(sc.scores) < len(b.docs) {
+		sc.scores = make([]float64, len(b.docs)+len(b.docs)/4)
+	}
+	scores, touched := sc.scores, sc.touched[:0]
+	avgdl := float64(b.total) / float64(b.live)
+	if avgdl == 0 {
+		avgdl = 1
+	}
+	k1, bb := b.p.K1, b.p.B
+	order, qtf := queryTerms(query)
+	for _, t := range order {
+		p := b.post[t]
+		if p == nil {
+			continue
+		}
+		w := float64(qtf[t]) * b.idf(p.df)
+		for i, s := range p.slots {
+			d := &b.docs[s]
+			if d.id == "" {
+				continue
+			}
+			tf := float64(p.tfs[i])
+			norm := k1 * (1 - bb + bb*float64(d.len)/avgdl)
+			if scores[s] == 0 {
+				touched = append(touched, s)
+			}
+			scores[s] += w * tf / (tf + norm)
+		}
+	}
+	top := newTopK(k)
+	for _, s := range touched {
+		x := scores[s]
+		scores[s] = 0
+		if top.full() && x < top.worst() {
+			continue
+		}
+		id := b.docs[s].id
+		if allow != nil && !allow(id) {
+			continue
+		}
+		top.push(Hit{ID: id, Score: x})
+	}
+	sc.touched = touched
+	return top.sorted()
+}
+
+const bm25Magic = "mixchat-bm25\x00v1"
+
+// WriteTo serialises the index (parameters and every document's term
+// frequencies). ReadBM25 restores it.
+func (b *BM25) WriteTo(w io.Writer) (int64, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	e := newEncoder(w)
+	e.bytes([]byte(bm25Magic))
+	e.f64(b.p.K1)
+	e.f64(b.p.B)
+	e.uvarint(uint64(b.live))
+	for _, d := range b.docs {
+		if d.id == "" {
+			continue
+		}
+		e.str(d.id)
+		e.uvarint(uint64(len(d.terms)))
+		for i, t := range d.terms {
+			e.str(t)
+			e.uvarint(uint64(d.tfs[i]))
+		}
+	}
+	n, err := e.flush()
+	if err != nil {
+		return n, fmt.Errorf("write bm25: %w", err)
+	}
+	return n, nil
+}
+
+// ReadBM25 reads an index written by (*BM25).WriteTo.
+func ReadBM25(r io.Reader) (*BM25, error) {
+	d := newDecoder(r)
+	d.magic(bm25Magic)
+	p := BM25Params{K1: d.f64(), B: d.f64()}
+	n := d.count(1 << 32)
+	b := NewBM25(p)
+	b.p = p
+	for i := 0; i < n && d.err == nil; i++ {
+		doc := bm25Doc{id: d.str()}
+		m := d.count(1 << 24)
+		doc.terms = make([]string, 0, m)
+		doc.tfs = make([]int32, 0, m)
+		for j := 0; j < m && d.err == nil; j++ {
+			doc.terms = append(doc.terms, d.str())
+			tf := d.count(1 << 31)
+			doc.tfs = append(doc.tfs, int32(tf))
+			doc.len += int32(tf)
+		}
+		if d.err == nil {
+			if _, dup := b.slot[doc.id]; dup || doc.id == "" {
+				d.fail(fmt.Errorf("%w: duplicate or empty document id %q", ErrFormat, doc.id))
+				break
+			}
+			b.addLocked(doc)
+		}
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("read bm25: %w", d.err)
+	}
+	return b, nil
+}

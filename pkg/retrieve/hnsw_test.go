@@ -1,0 +1,327 @@
+package retrieve
+
+import (
+	"bytes"
+	"errors"
+	"math/rand"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// smallSet is n clustered vectors of dimension dim with held-out queries.
+func smallSet(n, nq, dim int) (ids []string, vecs, queries [][]float32) {
+	rng := rand.New(rand.NewSource(5))
+	centres := randomVecs(rng, max(n/50, 4), dim)
+	all := clusteredVecs(rng, centres, n+nq, 1.0)
+	ids = make([]string, n)
+	for i := range ids {
+		ids[i] = "v" + strconv.Itoa(i)
+	}
+	return ids, all[:n], all[n:]
+}
+
+func exactTruth(ids []string, vecs, queries [][]float32, allow func(string) bool) [][]string {
+	f := NewFlat(len(vecs[0]))
+	for i, v := range vecs {
+		f.Add(ids[i], v)
+	}
+	out := make([][]string, len(queries))
+	for i, q := range queries {
+		for _, h := range f.Search(q, 10, allow) {
+			out[i] = append(out[i], h.ID)
+		}
+	}
+	return out
+}
+
+func hnswRecall(h *HNSW, truth [][]string, queries [][]float32, allow func(string) bool) float64 {
+	got := make([][]Hit, len(queries))
+	for i, q := range queries {
+		got[i] = h.Search(q, 10, allow)
+	}
+	return recallAt(truth, got)
+}
+
+func TestHNSWRecall(t *testing.T) {
+	ids, vecs, queries := smallSet(1500, 100, 32)
+	truth := exactTruth(ids, vecs, queries, nil)
+	for _, tc := range []struct {
+		name  string
+		build func(h *HNSW)
+	}{
+		{"AddBatch", func(h *HNSW) {
+			if err := h.AddBatch(ids, vecs); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"Add", func(h *HNSW) {
+			for i := range ids {
+				if err := h.Add(ids[i], vecs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewHNSW(32, HNSWParams{ExactBelow: -1, EfConstruction: 64})
+			tc.build(h)
+			if h.Len() != len(ids) {
+				t.Fatalf("Len = %d", h.Len())
+			}
+			if r := hnswRecall(h, truth, queries, nil); r < 0.95 {
+				t.Errorf("recall@10 = %.3f, want ≥ 0.95", r)
+			}
+			// A stored vector finds itself first.
+			for i := 0; i < 50; i++ {
+				if got := h.Search(vecs[i], 1, nil); len(got) != 1 || got[0].ID != ids[i] {
+					t.Fatalf("vector %s finds %v", ids[i], got)
+				}
+			}
+		})
+	}
+}
+
+func TestHNSWExactWhenSmall(t *testing.T) {
+	ids, vecs, queries := smallSet(300, 20, 16)
+	h := NewHNSW(16, HNSWParams{}) // default ExactBelow covers 300
+	f := NewFlat(16)
+	for i := range ids {
+		h.Add(ids[i], vecs[i])
+		f.Add(ids[i], vecs[i])
+	}
+	for _, q := range queries {
+		sameHits(t, "small index", h.Search(q, 10, nil), f.Search(q, 10, nil))
+	}
+}
+
+func TestHNSWRemoveReplaceFilter(t *testing.T) {
+	ids, vecs, queries := smallSet(1500, 50, 24)
+	h := NewHNSW(24, HNSWParams{ExactBelow: -1, EfConstruction: 64})
+	if err := h.AddBatch(ids, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Add("bad", make([]float32, 3)); err == nil {
+		t.Error("wrong dimension accepted")
+	}
+	if err := h.AddBatch([]string{"x"}, [][]float32{make([]float32, 3)}); err == nil {
+		t.Error("wrong dimension accepted in batch")
+	}
+	// Remove every third vector: removed ids never come back and recall
+	// over the rest holds.
+	removed := map[string]bool{}
+	for i := 0; i < len(ids); i += 3 {
+		h.Remove(ids[i])
+		removed[ids[i]] = true
+	}
+	var liveIDs []string
+	var liveVecs [][]float32
+	for i := range ids {
+		if !removed[ids[i]] {
+			liveIDs = append(liveIDs, ids[i])
+			liveVecs = append(liveVecs, vecs[i])
+		}
+	}
+	if h.Len() != len(liveIDs) {
+		t.Fatalf("Len = %d, want %d", h.Len(), len(liveIDs))
+	}
+	for _, q := range queries {
+		for _, hit := range h.Search(q, 10, nil) {
+			if removed[hit.ID] {
+				t.Fatalf("removed %s returned", hit.ID)
+			}
+		}
+	}
+	if r := hnswRecall(h, exactTruth(liveIDs, liveVecs, queries, nil), queries, nil); r < 0.95 {
+		t.Errorf("recall after removals = %.3f", r)
+	}
+	// Replacing moves a vector.
+	h.Add(liveIDs[0], queries[0])
+	if got := h.Search(queries[0], 1, nil); got[0].ID != liveIDs[0] {
+		t.Errorf("replaced vector not found: %v", got)
+	}
+	if h.Len() != len(liveIDs) {
+		t.Errorf("Len after replace = %d", h.Len())
+	}
+	// Filters: a broad one walks the graph, a narrow one falls back to an
+	// exact scan; both return only allowed ids with good recall.
+	for _, mod := range []int{2, 97} {
+		// (liveIDs[0], moved above, is left out of both.)
+		allow := func(id string) bool { n, _ := strconv.Atoi(id[1:]); return n%mod == 1 && id != liveIDs[0] }
+		truth := exactTruth(liveIDs[1:], liveVecs[1:], queries[1:], allow)
+		for _, q := range queries[1:] {
+			for _, hit := range h.Search(q, 10, allow) {
+				if !allow(hit.ID) {
+					t.Fatalf("filter let %s through", hit.ID)
+				}
+			}
+		}
+		if r := hnswRecall(h, truth, queries[1:], allow); r < 0.95 {
+			t.Errorf("recall with 1/%d filter = %.3f", mod, r)
+		}
+	}
+}
+
+func TestHNSWRebuildAfterMassRemoval(t *testing.T) {
+	ids, vecs, queries := smallSet(1500, 30, 16)
+	h := NewHNSW(16, HNSWParams{ExactBelow: -1, EfConstruction: 64})
+	h.AddBatch(ids, vecs)
+	for _, id := range ids[:1100] {
+		h.Remove(id)
+	}
+	if h.ndel > len(h.ids)/2 {
+		t.Errorf("%d removed nodes of %d kept: no rebuild", h.ndel, len(h.ids))
+	}
+	if h.Len() != 400 {
+		t.Fatalf("Len = %d", h.Len())
+	}
+	truth := exactTruth(ids[1100:], vecs[1100:], queries, nil)
+	if r := hnswRecall(h, truth, queries, nil); r < 0.95 {
+		t.Errorf("recall after rebuild = %.3f", r)
+	}
+}
+
+func TestHNSWRoundTrip(t *testing.T) {
+	ids, vecs, queries := smallSet(1000, 30, 24)
+	h := NewHNSW(24, HNSWParams{ExactBelow: -1, M: 8, EfSearch: 40, EfConstruction: 40})
+	h.AddBatch(ids, vecs)
+	h.Remove(ids[5])
+	var buf bytes.Buffer
+	n, err := h.WriteTo(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("WriteTo = %d, %v (buffer %d)", n, err, buf.Len())
+	}
+	g, err := ReadHNSW(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Params() != h.Params() || g.Len() != h.Len() || g.Dim() != 24 {
+		t.Fatalf("read %+v len %d, want %+v len %d", g.Params(), g.Len(), h.Params(), h.Len())
+	}
+	for _, q := range queries {
+		sameHits(t, "restored graph", g.Search(q, 10, nil), h.Search(q, 10, nil))
+	}
+	// The restored graph accepts more vectors.
+	if err := g.Add("extra", queries[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Search(queries[0], 1, nil); got[0].ID != "extra" {
+		t.Errorf("added after restore: %v", got)
+	}
+	// Empty indexes round-trip too.
+	var eb bytes.Buffer
+	NewHNSW(8, HNSWParams{}).WriteTo(&eb)
+	if e, err := ReadHNSW(&eb); err != nil || e.Len() != 0 {
+		t.Errorf("empty round trip: %v, %v", e, err)
+	}
+	// Corrupt input fails cleanly instead of panicking.
+	data := buf.Bytes()
+	for _, bad := range [][]byte{nil, []byte("garbage"), data[:len(data)/3], data[:len(data)-1]} {
+		if _, err := ReadHNSW(bytes.NewReader(bad)); err == nil {
+			t.Errorf("ReadHNSW(%d bytes) succeeded", len(bad))
+		}
+	}
+	flipped := bytes.Clone(data)
+	for i := len(flipped) - 400; i < len(flipped); i += 4 { // links point past the end
+		flipped[i+3] = 0x7f
+	}
+	if _, err := ReadHNSW(bytes.NewReader(flipped)); !errors.Is(err, ErrFormat) {
+		t.Errorf("bad links: %v, want ErrFormat", err)
+	}
+}
+
+func TestHNSWConcurrent(t *testing.T) {
+	ids, vecs, queries := smallSet(1500, 20, 16)
+	h := NewHNSW(16, HNSWParams{ExactBelow: 100, EfConstruction: 40})
+	h.AddBatch(ids[:500], vecs[:500])
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		h.AddBatch(ids[500:1000], vecs[500:1000])
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 1000; i < 1500; i++ {
+			h.Add(ids[i], vecs[i])
+			if i%5 == 0 {
+				h.Remove(ids[i-1000])
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 300; i++ {
+			if got := h.Search(queries[i%len(queries)], 5, nil); len(got) == 0 {
+				t.Error("no hits")
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	if h.Len() != 1400 {
+		t.Errorf("Len = %d, want 1400", h.Len())
+	}
+}
+
+func TestHNSWTune(t *testing.T) {
+	// Clustered data: the graph reaches the target with a short list, and
+	// held-out queries see about the recall tuning measured.
+	ids, vecs, queries := smallSet(3000, 100, 32)
+	h := NewHNSW(32, HNSWParams{ExactBelow: -1, EfConstruction: 64})
+	h.AddBatch(ids, vecs)
+	ef := h.EfSearch()
+	if ef == 0 || ef > 256 {
+		t.Errorf("tuned list size %d on clustered data, want a graph search", ef)
+	}
+	if r := hnswRecall(h, exactTruth(ids, vecs, queries, nil), queries, nil); r < 0.93 {
+		t.Errorf("held-out recall@10 %.3f with tuned ef %d", r, ef)
+	}
+	if ef2, r := h.Tune(); ef2 != ef || r < h.Params().TargetRecall {
+		t.Errorf("Tune() = %d, %.3f; the automatic tuning chose %d", ef2, r, ef)
+	}
+
+	// Uniform random vectors in many dimensions: no graph beats a scan at
+	// the target, so searches become exact.
+	rng := rand.New(rand.NewSource(9))
+	rv := randomVecs(rng, 2100, 256)
+	rids := make([]string, 2000)
+	for i := range rids {
+		rids[i] = strconv.Itoa(i)
+	}
+	r := NewHNSW(256, HNSWParams{ExactBelow: -1, EfConstruction: 32, M: 8})
+	for i, id := range rids { // one by one: a deterministic graph
+		r.Add(id, rv[i])
+	}
+	if ef := r.EfSearch(); ef != 0 {
+		t.Errorf("random data: tuned list size %d, want exact search (0)", ef)
+	}
+	if rec := hnswRecall(r, exactTruth(rids, rv[:2000], rv[2000:], nil), rv[2000:], nil); rec != 1 {
+		t.Errorf("exact mode recall %.3f", rec)
+	}
+	// A fixed EfSearch is kept.
+	r.SetEfSearch(40)
+	r.AddBatch([]string{"x"}, rv[2000:2001])
+	if ef := r.EfSearch(); ef != 40 {
+		t.Errorf("fixed EfSearch became %d", ef)
+	}
+}
+
+func TestHNSWRebuildAfterReplacements(t *testing.T) {
+	ids, vecs, queries := smallSet(1200, 30, 16)
+	h := NewHNSW(16, HNSWParams{ExactBelow: -1, EfConstruction: 48})
+	for round := 0; round < 3; round++ { // re-ingesting the same vectors leaves tombstones
+		if err := h.AddBatch(ids, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h.Len() != len(ids) {
+		t.Fatalf("Len = %d", h.Len())
+	}
+	if len(h.ids) >= 3*len(ids) {
+		t.Errorf("%d nodes for %d live vectors: replaced nodes never dropped", len(h.ids), len(ids))
+	}
+	if r := hnswRecall(h, exactTruth(ids, vecs, queries, nil), queries, nil); r < 0.95 {
+		t.Errorf("recall after rebuild = %.3f", r)
+	}
+}

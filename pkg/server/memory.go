@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/mixchat/mixchat/pkg/memory"
+)
+
+// LongTermMemory is what the memory endpoints need besides Recaller:
+// closing conversations into their users' long-term memory, reading and
+// editing that memory, and the system messages of a running conversation.
+// Options.Memory provides it when it has these methods (memory.Manager
+// does); otherwise the endpoints answer 503.
+type LongTermMemory interface {
+	CloseConversation(ctx context.Context, conversationID string) (memory.Closed, error)
+	UserMemory(ctx context.Context, userID string) (memory.UserMemory, error)
+	SetUserMemory(ctx context.Context, userID, summary string, facts []string) (memory.UserMemory, error)
+	DeleteUserMemory(ctx context.Context, userID string) error
+	SystemMessages(ctx context.Context, conversationID string) ([]string, error)
+	SetSystemMessages(ctx context.Context, conversationID string, msgs []string) error
+}
+
+// Limits of what a client may write into memory.
+const (
+	maxMemorySummaryBytes = 16 << 10
+	maxMemoryFacts        = 200
+	maxMemoryFactBytes    = 2 << 10
+	maxSystemMessages     = 20
+	maxSystemBytes        = 16 << 10
+)
+
+// memoryRoutes registers the long-term memory endpoints.
+func (s *Server) memoryRoutes(r gin.IRouter) {
+	r.POST("/conversations/:id/close", s.handleCloseConversation)
+	r.GET("/conversations/:id/system", s.handleGetSystem)
+	r.PUT("/conversations/:id/system", s.handlePutSystem)
+	r.GET("/users/:id/memory", s.handleGetUserMemory)
+	r.PUT("/users/:id/memory", s.handlePutUserMemory)
+	r.DELETE("/users/:id/memory", s.handleDeleteUserMemory)
+}
+
+// longTerm returns the long-term memory, or writes 503 and returns nil.
+func (s *Server) longTerm(c *gin.Context) LongTermMemory {
+	if lt, ok := s.opts.Memory.(LongTermMemory); ok {
+		return lt
+	}
+	writeError(c, errUnavailable("long-term memory is not configured"))
+	return nil
+}
+
+// handleCloseConversation ends a conversation: its turns are consolidated
+// into its user's long-term memory.
+func (s *Server) handleCloseConversation(c *gin.Context) {
+	lt := s.longTerm(c)
+	if lt == nil {
+		return
+	}
+	closed, err := lt.CloseConversation(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, closed)
+}
+
+type systemMessages struct {
+	ConversationID string   `json:"conversation_id"`
+	Messages       []string `json:"messages"`
+}
+
+// handleGetSystem returns the system messages the conversation's model
+// sees first.
+func (s *Server) handleGetSystem(c *gin.Context) {
+	lt := s.longTerm(c)
+	if lt == nil {
+		return
+	}
+	msgs, err := lt.SystemMessages(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, systemMessages{ConversationID: c.Param("id"), Messages: msgs})
+}
+
+// handlePutSystem replaces the system messages of a running conversation:
+// {"messages": ["...", ...]} (an empty list removes them).
+func (s *Server) handlePutSystem(c *gin.Context) {
+	lt := s.longTerm(c)
+	if lt == nil {
+		return
+	}
+	var req struct {
+		Messages *[]string `json:"messages"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.Messages == nil {
+		writeError(c, errBadRequest("messages must be a list of strings"))
+		return
+	}
+	msgs := make([]string, 0, len(*req.Messages))
+	for i, m := range *req.Messages {
+		m = strings.TrimSpace(m)
+		if m == "" {
+			writeError(c, errBadRequest("messages[%d] is empty", i))
+			return
+		}
+		if len(m) > maxSystemBytes || !utf8.ValidString(m) {
+			writeError(c, errBadRequest("messages[%d] must be valid UTF-8 of at most %d bytes", i, maxSystemBytes))
+			return
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) > maxSystemMessages {
+		writeError(c, errBadRequest("at most %d system messages, got %d", maxSystemMessages, len(msgs)))
+		return
+	}
+	if err := lt.SetSystemMessages(c.Request.Context(), c.Param("id"), msgs); err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, systemMessages{ConversationID: c.Param("id"), Messages: msgs})
+}
+
+// handleGetUserMemory returns a user's long-term memory (empty when none).
+func (s *Server) handleGetUserMemory(c *gin.Context) {
+	lt := s.longTerm(c)
+	if lt == nil {
+		return
+	}
+	mem, err := lt.UserMemory(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, mem)
+}
+
+// handlePutUserMemory replaces a user's long-term memory:
+// {"summary": "...", "facts": ["...", ...]}.
+func (s *Server) handlePutUserMemory(c *gin.Context) {
+	lt := s.longTerm(c)
+	if lt == nil {
+		return
+	}
+	var req struct {
+		Summary *string  `json:"summary"`
+		Facts   []string `json:"facts"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.Summary == nil && req.Facts == nil {
+		writeError(c, errBadRequest("send summary and/or facts"))
+		return
+	}
+	summary := ""
+	if req.Summary != nil {
+		summary = *req.Summary
+	}
+	if len(summary) > maxMemorySummaryBytes || !utf8.ValidString(summary) {
+		writeError(c, errBadRequest("summary must be valid UTF-8 of at most %d bytes", maxMemorySummaryBytes))
+		return
+	}
+	if len(req.Facts) > maxMemoryFacts {
+		writeError(c, errBadRequest("at most %d facts, got %d", maxMemoryFacts, len(req.Facts)))
+		return
+	}
+	for i, f := range req.Facts {
+		if len(f) > maxMemoryFactBytes || !utf8.ValidString(f) {
+			writeError(c, errBadRequest("facts[%d] must be valid UTF-8 of at most %d bytes", i, maxMemoryFactBytes))
+			return
+		}
+	}
+	mem, err := lt.SetUserMemory(c.Request.Context(), c.Param("id"), summary, req.Facts)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, mem)
+}
+
+// handleDeleteUserMemory forgets a user's long-term memory.
+func (s *Server) handleDeleteUserMemory(c *gin.Context) {
+	lt := s.longTerm(c)
+	if lt == nil {
+		return
+	}
+	if err := lt.DeleteUserMemory(c.Request.Context(), c.Param("id")); err != nil {
+		writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,202 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/memory"
+)
+
+// newMemoryServer is a server with the offline model and a memory.Manager.
+func newMemoryServer(t *testing.T) (*testServer, *memory.Manager) {
+	t.Helper()
+	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	models := llm.NewRegistry("offline")
+	offline := llm.NewOffline(llm.OfflineOptions{})
+	models.Add("offline", offline)
+	cfg := memory.DefaultConfig()
+	mgr, err := memory.NewManager(store, cfg, memory.Options{Model: offline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mgr.Close() })
+	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Memory: mgr, MaxBodyBytes: 64 << 10})
+	ts := &testServer{Server: s, store: store, models: models, http: httptest.NewServer(s.Handler())}
+	t.Cleanup(ts.http.Close)
+	return ts, mgr
+}
+
+// send makes a request with a JSON body (nil: none) and decodes the reply.
+func (ts *testServer) send(t *testing.T, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, ts.http.URL+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: reply is not JSON: %q", method, path, raw)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// TestChatMemoryStrategies: the memory test through /chat/chat with every
+// strategy the request's memory field can name.
+func TestChatMemoryStrategies(t *testing.T) {
+	ts, mgr := newMemoryServer(t)
+	for _, strategy := range mgr.Strategies() {
+		t.Run(strategy, func(t *testing.T) {
+			conv := "name-" + strategy
+			for _, q := range []string{"我的名字是李雷。", "我叫什么名字？"} {
+				code, out := ts.post(t, "/chat/chat", map[string]any{"query": q, "conversation_id": conv, "memory": strategy})
+				if code != http.StatusOK {
+					t.Fatalf("chat %q: %d %v", q, code, out)
+				}
+				if q == "我叫什么名字？" && !strings.Contains(out["text"].(string), "李雷") {
+					t.Errorf("answer %q lacks 李雷", out["text"])
+				}
+			}
+		})
+	}
+	if code, _ := ts.post(t, "/chat/chat", map[string]any{"query": "q", "conversation_id": "x", "memory": "nope"}); code != http.StatusBadRequest {
+		t.Errorf("unknown strategy: status %d, want 400", code)
+	}
+}
+
+// TestLongTermMemoryAPI: close a conversation, read and edit the user's
+// memory, and the system messages of a new conversation; users stay apart.
+func TestLongTermMemoryAPI(t *testing.T) {
+	ts, _ := newMemoryServer(t)
+	for _, c := range []map[string]any{{"id": "a1", "user_id": "alice"}, {"id": "b1", "user_id": "bob"}} {
+		if code, out := ts.post(t, "/conversations", c); code != http.StatusCreated {
+			t.Fatalf("create %v: %d %v", c, code, out)
+		}
+	}
+	ts.ask(t, "a1", "我的名字是李雷，我住在杭州。", "")
+	ts.ask(t, "b1", "I like green tea.", "")
+
+	code, out := ts.post(t, "/conversations/a1/close", nil)
+	if code != http.StatusOK || out["consolidated"] != true || out["user_id"] != "alice" {
+		t.Fatalf("close: %d %v", code, out)
+	}
+	code, alice := ts.get(t, "/users/alice/memory")
+	if code != http.StatusOK || !strings.Contains(alice["summary"].(string)+factsOf(alice), "李雷") {
+		t.Fatalf("alice's memory: %d %v", code, alice)
+	}
+	code, bob := ts.get(t, "/users/bob/memory")
+	if code != http.StatusOK || strings.Contains(bob["summary"].(string)+factsOf(bob), "李雷") {
+		t.Errorf("bob's memory: %d %v", code, bob)
+	}
+
+	// Alice's next conversation starts with her memory; the answer uses it.
+	ts.post(t, "/conversations", map[string]any{"id": "a2", "user_id": "alice"})
+	code, sys := ts.get(t, "/conversations/a2/system")
+	if code != http.StatusOK || !strings.Contains(strings.Join(stringsOf(sys["messages"]), "\n"), "李雷") {
+		t.Fatalf("a2 system messages: %d %v", code, sys)
+	}
+	if ans := ts.ask(t, "a2", "我叫什么名字？", ""); !strings.Contains(ans, "李雷") {
+		t.Errorf("a2 answer %q lacks the remembered name", ans)
+	}
+	// Bob's does not.
+	ts.post(t, "/conversations", map[string]any{"id": "b2", "user_id": "bob"})
+	if _, sys := ts.get(t, "/conversations/b2/system"); len(stringsOf(sys["messages"])) != 0 {
+		t.Errorf("b2 system messages: %v", sys)
+	}
+	if ans := ts.ask(t, "b2", "我叫什么名字？", ""); strings.Contains(ans, "李雷") {
+		t.Errorf("bob's conversation knows alice's name: %q", ans)
+	}
+
+	// Editing the system messages of a running conversation.
+	code, out = ts.send(t, http.MethodPut, "/conversations/b2/system", map[string]any{"messages": []string{"用户最喜欢的卦是乾卦。"}})
+	if code != http.StatusOK {
+		t.Fatalf("put system: %d %v", code, out)
+	}
+	if ans := ts.ask(t, "b2", "我最喜欢的卦是哪一卦？", ""); !strings.Contains(ans, "乾卦") {
+		t.Errorf("answer %q ignores the new system message", ans)
+	}
+	for _, bad := range []any{map[string]any{}, map[string]any{"messages": []string{" "}}, map[string]any{"messages": make([]string, 21)}} {
+		if code, _ := ts.send(t, http.MethodPut, "/conversations/b2/system", bad); code != http.StatusBadRequest {
+			t.Errorf("put system %v: status %d, want 400", bad, code)
+		}
+	}
+
+	// Editing and deleting a user's memory.
+	code, out = ts.send(t, http.MethodPut, "/users/bob/memory", map[string]any{"summary": "Bob drinks tea.", "facts": []string{"Bob lives in Lyon."}})
+	if code != http.StatusOK || out["summary"] != "Bob drinks tea." || factsOf(out) != "Bob lives in Lyon." {
+		t.Fatalf("put memory: %d %v", code, out)
+	}
+	if _, bob := ts.get(t, "/users/bob/memory"); bob["summary"] != "Bob drinks tea." {
+		t.Errorf("bob's memory after put: %v", bob)
+	}
+	if code, _ := ts.send(t, http.MethodPut, "/users/bob/memory", map[string]any{}); code != http.StatusBadRequest {
+		t.Errorf("empty put: status %d, want 400", code)
+	}
+	if code, _ := ts.send(t, http.MethodDelete, "/users/bob/memory", nil); code != http.StatusNoContent {
+		t.Errorf("delete: status %d", code)
+	}
+	if _, bob := ts.get(t, "/users/bob/memory"); bob["summary"] != "" || factsOf(bob) != "" {
+		t.Errorf("bob's memory after delete: %v", bob)
+	}
+	if _, alice2 := ts.get(t, "/users/alice/memory"); alice2["summary"] != alice["summary"] {
+		t.Errorf("deleting bob's memory changed alice's: %v", alice2)
+	}
+
+	for _, path := range []string{"/conversations/missing/close", "/conversations/missing/system"} {
+		method := http.MethodPost
+		if strings.HasSuffix(path, "system") {
+			method = http.MethodGet
+		}
+		if code, _ := ts.send(t, method, path, nil); code != http.StatusNotFound {
+			t.Errorf("%s %s: status %d, want 404", method, path, code)
+		}
+	}
+}
+
+// Without a long-term memory the endpoints say so.
+func TestMemoryNotConfigured(t *testing.T) {
+	ts := newTestServer(t, nil)
+	for _, r := range [][2]string{{http.MethodPost, "/conversations/c/close"}, {http.MethodGet, "/users/u/memory"}, {http.MethodGet, "/conversations/c/system"}} {
+		if code, _ := ts.send(t, r[0], r[1], nil); code != http.StatusServiceUnavailable {
+			t.Errorf("%s %s: status %d, want 503", r[0], r[1], code)
+		}
+	}
+}
+
+func stringsOf(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, x := range list {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func factsOf(m map[string]any) string { return strings.Join(stringsOf(m["facts"]), "\n") }
