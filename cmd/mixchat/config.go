@@ -18,8 +18,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -32,11 +35,14 @@ type Config struct {
 	LLM    LLMConfig     `yaml:"llm"`
 	Embed  EmbedConfig   `yaml:"embed"`
 	Store  StoreConfig   `yaml:"store"`
-	Memory MemoryConfig  `yaml:"memory"`
+	Memory memory.Config `yaml:"memory"`
 	Chat   ChatConfig    `yaml:"chat"`
 	KB     kb.Config     `yaml:"kb"`
 	Search search.Config `yaml:"search"`
 	Mix    mix.Config    `yaml:"mix"`
+	Auth   auth.Config   `yaml:"auth"`
+	// Telemetry says where traces go; metrics are always on /metrics.
+	Telemetry obs.TelemetryConfig `yaml:"telemetry"`
 }
 
 // ServerConfig is the HTTP server's.
@@ -66,6 +72,8 @@ type LLMConfig struct {
 	MaxRetries   int           `yaml:"max_retries"`
 	RetryBackoff time.Duration `yaml:"retry_backoff"`
 	Models       []ModelConfig `yaml:"models"`
+	// Prices per model name price each reply's tokens in its usage.
+	Prices obs.Prices `yaml:"prices"`
 }
 
 // ModelConfig is one named model endpoint.
@@ -93,11 +101,6 @@ type StoreConfig struct {
 	DSN    string `yaml:"dsn"`
 }
 
-// MemoryConfig sets how much history the model sees by default.
-type MemoryConfig struct {
-	HistoryLen int `yaml:"history_len"`
-}
-
 // ChatConfig holds the LLM-chat answerer's defaults.
 type ChatConfig struct {
 	PromptName  string   `yaml:"prompt_name"`
@@ -113,11 +116,13 @@ func DefaultConfig() Config {
 		LLM:    LLMConfig{Timeout: 120 * time.Second, MaxRetries: 3, RetryBackoff: 500 * time.Millisecond},
 		Embed:  EmbedConfig{BatchSize: 64},
 		Store:  StoreConfig{Driver: "sqlite"},
-		Memory: MemoryConfig{HistoryLen: 10},
-		Chat:   ChatConfig{PromptName: "with_history"},
-		KB:     defaultKBConfig(),
-		Search: search.DefaultConfig(),
-		Mix:    mix.DefaultConfig(),
+		Memory:    memory.DefaultConfig(),
+		Chat:      ChatConfig{PromptName: "with_history"},
+		KB:        defaultKBConfig(),
+		Search:    search.DefaultConfig(),
+		Mix:       mix.DefaultConfig(),
+		Auth:      auth.DefaultConfig(),
+		Telemetry: obs.DefaultTelemetryConfig(),
 	}
 }
 
@@ -383,8 +388,9 @@ func (c *Config) Validate() error {
 	default:
 		add(fieldError("store.driver", strconv.Quote(c.Store.Driver), "allowed: sqlite, postgres"))
 	}
-	if c.Memory.HistoryLen < 0 || c.Memory.HistoryLen > 1000 {
-		add(fieldError("memory.history_len", c.Memory.HistoryLen, "want 0 to 1000"))
+	add(c.Memory.Validate())
+	if c.Memory.Model != "" && !names[c.Memory.Model] {
+		add(fieldError("memory.model", strconv.Quote(c.Memory.Model), "allowed: "+strings.Join(sortedKeys(names), ", ")))
 	}
 	if t := c.Chat.Temperature; t != nil && (*t < 0 || *t > 2) {
 		add(fieldError("chat.temperature", *t, "want 0 to 2"))
@@ -395,6 +401,12 @@ func (c *Config) Validate() error {
 	add(c.kbConfig().Validate())
 	add(c.Search.Validate())
 	add(c.Mix.Validate())
+	add(c.Auth.Validate())
+	add(c.Telemetry.Validate())
+	add(c.LLM.Prices.Validate())
+	if unknown := c.LLM.Prices.Unknown(sortedKeys(names)); len(unknown) > 0 {
+		add(fieldError("llm.prices", strings.Join(unknown, ", "), "price only configured models: "+strings.Join(sortedKeys(names), ", ")))
+	}
 	return errors.Join(errs...)
 }
 

@@ -1,6 +1,7 @@
 // Command mixchat is the mixchat server and its tools: serve runs the HTTP
-// server, chat is a terminal chat, kb manages knowledge bases, eval runs the
-// benchmarks, version prints the version.
+// server, chat is a terminal chat, kb manages knowledge bases, keys manages
+// API keys, eval runs the benchmarks, healthcheck probes a running server
+// (the container's health check), version prints the version.
 package main
 
 import (
@@ -23,7 +24,9 @@ Usage:
   mixchat serve   [--addr HOST:PORT] [--data DIR] [--config FILE]   run the HTTP server
   mixchat chat    [--server URL] [--conversation ID] [--model NAME]  chat in the terminal
   mixchat kb      [--data DIR] create|add|ls|rm|search ...            manage knowledge bases
+  mixchat keys    [--config FILE] create|ls|revoke ...               manage API keys (auth.enabled)
   mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc, locomo, latency, crash, faults, load)
+  mixchat healthcheck [--addr HOST:PORT]                             exit 0 if the local server answers /healthz
   mixchat version                                                    print the version
 
 Run "mixchat COMMAND -h" for a command's flags. Configuration: configs/mixchat.yaml documents
@@ -57,8 +60,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runChat(ctx, rest, stdin, stdout, stderr)
 	case "kb":
 		return runKBCommand(ctx, rest, stdout, stderr)
+	case "keys":
+		return runKeys(ctx, rest, stdout, stderr)
 	case "eval":
 		return runEval(ctx, rest, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, rest, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "mixchat", version)
 		return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/server"
@@ -49,25 +50,31 @@ func (f *serveFlags) load() (Config, error) {
 	return cfg, cfg.Validate()
 }
 
+// newLogger returns the process's logger; lines logged with a request's
+// context carry its request id.
 func newLogger(cfg LogConfig, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Level))
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(obs.NewLogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(obs.NewLogHandler(slog.NewTextHandler(w, opts)))
 }
 
 // app is mixchat wired from a configuration: the one place that names
 // concrete implementations.
 type app struct {
-	cfg    Config
-	log    *slog.Logger
-	models *llm.Registry
-	store  memory.Store
-	kb     *kb.Service
-	server *server.Server
+	cfg     Config
+	log     *slog.Logger
+	models  *llm.Registry
+	store   memory.Store
+	memory  *memory.Manager
+	kb      *kb.Service
+	tracing *obs.Tracing
+	server  *server.Server
+	// closers are closed in reverse order by Close.
+	closers []func() error
 }
 
 // newModels registers the offline model and every configured endpoint.
@@ -112,13 +119,59 @@ func openStore(ctx context.Context, cfg Config) (memory.Store, error) {
 	}
 }
 
-func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
+// newMemory builds the conversation memory over store: memory.model (or the
+// default model) writes summaries, extracts facts and rewrites follow-ups
+// (the offline model makes these extractive); past messages are embedded
+// with the configured embeddings endpoint when embed.dimensions says its
+// size, else with the offline hashing embedder.
+func newMemory(cfg Config, store memory.Store, models *llm.Registry, log *slog.Logger) (*memory.Manager, error) {
+	m, name, err := models.Get(cfg.Memory.Model)
+	if err != nil {
+		return nil, fmt.Errorf("memory.model: %w", err)
+	}
+	opts := memory.Options{Model: m, ModelName: name, Tokens: llm.NewTokenizer(name), Log: log}
+	if cfg.Embed.BaseURL != "" && cfg.Embed.Dimensions > 0 {
+		opts.Embedder, opts.EmbedDim = newEmbedder(cfg), cfg.Embed.Dimensions
+	}
+	mgr, err := memory.NewManager(store, cfg.Memory, opts)
+	if err != nil {
+		return nil, fmt.Errorf("conversation memory: %w", err)
+	}
+	return mgr, nil
+}
+
+func newApp(ctx context.Context, cfg Config, log *slog.Logger) (_ *app, err error) {
 	a := &app{cfg: cfg, log: log, models: newModels(cfg.LLM)}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	a.tracing, err = obs.SetupTracing(ctx, cfg.Telemetry, version, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	a.closers = append(a.closers, func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return a.tracing.Shutdown(sctx)
+	})
+	o := obs.New(obs.Options{Tracing: a.tracing.Provider, Prices: cfg.LLM.Prices, Log: log})
+	o.InstrumentRegistry(a.models)
+
 	store, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open conversation store: %w", err)
 	}
 	a.store = store
+	a.closers = append(a.closers, store.Close)
+
+	a.memory, err = newMemory(cfg, store, a.models, log)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, a.memory.Close)
+
 	answerer := chat.New(a.models, chat.Options{PromptName: cfg.Chat.PromptName, Temperature: cfg.Chat.Temperature, MaxTokens: cfg.Chat.MaxTokens})
 
 	scfg := cfg.Search
@@ -126,35 +179,52 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (*app, error) {
 	if err := os.MkdirAll(scfg.Local.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create search.local.dir: %w", err)
 	}
-	searcher, err := search.New(scfg, search.Options{Models: a.models})
+	searcher, err := search.New(scfg, search.Options{Models: a.models, Client: o.SearchClient(nil)})
 	if err != nil {
-		store.Close()
 		return nil, fmt.Errorf("search: %w", err)
 	}
 
-	kbs, err := newKB(cfg, a.models)
+	a.kb, err = newKB(cfg, a.models)
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	a.kb = kbs
+	a.closers = append(a.closers, a.kb.Close)
 
-	answerers := map[string]mix.Answerer{mix.LLM: answerer, mix.KB: kbs, mix.Search: searcher}
-	mixer, err := mix.New(cfg.Mix, mix.Deps{Models: a.models, Answerers: answerers})
+	answerers := map[string]mix.Answerer{
+		mix.LLM:    o.Answerer(mix.LLM, answerer),
+		mix.KB:     o.Answerer(mix.KB, a.kb),
+		mix.Search: o.Answerer(mix.Search, searcher),
+	}
+	mixer, err := mix.New(cfg.Mix, mix.Deps{Models: a.models, Answerers: answerers, Condenser: a.memory, Recaller: a.memory})
 	if err != nil {
-		store.Close()
 		return nil, fmt.Errorf("mix_chat: %w", err)
 	}
 
+	access, keys, err := newAccess(ctx, cfg, cfg.Auth, log)
+	if err != nil {
+		return nil, err
+	}
+	if keys != nil {
+		a.closers = append(a.closers, keys.Close)
+	}
+
 	a.server = server.New(server.Options{
-		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, KB: kbs, Search: searcher, Mixer: mixer,
+		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, Memory: a.memory,
+		KB: a.kb, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, HistoryLen: cfg.Memory.HistoryLen,
 	})
 	return a, nil
 }
 
+// Close stops background work and closes the stores, in reverse order of
+// opening.
 func (a *app) Close() error {
-	return errors.Join(a.kb.Close(), a.store.Close())
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
 }
 
 // newEmbedder returns the configured embeddings endpoint, or the offline
@@ -209,11 +279,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // rest are cut and stored as interrupted.
 func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	m, name, _ := a.models.Get("")
-	_, extractive := m.(*llm.Offline)
+	extractive := llm.IsExtractive(m)
 	a.log.Info("mixchat listening", "addr", "http://"+ln.Addr().String(), "version", version,
 		"data", a.cfg.Server.DataDir, "store", a.cfg.Store.Driver, "llm", name, "llm_extractive", extractive, "models", a.models.Names())
 	if extractive {
 		a.log.Info("no LLM endpoint configured: replies come from the offline extractive model, which quotes sentences of its context; set MIXCHAT_LLM_BASE_URL, MIXCHAT_LLM_API_KEY and MIXCHAT_LLM_MODEL for a generative model")
+	}
+	if a.tracing.Enabled() {
+		a.log.Info("tracing on", "otlp_endpoint", a.tracing.Endpoint)
 	}
 	hs := &http.Server{Handler: a.server.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -224,6 +297,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	a.log.Info("shutting down", "grace", a.cfg.Server.ShutdownTimeout)
+	a.server.Drain() // /readyz answers 503 from now on
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.Server.ShutdownTimeout)
 	defer cancel()
 	err := hs.Shutdown(sctx)

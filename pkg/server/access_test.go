@@ -116,9 +116,11 @@ func (as *accessServer) do(t *testing.T, token, method, path string, body any) (
 func TestAuthentication(t *testing.T) {
 	as := newAccessServer(t, nil)
 	alice := as.key(t, "alice", auth.RoleUser, 0, 0)
-	revoked := as.key(t, "alice", auth.RoleUser, 0, 0)
-	keys, _ := as.keys.Keys(context.Background(), "alice")
-	if _, err := as.keys.RevokeKey(context.Background(), keys[1].ID); err != nil {
+	revoked, revokedKey, err := as.keys.CreateKey(context.Background(), auth.KeySpec{UserID: "alice", Role: auth.RoleUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.keys.RevokeKey(context.Background(), revokedKey.ID); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
