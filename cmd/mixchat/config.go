@@ -111,11 +111,11 @@ type ChatConfig struct {
 // DefaultConfig returns the embedded defaults: a single machine, zero setup.
 func DefaultConfig() Config {
 	return Config{
-		Server: ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, ShutdownTimeout: 30 * time.Second},
-		Log:    LogConfig{Level: "info", Format: "text"},
-		LLM:    LLMConfig{Timeout: 120 * time.Second, MaxRetries: 3, RetryBackoff: 500 * time.Millisecond},
-		Embed:  EmbedConfig{BatchSize: 64},
-		Store:  StoreConfig{Driver: "sqlite"},
+		Server:    ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, ShutdownTimeout: 30 * time.Second},
+		Log:       LogConfig{Level: "info", Format: "text"},
+		LLM:       LLMConfig{Timeout: 120 * time.Second, MaxRetries: 3, RetryBackoff: 500 * time.Millisecond},
+		Embed:     EmbedConfig{BatchSize: 64},
+		Store:     StoreConfig{Driver: "sqlite"},
 		Memory:    memory.DefaultConfig(),
 		Chat:      ChatConfig{PromptName: "with_history"},
 		KB:        defaultKBConfig(),
