@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-shiori/go-readability"
+	readability "codeberg.org/readeck/go-readability/v2"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/sync/singleflight"
@@ -171,19 +171,38 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Page, error) {
 	if p, ok := f.cached(rawURL); ok {
 		return p, nil
 	}
-	v, err, _ := f.flight.Do(rawURL, func() (any, error) {
+	// Callers asking for the same page at once share one read. The read
+	// does not stop when the caller that started it goes away (another may
+	// still wait for it): waiting for a free reader and the read itself are
+	// each bounded by the page timeout instead, and each caller stops
+	// waiting when its own ctx ends.
+	if err := ctx.Err(); err != nil {
+		return Page{}, &FetchError{URL: rawURL, Err: err}
+	}
+	rctx := context.WithoutCancel(ctx)
+	ch := f.flight.DoChan(rawURL, func() (any, error) {
+		wait, cancel := context.WithTimeout(rctx, f.cfg.Timeout)
+		defer cancel()
 		select {
 		case f.sem <- struct{}{}:
-		case <-ctx.Done():
-			return Page{}, ctx.Err()
+		case <-wait.Done():
+			return Page{}, fmt.Errorf("no free reader within %s: %w", f.cfg.Timeout, wait.Err())
 		}
 		defer func() { <-f.sem }()
-		p, err := f.fetch(ctx, rawURL)
+		p, err := f.fetch(rctx, rawURL) // fetch applies the page timeout
 		if err == nil {
 			f.store(rawURL, p)
 		}
 		return p, err
 	})
+	var v any
+	var err error
+	select {
+	case r := <-ch:
+		v, err = r.Val, r.Err
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if err != nil {
 		var fe *FetchError
 		if !errors.As(err, &fe) {
@@ -281,8 +300,8 @@ func extractHTML(body []byte, u *url.URL) (title, txt string) {
 	art, err := readability.FromDocument(doc, u)
 	if err == nil && art.Node != nil {
 		txt = htmlText(art.Node)
-		if art.Title != "" {
-			title = art.Title
+		if t := art.Title(); t != "" {
+			title = t
 		}
 	}
 	if txt == "" {

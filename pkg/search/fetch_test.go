@@ -49,6 +49,8 @@ func TestGuardCheck(t *testing.T) {
 		{"64:ff9b::a9fe:a9fe", true, "cloud metadata (via NAT64)"},
 		{"2002:0a00:0001::1", true, "private (via 6to4)"},
 		{"64:ff9b::808:808", false, ""},
+		{"::7f00:1", true, "IPv4-compatible (deprecated)"}, // ::127.0.0.1
+		{"64:ff9b:1::a00:1", true, "private (local-use NAT64)"},
 	}
 	var g Guard
 	for _, c := range cases {
@@ -316,5 +318,87 @@ func TestFetchAllConcurrencyLimit(t *testing.T) {
 	}
 	if peak.Load() > 2 {
 		t.Errorf("%d pages read at once, limit 2", peak.Load())
+	}
+}
+
+func TestFetchSendsUserAgent(t *testing.T) {
+	got := make(chan http.Header, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "天行健")
+	}))
+	defer srv.Close()
+	f := loopbackFetcher(t, nil)
+	if _, err := f.Fetch(context.Background(), srv.URL+"/a"); err != nil {
+		t.Fatal(err)
+	}
+	h := <-got
+	if h.Get("User-Agent") != DefaultUserAgent || !strings.Contains(h.Get("Accept"), "text/html") {
+		t.Errorf("default headers: User-Agent %q, Accept %q", h.Get("User-Agent"), h.Get("Accept"))
+	}
+	custom := loopbackFetcher(t, func(c *FetchConfig) { c.UserAgent = "Mozilla/5.0 (X11; Linux x86_64) mixchat-test" })
+	if _, err := custom.Fetch(context.Background(), srv.URL+"/b"); err != nil {
+		t.Fatal(err)
+	}
+	if ua := (<-got).Get("User-Agent"); ua != "Mozilla/5.0 (X11; Linux x86_64) mixchat-test" {
+		t.Errorf("configured User-Agent not sent: %q", ua)
+	}
+}
+
+// TestFetchSharedReadSurvivesACancelledCaller: two requests read the same
+// page at once; the one that started the read goes away, and the other
+// still gets the page from the one read.
+func TestFetchSharedReadSurvivesACancelledCaller(t *testing.T) {
+	var hits atomic.Int32
+	started := make(chan struct{})
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			close(started)
+		}
+		<-release
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "是故易有太极。")
+	}))
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	f := loopbackFetcher(t, nil)
+	u := srv.URL + "/shared"
+
+	first, cancel := context.WithCancel(context.Background())
+	firstErr := make(chan error, 1)
+	go func() { _, err := f.Fetch(first, u); firstErr <- err }()
+	<-started
+	second := make(chan error, 1)
+	var page Page
+	go func() {
+		var err error
+		page, err = f.Fetch(context.Background(), u)
+		second <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the second caller join the read
+	cancel()
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled caller: %v", err)
+	}
+	close(release)
+	if err := <-second; err != nil || page.Text != "是故易有太极。" {
+		t.Errorf("waiting caller: %+v, %v", page, err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("%d reads of one page, want 1 shared", n)
+	}
+	// A caller whose ctx has already ended starts no read.
+	gone, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := f.Fetch(gone, srv.URL+"/other"); !errors.Is(err, context.Canceled) || hits.Load() != 1 {
+		t.Errorf("ended ctx: %v, %d reads", err, hits.Load())
 	}
 }

@@ -60,6 +60,8 @@ var blockedNets = []struct {
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible (deprecated)"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "private (local-use NAT64)"},
 	{netip.MustParsePrefix("100::/64"), "discard"},
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
 	{netip.MustParsePrefix("fc00::/7"), "private"},

@@ -32,8 +32,8 @@ var localExts = map[string]string{
 }
 
 // Local is the offline engine: a full-text BM25 index (the knowledge
-// bases' retrieve.BM25 over text.Terms, so Chinese is indexed as character
-// bigrams) over a folder of .html, .md and .txt files. It returns each
+// bases' retrieve.BM25 over their terms, lexTerms: Chinese as character
+// bigrams with traditional characters folded to simplified) over a folder of .html, .md and .txt files. It returns each
 // matching file's title, a file:// URL, a snippet with the matches in
 // **bold**, and the most relevant passages as Content.
 //
@@ -220,9 +220,9 @@ func (l *Local) scan(ctx context.Context) (int, error) {
 	for _, lf := range loaded {
 		l.drop(lf.rel)
 		l.files[lf.rel] = lf
-		titleTerms := text.Terms(lf.title)
+		titleTerms := lexTerms(lf.title)
 		for i, p := range lf.passages {
-			terms := append(append([]string{}, titleTerms...), text.Terms(p)...)
+			terms := append(append([]string{}, titleTerms...), lexTerms(p)...)
 			l.index.Add(localID(lf.rel, i), terms)
 		}
 	}
@@ -320,7 +320,7 @@ func (l *Local) Search(ctx context.Context, query string, n int) ([]Result, erro
 	if err := l.maybeRefresh(ctx); err != nil {
 		return nil, err
 	}
-	q := text.Terms(query)
+	q := lexTerms(query)
 	if len(q) == 0 {
 		return []Result{}, nil
 	}
@@ -398,7 +398,7 @@ func snippetWindow(passage string, q map[string]bool, size int) string {
 	for i, s := range sents {
 		n := 0
 		seen := map[string]bool{}
-		for _, t := range text.Terms(s) {
+		for _, t := range lexTerms(s) {
 			if q[t] && !seen[t] {
 				seen[t] = true
 				n++
@@ -430,9 +430,15 @@ func joiner(a, b string) string {
 
 // highlight wraps the parts of s that match query terms in **bold**: CJK
 // characters covered by a matching bigram (or single character term) and
-// Latin words whose term matches.
+// Latin words whose term matches. Matching is on the folded text, as the
+// index's is, so traditional characters matching a simplified query are
+// marked too.
 func highlight(s string, q map[string]bool) string {
 	rs := []rune(s)
+	fs := make([]rune, len(rs)) // rs folded to simplified, rune for rune
+	for i, r := range rs {
+		fs[i] = text.FoldRune(r)
+	}
 	mark := make([]bool, len(rs))
 	for i := 0; i < len(rs); {
 		switch {
@@ -441,7 +447,7 @@ func highlight(s string, q map[string]bool) string {
 			for j < len(rs) && text.IsCJK(rs[j]) {
 				j++
 			}
-			run := rs[i:j]
+			run := fs[i:j]
 			if len(run) == 1 && q[string(run)] {
 				mark[i] = true
 			}
@@ -461,7 +467,7 @@ func highlight(s string, q map[string]bool) string {
 			for j < len(rs) && isWordRune(rs[j]) && !text.IsCJK(rs[j]) {
 				j++
 			}
-			for _, t := range text.Terms(string(rs[i:j])) {
+			for _, t := range lexTerms(string(rs[i:j])) {
 				if q[t] {
 					for k := i; k < j; k++ {
 						mark[k] = true

@@ -51,6 +51,16 @@ func TestLocalZhouyi(t *testing.T) {
 			t.Errorf("results not best first: %v after %v", r.Score, top.Score)
 		}
 	}
+
+	// The same question in traditional characters finds the same chapter,
+	// as the knowledge bases' terms fold 繫辭 to 系辞.
+	rs, err = l.Search(context.Background(), "繫辭 易有太極", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) == 0 || rs[0].Title != "系辞传上-第十一章" || !boldContains(rs[0].Snippet, "太极") {
+		t.Errorf("traditional query: %v", titles(rs))
+	}
 }
 
 func writeFile(t *testing.T, path, body string, mtime time.Time) {
@@ -172,6 +182,7 @@ func TestHighlight(t *testing.T) {
 		{"易有太极，是生两仪。", "易有**太极**，是生**两仪**。"},
 		{"The Heavens move.", "The **Heavens** move."},
 		{"无关", "无关"},
+		{"易有太極，是生兩儀。", "易有**太極**，是生**兩儀**。"}, // traditional text, simplified terms
 	}
 	for _, c := range cases {
 		if got := highlight(c.in, q); got != c.want {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -455,5 +456,38 @@ func TestSearxNGPaging(t *testing.T) {
 	}
 	if len(rs) != 5 || strings.Join(pages, ",") != ",2" {
 		t.Errorf("got %d results from pages %q; want 5 from the first two pages", len(rs), pages)
+	}
+}
+
+// TestGooglePaging: the Custom Search API gives at most 10 results a call,
+// so 15 take a second call starting at result 11.
+func TestGooglePaging(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		mu.Lock()
+		calls = append(calls, q.Get("num")+"@"+q.Get("start"))
+		mu.Unlock()
+		start := 1
+		if s := q.Get("start"); s != "" {
+			start = int(s[0]-'0')*10 + int(s[1]-'0')
+		}
+		var num int
+		fmt.Sscan(q.Get("num"), &num)
+		var items []string
+		for i := 0; i < num; i++ {
+			items = append(items, fmt.Sprintf(`{"kind":"customsearch#result","title":"r%d","link":"https://example.com/%d","snippet":"s"}`, start+i, start+i))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"kind":"customsearch#search","items":[%s]}`, strings.Join(items, ","))
+	}))
+	defer srv.Close()
+	rs, err := NewGoogle(ProviderOptions{BaseURL: srv.URL, APIKey: "k", CX: "cx"}).Search(context.Background(), "q", 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 15 || rs[10].URL != "https://example.com/11" || strings.Join(calls, ",") != "10@,5@11" {
+		t.Errorf("%d results, calls %v", len(rs), calls)
 	}
 }

@@ -14,10 +14,18 @@ import (
 
 // This file holds the small text handling search needs: plain text from an
 // HTML tree, splitting a text into passages, and ranking passages against a
-// question with BM25 over text.Terms (the knowledge bases' terms and
-// scorer). The knowledge bases have a richer splitter in pkg/kb, but an
-// answerer must not import another answerer, so search keeps this
-// sentence-packing one.
+// question with BM25 over lexTerms (the knowledge bases' terms: pkg/text's
+// terms of the text with traditional Chinese folded to simplified, and
+// pkg/retrieve's BM25 scorer). The knowledge bases have a richer splitter
+// in pkg/kb, but an answerer must not import another answerer, so search
+// keeps this sentence-packing one until that splitter moves to a shared
+// package.
+
+// lexTerms are the BM25 terms of a text or query, made as the knowledge
+// bases make theirs: CJK bigrams and stemmed English words of the text
+// with traditional Chinese folded to simplified, so a question in either
+// script finds pages in the other (繫辭 finds 系辞).
+func lexTerms(s string) []string { return text.Terms(text.Fold(s)) }
 
 // skipTags hold no readable text.
 var skipTags = map[atom.Atom]bool{
@@ -176,7 +184,7 @@ type rankedPassage struct {
 }
 
 // rankPassages scores every passage of docs against question with BM25 over
-// text.Terms and returns the best k (all when k <= 0), best first. Passages
+// lexTerms and returns the best k (all when k <= 0), best first. Passages
 // that share no term with the question score 0 and come last, in document
 // order.
 func rankPassages(question string, docs [][]string, k int) []rankedPassage {
@@ -188,13 +196,13 @@ func rankPassages(question string, docs [][]string, k int) []rankedPassage {
 			id := passageID(d, p)
 			ids[id] = len(all)
 			all = append(all, rankedPassage{Doc: d, Text: t, Pos: p})
-			idx.Add(id, text.Terms(t))
+			idx.Add(id, lexTerms(t))
 		}
 	}
 	if len(all) == 0 {
 		return nil
 	}
-	q := text.Terms(question)
+	q := lexTerms(question)
 	hits := idx.Search(q, len(all), nil)
 	out := make([]rankedPassage, 0, len(all))
 	used := make([]bool, len(all))

@@ -204,15 +204,32 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 	_ = out.Send(ev)
 }
 
-// docsEvent builds the sources of an answer in Chatchat's Markdown form and
-// structured.
+// docsEvent builds the sources of an answer in Chatchat's Markdown form
+// ("出处 [n] [title](url) \n\ntext\n\n", as its knowledge-base chat writes
+// them, so each doc carries title, address and snippet) and structured.
 func docsEvent(ans mix.Answer, ret search.Retrieval) searchDocsEvent {
 	ev := searchDocsEvent{Docs: []string{}, Sources: []searchSource{}, Engine: ret.Engine, Empty: ans.Empty, Warnings: ret.Warnings}
 	for _, d := range ret.Docs {
-		ev.Docs = append(ev.Docs, fmt.Sprintf("出处 [%d] [%s](%s) \n\n%s\n\n", d.N, d.URL, d.URL, d.Text))
+		ev.Docs = append(ev.Docs, fmt.Sprintf("出处 [%d] [%s](%s) \n\n%s\n\n", d.N, mdLinkText(d.Title, d.URL), mdLinkTarget(d.URL), d.Text))
 		ev.Sources = append(ev.Sources, searchSource{N: d.N, Title: d.Title, URL: d.URL, Snippet: d.Text, Score: d.Score})
 	}
 	return ev
+}
+
+// mdLinkText is title as a Markdown link's text: on one line, without the
+// brackets that would end it early; the address when there is no title.
+func mdLinkText(title, addr string) string {
+	t := strings.Join(strings.Fields(title), " ")
+	if t == "" {
+		t = addr
+	}
+	return strings.NewReplacer("[", "(", "]", ")").Replace(t)
+}
+
+// mdLinkTarget is u as a Markdown link's target: the parentheses and
+// spaces that would end it early percent-encoded.
+func mdLinkTarget(u string) string {
+	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "\n", "", "\r", "").Replace(u)
 }
 
 // listSearchEnginesReply is Chatchat's BaseResponse listing engine names,

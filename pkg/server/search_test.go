@@ -17,6 +17,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -119,8 +120,8 @@ func TestSearchEngineChat(t *testing.T) {
 	if len(docs) == 0 || len(docs) != len(sources) {
 		t.Fatalf("docs %v sources %v", docs, sources)
 	}
-	if d := docs[0].(string); !strings.HasPrefix(d, "出处 [1] [file:///") || !strings.Contains(d, "易有太极") {
-		t.Errorf("doc %q not in Chatchat's form", d)
+	if d := docs[0].(string); !strings.HasPrefix(d, "出处 [1] [系辞上-十一](file:///") || !strings.Contains(d, ") \n\n是故易有太极") {
+		t.Errorf("doc %q not in Chatchat's form with title, url and snippet", d)
 	}
 	src := sources[0].(map[string]any)
 	if src["title"] != "系辞上-十一" || src["n"] != float64(1) || !strings.HasPrefix(src["url"].(string), "file:///") || src["snippet"] == "" {
@@ -347,4 +348,62 @@ func searchSharedData(t *testing.T, rel string) string {
 		t.Skipf("shared data %s absent: skipping", p)
 	}
 	return p
+}
+
+func TestSearchDocsMarkdown(t *testing.T) {
+	ret := search.Retrieval{Engine: "web", Docs: []search.Doc{
+		{N: 1, Title: "Taiji [disambiguation]\n(wiki)", URL: "https://en.example.org/wiki/Taiji_(philosophy)", Text: "The Great Ultimate."},
+		{N: 2, URL: "https://example.com/a b", Text: "no title"},
+	}}
+	ev := docsEvent(mix.Answer{}, ret)
+	want := []string{
+		"出处 [1] [Taiji (disambiguation) (wiki)](https://en.example.org/wiki/Taiji_%28philosophy%29) \n\nThe Great Ultimate.\n\n",
+		"出处 [2] [https://example.com/a b](https://example.com/a%20b) \n\nno title\n\n",
+	}
+	if strings.Join(ev.Docs, "|") != strings.Join(want, "|") {
+		t.Errorf("docs\n%q\nwant\n%q", ev.Docs, want)
+	}
+	if ev.Sources[0].Title != "Taiji [disambiguation]\n(wiki)" || ev.Sources[0].URL != "https://en.example.org/wiki/Taiji_(philosophy)" || ev.Sources[1].N != 2 {
+		t.Errorf("structured sources changed: %+v", ev.Sources)
+	}
+}
+
+// TestSearchEngineChatSearx answers through /chat/search_engine_chat with a
+// real searx server (scripts/searx.sh) as the engine and the offline model:
+// streamed answer pieces with a citation, then the docs event naming the
+// searx result.
+func TestSearchEngineChatSearx(t *testing.T) {
+	base := os.Getenv("MIXCHAT_TEST_SEARX_URL")
+	if base == "" {
+		t.Skip(`MIXCHAT_TEST_SEARX_URL not set: run eval "$(scripts/searx.sh start)" to test against a real searx server`)
+	}
+	cfg := localSearchConfig(t)
+	cfg.Engines = []search.EngineConfig{{Name: "searx", Provider: "searxng", BaseURL: base, Language: "zh-CN"}}
+	srv := searchTestServer(t, cfg)
+	j, _ := json.Marshal(map[string]any{"query": "太极 两仪", "search_engine_name": "searx", "top_k": 3, "stream": true})
+	resp, err := http.Post(srv.URL+"/chat/search_engine_chat", "application/json", bytes.NewReader(j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	evs := searchEvents(t, resp.Body)
+	if len(evs) < 2 {
+		t.Fatalf("events %v", evs)
+	}
+	var answer string
+	for _, ev := range evs[:len(evs)-1] {
+		answer += ev["answer"].(string)
+	}
+	if !strings.Contains(answer, "太极") || !strings.Contains(answer, "[1]") {
+		t.Errorf("answer %q should quote the searx result with its citation", answer)
+	}
+	last := evs[len(evs)-1]
+	docs, _ := last["docs"].([]any)
+	if len(docs) == 0 || !strings.HasPrefix(docs[0].(string), "出处 [1] [系辞传上·第十一章](https://zhouyi.example/xici/shang-11)") || last["engine"] != "searx" {
+		t.Errorf("docs event %v", last)
+	}
 }
