@@ -1,6 +1,7 @@
 package kb
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -94,6 +95,16 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 		if old, err := getFile(ctx, b.db, job.name); err == nil && old.Hash == hash &&
 			old.ChunkSize == job.params.chunkSize && old.ChunkOverlap == job.params.chunkOverlap &&
 			old.ZhTitleEnhance == job.params.zhTitle && old.CustomDocs == (job.docs != nil) {
+			// Indexed already. The original is renamed into place after the
+			// commit, so a crash in between leaves a stale or missing one:
+			// put the uploaded bytes there.
+			if job.save {
+				if cur, err := os.ReadFile(b.contentPath(job.name)); err != nil || !bytes.Equal(cur, job.data) {
+					if err := b.saveOriginal(job.name, job.data); err != nil {
+						return ingestResult{}, err
+					}
+				}
+			}
 			return ingestResult{chunks: old.Chunks, skipped: true}, nil
 		} else if err != nil && !errors.Is(err, ErrNotFound) {
 			return ingestResult{}, err

@@ -1,6 +1,7 @@
 package kb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,8 +29,11 @@ type SplitOptions struct {
 // AddOptions tune AddFiles.
 type AddOptions struct {
 	SplitOptions
-	// Override replaces documents that exist; without it an existing
-	// document fails with ErrExists (as Chatchat's upload_docs does).
+	// Override replaces documents that exist. Without it a document whose
+	// upload is identical to the stored one fails with ErrExists (Chatchat's
+	// upload_docs refuses a file of the same size; mixchat compares the
+	// content), and a changed one replaces the old chunks (as Chatchat
+	// overwrites a file whose size changed).
 	Override bool
 	// Force re-indexes documents whose content and chunking are unchanged
 	// (they are skipped otherwise).
@@ -141,7 +145,7 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		if !opts.Override && job.data != nil && s.fileExists(ctx, b, job.name) {
+		if !opts.Override && job.data != nil && s.sameUpload(ctx, b, job.name, job.data) {
 			res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
 			report(progress, Progress{File: job.name, Index: i + 1, Total: len(jobs), Stage: StageFailed, Err: res.Failed[job.name]})
 			continue
@@ -162,14 +166,15 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 	return res, ctx.Err()
 }
 
-// fileExists reports whether the KB has a document or an original named
-// name.
-func (s *Service) fileExists(ctx context.Context, b *base, name string) bool {
-	if _, err := getFile(ctx, b.db, name); err == nil {
-		return true
+// sameUpload reports whether the KB already holds data as the document
+// name: its stored original has the same bytes or, without an original,
+// the indexed document was made from the same content.
+func (s *Service) sameUpload(ctx context.Context, b *base, name string, data []byte) bool {
+	if old, err := os.ReadFile(b.contentPath(name)); err == nil {
+		return bytes.Equal(old, data)
 	}
-	_, err := os.Stat(b.contentPath(name))
-	return err == nil
+	f, err := getFile(ctx, b.db, name)
+	return err == nil && !f.CustomDocs && f.Hash == contentHash(data, nil)
 }
 
 func report(fn func(Progress), p Progress) {

@@ -192,13 +192,16 @@ func TestAddSearchReplaceDedup(t *testing.T) {
 	if !slices.Equal(res.Skipped, []string{"qian.txt"}) || len(res.Added) != 0 {
 		t.Errorf("unchanged content should be skipped: %+v", res)
 	}
-	res, _ = s.AddFiles(ctx, "zy", []FileData{{Name: "qian.txt", Data: []byte("新内容。")}}, AddOptions{}, nil)
-	if !errors.Is(res.Failed["qian.txt"], ErrExists) {
-		t.Errorf("existing file without override: %+v", res)
+	res, _ = s.AddFiles(ctx, "zy", []FileData{{Name: "qian.txt", Data: []byte(qianText)}}, AddOptions{}, nil)
+	if !errors.Is(res.Failed["qian.txt"], ErrExists) || len(res.Added)+len(res.Skipped) != 0 {
+		t.Errorf("the same file again without override: %+v", res)
 	}
 
-	// Changed content replaces the chunks.
-	mustAdd(t, s, "zy", FileData{Name: "qian.txt", Data: []byte("乾卦\n\n飞龙在天，利见大人。亢龙有悔。\n")})
+	// Changed content replaces the chunks, with or without override.
+	res, err = s.AddFiles(ctx, "zy", []FileData{{Name: "qian.txt", Data: []byte("乾卦\n\n飞龙在天，利见大人。亢龙有悔。\n")}}, AddOptions{}, nil)
+	if err != nil || len(res.Failed) != 0 || !slices.Equal(res.Added, []string{"qian.txt"}) {
+		t.Fatalf("a changed file without override: %+v %v", res, err)
+	}
 	for _, r := range search(t, s, "潜龙勿用", "zy") {
 		if strings.Contains(r.Text, "潜龙勿用") {
 			t.Errorf("old chunk still found: %q", r.Text)
@@ -214,6 +217,34 @@ func TestAddSearchReplaceDedup(t *testing.T) {
 	p, err := s.OriginalPath(ctx, "zy", "qian.txt")
 	if b, _ := os.ReadFile(p); err != nil || !strings.Contains(string(b), "亢龙有悔") {
 		t.Errorf("original: %q %v", b, err)
+	}
+}
+
+// TestStaleOriginalRepaired imitates a crash between the commit of a
+// document and the rename of its original into place: uploading the same
+// content again finds the index up to date and puts the original back.
+func TestStaleOriginalRepaired(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t, testConfig(t), newFakeEmbedder(), nil)
+	s.Create(ctx, "zy", CreateOptions{})
+	mustAdd(t, s, "zy", FileData{Name: "qian.txt", Data: []byte(qianText)})
+	p, err := s.OriginalPath(ctx, "zy", "qian.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("an older version"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.AddFiles(ctx, "zy", []FileData{{Name: "qian.txt", Data: []byte(qianText)}}, AddOptions{}, nil)
+	if err != nil || len(res.Failed) != 0 || !slices.Equal(res.Skipped, []string{"qian.txt"}) {
+		t.Fatalf("re-upload: %+v %v", res, err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != qianText {
+		t.Errorf("original not repaired: %q", b)
+	}
+	res, _ = s.AddFiles(ctx, "zy", []FileData{{Name: "qian.txt", Data: []byte(qianText)}}, AddOptions{}, nil)
+	if !errors.Is(res.Failed["qian.txt"], ErrExists) {
+		t.Errorf("once repaired, the same upload is a duplicate: %+v", res)
 	}
 }
 

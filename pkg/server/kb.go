@@ -193,7 +193,13 @@ func (s *Server) handleCreateKB(c *gin.Context) {
 	}
 	name := *req.Name
 	if _, err := s.kb.Create(c.Request.Context(), name, kb.CreateOptions{VectorStore: req.VectorStoreType, EmbedModel: req.EmbedModel, Info: req.Info}); err != nil {
-		kbFail(c, name, err, nil)
+		code, msg := kbErrorCode(name, err)
+		if code != 403 && code != 404 {
+			// Chatchat's code and words when the store cannot create it
+			// (an unavailable vector store or embedding model here).
+			code, msg = 500, "创建知识库出错： "+err.Error()
+		}
+		kbReply(c, code, msg, nil)
 		return
 	}
 	kbReply(c, 200, "已新增知识库 "+name, nil)
@@ -371,6 +377,9 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		for _, name := range names {
 			chunks, err := s.kb.ListChunks(ctx, name, req.FileName, req.Metadata)
 			if err != nil {
+				if noSuchKB(err) && len(req.KnowledgeBases) == 0 {
+					break // Chatchat answers [] for an unknown KB
+				}
 				kbFail(c, name, err, docs)
 				return
 			}
@@ -388,6 +397,12 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		File: req.FileName, Metadata: req.Metadata,
 	})
 	if err != nil {
+		if noSuchKB(err) && len(req.KnowledgeBases) == 0 {
+			// Chatchat's search_docs answers [] for an unknown KB; with
+			// mixchat's knowledge_base_names the error says which.
+			c.JSON(http.StatusOK, docs)
+			return
+		}
 		kbFail(c, strings.Join(names, ", "), err, docs)
 		return
 	}
@@ -644,7 +659,8 @@ func (s *Server) handleDownloadDoc(c *gin.Context) {
 	p, err := s.kb.OriginalPath(c.Request.Context(), name, file)
 	if err != nil {
 		if errors.Is(err, kb.ErrNotFound) && s.kb.Exists(name) {
-			kbReply(c, 404, "未找到文件 "+file, nil)
+			// Chatchat's reply for a file that is not in the KB.
+			kbReply(c, 500, file+" 读取文件失败", nil)
 			return
 		}
 		kbFail(c, name, err, nil)
@@ -903,6 +919,12 @@ func (s *Server) handleKBChat(c *gin.Context) {
 	}
 	ev["message_id"] = mid
 	_ = out.Send(ev)
+}
+
+// noSuchKB reports whether err says the named KB does not exist (unknown,
+// empty or unusable name): Chatchat's get_service_by_name returning None.
+func noSuchKB(err error) bool {
+	return errors.Is(err, kb.ErrNotFound) || errors.Is(err, kb.ErrInvalidName) || errors.Is(err, kb.ErrEmptyName)
 }
 
 // checkName returns why a KB name is refused, or kb.ErrNotFound.

@@ -307,8 +307,9 @@ func TestKBErrors(t *testing.T) {
 		{"/knowledge_base/delete_docs", map[string]any{"knowledge_base_name": "nope", "file_names": []string{"a"}}, 404, "未找到知识库 nope"},
 		{"/knowledge_base/update_docs", map[string]any{"knowledge_base_name": "a/b", "file_names": []string{"a"}}, 403, "Don't attack me"},
 		{"/chat/knowledge_base_chat", map[string]any{"query": "q", "knowledge_base_name": "nope"}, 404, "未找到知识库 nope"},
-		{"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "x", "vector_store_type": "milvus"}, 400, "milvus"},
-		{"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "x", "embed_model": "bge-m3"}, 400, "bge-m3"},
+		{"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "x", "vector_store_type": "milvus"}, 500, "创建知识库出错： "},
+		{"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "x", "vector_store_type": "milvus"}, 500, "milvus"},
+		{"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "x", "embed_model": "bge-m3"}, 500, "bge-m3"},
 	}
 	for _, tt := range tests {
 		env = envelope{}
@@ -319,6 +320,14 @@ func TestKBErrors(t *testing.T) {
 	ts.do(t, http.MethodGet, "/knowledge_base/list_files?knowledge_base_name=nope", "", nil, &env)
 	if env.Code != 404 {
 		t.Errorf("list_files of an unknown KB: %+v", env)
+	}
+	// search_docs answers a bare list, empty for an unknown KB (Chatchat's
+	// get_service_by_name returning None).
+	for _, name := range []string{"nope", "../x"} {
+		var hits []map[string]any
+		if status := ts.postJSON(t, "/knowledge_base/search_docs", map[string]any{"knowledge_base_name": name, "query": "q"}, &hits); status != 200 || hits == nil || len(hits) != 0 {
+			t.Errorf("search_docs in unknown KB %q: HTTP %d %v, want []", name, status, hits)
+		}
 	}
 	// Malformed requests get HTTP errors, as FastAPI's validation does.
 	var herr map[string]any
@@ -362,8 +371,25 @@ func TestKBUploadFailuresAndDownload(t *testing.T) {
 		t.Errorf("path traversal in file_name must be refused: %+v", env)
 	}
 	ts.do(t, http.MethodGet, "/knowledge_base/download_doc?knowledge_base_name=zy&file_name=none.txt", "", nil, &env)
-	if env.Code != 404 || env.Msg != "未找到文件 none.txt" {
-		t.Errorf("missing file: %+v", env)
+	if env.Code != 500 || env.Msg != "none.txt 读取文件失败" {
+		t.Errorf("missing file, as Chatchat answers: %+v", env)
+	}
+
+	// Without override a changed file replaces the old one (Chatchat
+	// overwrites a file whose size changed); the same file again is refused.
+	changed := map[string][]byte{"qian.txt": []byte("乾卦\n\n乾，元亨，利贞。九五：飞龙在天，利见大人。")}
+	env = ts.upload(t, map[string]string{"knowledge_base_name": "zy", "override": "false"}, changed)
+	if env.Code != 200 || len(env.failed(t)) != 0 {
+		t.Errorf("changed file without override: %+v", env)
+	}
+	var hits []map[string]any
+	ts.postJSON(t, "/knowledge_base/search_docs", map[string]any{"knowledge_base_name": "zy", "query": "飞龙在天", "score_threshold": 2}, &hits)
+	if len(hits) == 0 || !strings.Contains(hits[0]["page_content"].(string), "飞龙在天") {
+		t.Errorf("the changed file's chunks should be found: %v", hits)
+	}
+	env = ts.upload(t, map[string]string{"knowledge_base_name": "zy", "override": "false"}, changed)
+	if msg := env.failed(t)["qian.txt"]; env.Code != 200 || msg != "文件 qian.txt 已存在。" {
+		t.Errorf("the same file again without override: %+v", env)
 	}
 
 	// Uploads above kb.max_upload_bytes are refused whole.
