@@ -156,8 +156,10 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 		changed = true
 	}
 
-	// Entities and triples: every turn offline; in batches of the recent
-	// turns' size with a model (the recent turns cover the rest).
+	// Entities and triples: turn by turn offline; in batches of the recent
+	// turns' size with a model (the recent turns cover the rest). The
+	// batches are fixed, whatever number of turns a job finds waiting, so
+	// the digest does not depend on how jobs were scheduled.
 	batch := 1
 	if m.generative() {
 		batch = max(1, min(cfg.GroupSize, m.cfg.RecentTurns))
@@ -170,7 +172,7 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 		if len(v.turns)-start < batch || start == len(v.turns) {
 			break
 		}
-		end := min(start+max(batch, cfg.GroupSize), len(v.turns))
+		end := start + batch
 		lines := turnLines(v.turns[start:end])
 		known := make([]string, 0, len(d.Entities))
 		for _, e := range d.Entities {

@@ -283,3 +283,61 @@ func TestNewManagerErrors(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestCompressionTriggers: compression starts when the turns the summary
+// does not cover cross the token threshold or, when set, the word
+// threshold, and folds the oldest exchanges GroupSize at a time until they
+// are back under it.
+func TestCompressionTriggers(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name          string
+		tokens, words int
+		wantFolded    bool
+	}{
+		{"below both", 100000, 0, false},
+		{"words", 100000, 40, true},
+		{"tokens", 100, 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := openSQLite(t, ":memory:")
+			m := newManager(t, store, func(c *memory.Config) {
+				c.Compression.TriggerTokens = tt.tokens
+				c.Compression.TriggerWords = tt.words
+				c.Compression.GroupSize = 2
+			}, memory.Options{})
+			turns := add(t, store, m, "c", englishChat...)
+			flush(t, m)
+			st, err := store.State(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			through := st.Digest.Through
+			if folded := through > 0; folded != tt.wantFolded {
+				t.Fatalf("summary covers turns through %d; want folded %v", through, tt.wantFolded)
+			}
+			if !tt.wantFolded {
+				return
+			}
+			if through%2 != 0 {
+				t.Errorf("summary covers turns through %d: not whole groups of 2", through)
+			}
+			// What is left uncovered is under the threshold, and one group
+			// less would not have been.
+			words, tokens := 0, 0
+			for _, turn := range turns[through:] {
+				words += len(strings.Fields(turn.Question.Content)) + len(strings.Fields(turn.Answer.Content))
+				tokens += llm.Estimate(turn.Question.Content) + llm.Estimate(turn.Answer.Content)
+			}
+			if tt.words > 0 && words > tt.words {
+				t.Errorf("%d words left uncovered, over %d", words, tt.words)
+			}
+			if tt.words == 0 && tokens > tt.tokens {
+				t.Errorf("about %d tokens left uncovered, over %d", tokens, tt.tokens)
+			}
+			if len(turns[through:]) == 0 {
+				t.Error("every turn folded: the last group should have stayed verbatim")
+			}
+		})
+	}
+}

@@ -45,6 +45,21 @@ type turnIndex struct {
 	gap      time.Duration
 	session  int
 	count    func(string) int
+
+	// last is the latest ranking, returned again for the same question
+	// over the same messages (Search then Recall rank the same question).
+	lastMu sync.Mutex
+	last   *rankCache
+}
+
+// rankCache is a ranking and what it was computed from.
+type rankCache struct {
+	question         string
+	vectorWeight, nb float64
+	loc              *time.Location
+	docs             int
+	vectors          bool // every document was embedded
+	out              []ranked
 }
 
 // Ranking constants (see turnIndex).
@@ -151,12 +166,40 @@ type ranked struct {
 // search ranks every message against question, best first (messages
 // sharing nothing with the question come last, most recent first). now is
 // the time of the latest message, for relative dates.
+//
+// The result is shared and read-only: the same question over the same
+// messages returns it again.
 func (x *turnIndex) search(ctx context.Context, question string, vectorWeight, neighbor float64, loc *time.Location) []ranked {
-	_ = x.embedPending(ctx) // best effort: lexical ranking still works
+	embedded := x.embedPending(ctx) == nil // best effort: lexical ranking still works
+	x.mu.RLock()
+	n := len(x.docs)
+	x.mu.RUnlock()
+	x.lastMu.Lock()
+	if c := x.last; c != nil && c.question == question && c.vectorWeight == vectorWeight && c.nb == neighbor &&
+		c.loc == loc && c.docs == n && c.vectors == embedded {
+		x.lastMu.Unlock()
+		return c.out
+	}
+	x.lastMu.Unlock()
+	out, complete := x.rank(ctx, question, vectorWeight, neighbor, loc)
+	if complete && embedded {
+		x.lastMu.Lock()
+		x.last = &rankCache{question: question, vectorWeight: vectorWeight, nb: neighbor, loc: loc, docs: len(out), vectors: embedded, out: out}
+		x.lastMu.Unlock()
+	}
+	return out
+}
+
+// rank is search without the cache. complete is false when the question
+// could not be embedded and the ranking is lexical only.
+func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, neighbor float64, loc *time.Location) (_ []ranked, complete bool) {
 	var qvec []float32
+	complete = true
 	if x.embedder != nil && vectorWeight > 0 {
 		if vs, err := x.embedder.Embed(ctx, []string{question}); err == nil && len(vs) == 1 {
 			qvec = vs[0]
+		} else {
+			complete = false
 		}
 	}
 
@@ -164,7 +207,7 @@ func (x *turnIndex) search(ctx context.Context, question string, vectorWeight, n
 	defer x.mu.RUnlock()
 	n := len(x.docs)
 	if n == 0 {
-		return nil
+		return nil, complete
 	}
 	// Speakers the question names: their names leave the query and become a
 	// prior instead (every message of a two-person chat mentions them).
@@ -269,7 +312,7 @@ func (x *turnIndex) search(ctx context.Context, question string, vectorWeight, n
 	for i, p := range order {
 		out[i] = ranked{doc: &x.docs[p], score: final[p]}
 	}
-	return out
+	return out, complete
 }
 
 func firstName(name string) string {

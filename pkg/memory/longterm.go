@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"sync"
@@ -45,9 +46,34 @@ func (m *Manager) CloseConversation(ctx context.Context, conversationID string) 
 	if cs == nil {
 		return Closed{}, fmt.Errorf("conversation %s: %w", conversationID, ErrNotFound)
 	}
+	userID := cs.conv.UserID
+	cs.mu.Unlock()
+	if userID != "" {
+		// One close of the user's conversations at a time, from reading
+		// what is consolidated to marking it so: two closes of the same
+		// conversation (an explicit one and the idle closer) must not fold
+		// the same turns twice.
+		l := m.userLock(userID)
+		l.Lock()
+		defer l.Unlock()
+	}
+	cs, err = m.load(ctx, conversationID)
+	if err != nil {
+		return Closed{}, err
+	}
+	if cs == nil {
+		return Closed{}, fmt.Errorf("conversation %s: %w", conversationID, ErrNotFound)
+	}
 	v := m.snapshot(cs, false)
 	consolidated := cs.state.ConsolidatedThrough
 	cs.mu.Unlock()
+	// Another process may have consolidated meanwhile: its mark is in the
+	// store, not in this process's cache.
+	st, err := m.state.State(ctx, conversationID)
+	if err != nil {
+		return Closed{}, err
+	}
+	consolidated = max(consolidated, st.ConsolidatedThrough)
 
 	out := Closed{ConversationID: conversationID, UserID: v.conv.UserID}
 	var last int64
@@ -79,18 +105,21 @@ func (m *Manager) CloseConversation(ctx context.Context, conversationID string) 
 	return out, nil
 }
 
+// userLockStripes is the number of locks user ids share (see
+// Manager.userLocks).
+const userLockStripes = 64
+
+// userLock returns the lock serialising changes to userID's memory.
 func (m *Manager) userLock(userID string) *sync.Mutex {
-	l, _ := m.userLocks.LoadOrStore(userID, &sync.Mutex{})
-	return l.(*sync.Mutex)
+	h := fnv.New32a()
+	h.Write([]byte(userID))
+	return &m.userLocks[h.Sum32()%userLockStripes]
 }
 
 // consolidate folds the turns of v after turn `after` into the user's
-// memory and saves it, retrying when another process saved meanwhile.
+// memory and saves it, retrying when another process saved meanwhile. The
+// caller holds the user's lock.
 func (m *Manager) consolidate(ctx context.Context, v view, after int64) (UserMemory, error) {
-	l := m.userLock(v.conv.UserID)
-	l.Lock()
-	defer l.Unlock()
-
 	// The material: the digest's summary when it covers new turns, and the
 	// new turns it does not cover.
 	var lines []line

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -158,5 +159,47 @@ func TestLongTermModel(t *testing.T) {
 	if closed.Memory.Summary != "Li Lei, from Hangzhou, studies the Zhouyi with Wang Fang." ||
 		strings.Join(closed.Memory.Facts, "|") != "The user is called Li Lei.|The user lives in Hangzhou." {
 		t.Errorf("memory = %+v", closed.Memory)
+	}
+}
+
+// TestConcurrentClose: two closes of the same conversation at once (an
+// explicit one and the idle closer) fold its turns into the user's memory
+// once.
+func TestConcurrentClose(t *testing.T) {
+	ctx := context.Background()
+	store := openSQLite(t, ":memory:")
+	m := newManager(t, store, nil, memory.Options{})
+	createConv(t, store, "e1", "erin")
+	add(t, store, m, "e1", "My name is Erin and I live in Lyon.", "Hello, Erin.", "I study the Zhouyi.", "Good.")
+	flush(t, m)
+	results := make([]memory.Closed, 4)
+	errs := make([]error, len(results))
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = m.CloseConversation(ctx, "e1")
+		}()
+	}
+	wg.Wait()
+	consolidated := 0
+	for i, r := range results {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if r.Consolidated {
+			consolidated++
+		}
+	}
+	mem, err := m.UserMemory(ctx, "erin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if consolidated != 1 || mem.Version != 1 {
+		t.Errorf("%d of 4 concurrent closes consolidated, memory version %d; want 1 and 1", consolidated, mem.Version)
+	}
+	if n := strings.Count(mem.Summary, "Lyon"); n != 1 {
+		t.Errorf("summary mentions Lyon %d times, want once: %q", n, mem.Summary)
 	}
 }

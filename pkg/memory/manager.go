@@ -69,7 +69,10 @@ type Manager struct {
 	wg     sync.WaitGroup
 	idle   sync.WaitGroup
 
-	userLocks sync.Map // user id → *sync.Mutex, serialising consolidations
+	// userLocks serialise the consolidations and edits of a user's
+	// long-term memory; a user id hashes to one of them, so their number
+	// stays fixed however many users come and go.
+	userLocks [userLockStripes]sync.Mutex
 
 	stats struct {
 		jobs, failures, dropped, closed atomic.Int64

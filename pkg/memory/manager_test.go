@@ -326,6 +326,11 @@ func TestRecallSeesNewTurns(t *testing.T) {
 	if _, err := m.Recall(ctx, "c", "q", memory.Retrieval, -1); err != nil {
 		t.Fatal(err)
 	}
+	// Rank the same question before the turn arrives: the ranking of the
+	// old messages must not be served again once there are more.
+	if _, err := m.Search(ctx, "c", "zebra", 1); err != nil {
+		t.Fatal(err)
+	}
 	add(t, other, nil, "c", "the zebra question", "the zebra answer")
 	msgs, err := m.Recall(ctx, "c", "zebra", memory.TokenBuffer, -1)
 	if err != nil {

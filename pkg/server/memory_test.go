@@ -10,9 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
@@ -200,3 +204,71 @@ func stringsOf(v any) []string {
 }
 
 func factsOf(m map[string]any) string { return strings.Join(stringsOf(m["facts"]), "\n") }
+
+// TestChatWhileCompressing: background compression runs after the reply
+// and never delays one. The memory model hangs in its first summary call;
+// the chat replies of the conversation keep coming, from the raw turns,
+// while that call is still in flight.
+func TestChatWhileCompressing(t *testing.T) {
+	up := llmtest.NewServer(t, llmtest.WithHandler(func(openai.ChatCompletionRequest) llmtest.Reply {
+		return llmtest.Reply{Text: "never seen", Delay: time.Hour}
+	}))
+	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	models := llm.NewRegistry("offline")
+	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	cfg := memory.DefaultConfig()
+	cfg.Strategy = memory.SummaryBuffer
+	cfg.Compression.TriggerTokens = 50
+	cfg.Compression.GroupSize = 1
+	cfg.Compression.CloseTimeout = 10 * time.Millisecond
+	upCfg := up.Config()
+	upCfg.MaxRetries = -1
+	mgr, err := memory.NewManager(store, cfg, memory.Options{Model: llm.NewClient(upCfg), ModelName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = mgr.Close() // cancels the hung call (and says so)
+		up.WaitIdle(5 * time.Second)
+	})
+	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Memory: mgr, MaxBodyBytes: 64 << 10})
+	ts := &testServer{Server: s, store: store, models: models, http: httptest.NewServer(s.Handler())}
+	t.Cleanup(ts.http.Close)
+
+	ts.ask(t, "c", "我的名字是李雷，我住在杭州，我在学习周易。", "")
+	ts.ask(t, "c", "乾卦象征什么？请详细说说它的卦辞和象辞。", "")
+	deadline := time.Now().Add(10 * time.Second)
+	for up.InFlight() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the background summary call never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := range 3 {
+		if ans := ts.ask(t, "c", "我叫什么名字？", ""); !strings.Contains(ans, "李雷") {
+			t.Errorf("reply %d during compression = %q, want the name from the raw turns", i, ans)
+		}
+	}
+	if up.InFlight() != 1 {
+		t.Error("the hung summary call ended before the replies: a reply waited for compression")
+	}
+	if st := mgr.Stats(); st.Pending != 1 || st.Jobs < 1 {
+		t.Errorf("Stats() = %+v, want one job pending", st)
+	}
+	if n := len(mustTurnsOf(t, store, "c")); n != 5 {
+		t.Errorf("%d turns stored, want 5", n)
+	}
+}
+
+func mustTurnsOf(t *testing.T, s memory.Store, conv string) []memory.Turn {
+	t.Helper()
+	turns, err := s.Turns(context.Background(), conv, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return turns
+}
