@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/server"
 )
 
@@ -42,9 +44,11 @@ the same latency L:
   - the "context" fusion mode's latency and tokens next to the "answers" mode's;
   - mixchat's overhead per request with an instant LLM;
   - requests/s with -concurrency conversations at once and an instant LLM.
-The LLM-chat answerer is the real one; the knowledge-base and search answerers
-are stand-ins making the one model call each of them makes (their retrieval is
-local and not what is measured here).
+The server is wired as "mixchat serve" wires it (conversation memory recalling
+history and rewriting follow-ups, metrics and traces around every answerer and
+model call). The LLM-chat answerer is the real one; the knowledge-base and
+search answerers are stand-ins making the one model call each of them makes
+(their retrieval is local and not what is measured here).
 `
 
 // evalTB is the little of testing.TB that llmtest needs outside a test:
@@ -78,6 +82,7 @@ func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer
 	concurrency := fs.Int("concurrency", 100, "concurrent conversations for the throughput run")
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput run")
 	overheadN := fs.Int("overhead-requests", 300, "requests of the instant-LLM overhead run")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the throughput run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -190,6 +195,18 @@ func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer
 	var lat []float64
 	var failures int
 	var firstErr error
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0 := processCPU()
 	deadline := time.Now().Add(*duration)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -214,12 +231,21 @@ func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
 	if len(lat) == 0 {
 		return fmt.Errorf("throughput run: no request succeeded: %v", firstErr)
 	}
 	slices.Sort(lat)
 	fmt.Fprintf(stdout, "instant LLM, %d concurrent conversations for %s: %d requests, %.0f req/s, latency p50 %.1f ms p99 %.1f ms, %d failed\n",
 		*concurrency, duration.Round(time.Second), len(lat), float64(len(lat))/elapsed.Seconds(), pct(lat, 0.5), pct(lat, 0.99), failures)
+	// CPU time of this process (server, client and test upstream
+	// together) per request: on a machine shared with other work the
+	// requests/s above is a lower bound, and this says what a request
+	// costs whatever the share of the CPUs this process got.
+	if cpu > 0 {
+		fmt.Fprintf(stdout, "CPU used by this process (server + client + test upstream): %.2f s of %.2f s wall on %d CPUs, %.2f ms per request\n",
+			cpu.Seconds(), elapsed.Seconds(), runtime.NumCPU(), cpu.Seconds()*1000/float64(len(lat)))
+	}
 	if failures > 0 {
 		fmt.Fprintf(stdout, "first failure: %v\n", firstErr)
 	}
@@ -253,6 +279,7 @@ type evalApp struct {
 	url    string
 	client *http.Client
 	store  memory.Store
+	mem    *memory.Manager
 	hs     *http.Server
 }
 
@@ -277,18 +304,39 @@ func (a evalAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, 
 	}, nil
 }
 
-func startEvalApp(ctx context.Context, dbPath, upstream string, serial bool) (*evalApp, error) {
+// startEvalApp starts a mixchat server wired as mixchat serve wires it:
+// the conversation memory (memory.Manager, extractive) recalls history and
+// rewrites follow-ups for the Mixer, and every answerer and model call is
+// measured and traced (obs, no exporter).
+func startEvalApp(ctx context.Context, dbPath, upstream string, serial bool) (_ *evalApp, err error) {
 	store, err := memory.OpenSQLite(ctx, dbPath)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			store.Close()
+		}
+	}()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}}
 	models := llm.NewRegistry("test")
 	models.Add("test", llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: upstream, Model: "test", Timeout: time.Minute, HTTPClient: hc}))
+	o := obs.New(obs.Options{})
+	o.InstrumentRegistry(models)
+	mem, err := memory.NewManager(store, memory.DefaultConfig(), memory.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			mem.Close()
+		}
+	}()
+	answerer := chat.New(models, chat.Options{})
 	answerers := map[string]mix.Answerer{
-		mix.LLM:    chat.New(models, chat.Options{}),
-		mix.KB:     evalAnswerer{from: mix.KB, models: models},
-		mix.Search: evalAnswerer{from: mix.Search, models: models},
+		mix.LLM:    o.Answerer(mix.LLM, answerer),
+		mix.KB:     o.Answerer(mix.KB, evalAnswerer{from: mix.KB, models: models}),
+		mix.Search: o.Answerer(mix.Search, evalAnswerer{from: mix.Search, models: models}),
 	}
 	if serial {
 		// The design's reference: one answerer after the other.
@@ -301,25 +349,24 @@ func startEvalApp(ctx context.Context, dbPath, upstream string, serial bool) (*e
 			})
 		}
 	}
-	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: answerers})
+	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: answerers, Condenser: mem, Recaller: mem})
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	srv := server.New(server.Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Mixer: mixer})
+	srv := server.New(server.Options{Store: store, Models: models, Chat: answerer, Memory: mem, Mixer: mixer, Obs: o})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
-	return &evalApp{url: "http://" + ln.Addr().String(), store: store, hs: hs,
+	return &evalApp{url: "http://" + ln.Addr().String(), store: store, mem: mem, hs: hs,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}}}, nil
 }
 
 func (a *evalApp) close() {
 	a.hs.Close()
+	a.mem.Close()
 	a.store.Close()
 }
 

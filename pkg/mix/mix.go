@@ -92,6 +92,14 @@ type Condenser interface {
 	Condense(ctx context.Context, history []llm.Message, question string) (standalone, context string, err error)
 }
 
+// UsageCondenser is an optional ability of a Condenser: CondenseUsage is
+// Condense that also returns the tokens the rewrite used, which the Mixer
+// adds to the request's usage. A Condenser without it is counted as using
+// no tokens.
+type UsageCondenser interface {
+	CondenseUsage(ctx context.Context, history []llm.Message, question string) (standalone, context string, usage llm.Usage, err error)
+}
+
 // CondenseFunc adapts a function to Condenser.
 type CondenseFunc func(ctx context.Context, history []llm.Message, question string) (string, string, error)
 

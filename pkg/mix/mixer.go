@@ -259,8 +259,11 @@ type Result struct {
 	// Response is the reply's model response: the fusion call's, or the
 	// single answer's.
 	Response llm.Response
-	// Usage adds up every model call the request made.
+	// Usage adds up every model call the request made: the rewrite (when
+	// the Condenser reports it), the answerers and the fusion call.
 	Usage llm.Usage
+	// CondenseUsage is the rewrite's part of Usage.
+	CondenseUsage llm.Usage
 	// CondenseError and FusionError record failures the Mixer worked
 	// around (the question was used as asked; the best answer was
 	// returned unfused).
@@ -287,6 +290,9 @@ func (r Result) Record() map[string]any {
 	}
 	if len(r.Docs) > 0 {
 		rec["docs"] = r.Docs
+	}
+	if r.CondenseUsage.TotalTokens > 0 {
+		rec["condense_usage"] = r.CondenseUsage
 	}
 	if r.CondenseError != "" {
 		rec["condense_error"] = r.CondenseError
@@ -425,7 +431,7 @@ func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res
 		res.Standalone = q.Standalone // the caller rewrote it already
 	} else if m.cfg.Condense && retrieves(names) {
 		c, err := m.Condense(ctx, q.History, q.Text)
-		res.Timings.Condense = c.Elapsed
+		res.Timings.Condense, res.CondenseUsage = c.Elapsed, c.Usage
 		switch {
 		case ctx.Err() != nil:
 			return res, fmt.Errorf("condense question: %w", ctx.Err())
@@ -453,6 +459,7 @@ func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res
 	} else {
 		err = m.answerAndFuse(ctx, req, q, names, &res, em, start)
 	}
+	res.Usage = res.CondenseUsage
 	for _, o := range res.Answers {
 		res.Usage = res.Usage.Add(o.Usage)
 	}
@@ -480,8 +487,11 @@ type Condensed struct {
 	Context    string `json:"context"`
 	// Rewritten is false when the question was left as asked: there was
 	// no history, no Condenser, or the Condenser kept it.
-	Rewritten bool          `json:"rewritten"`
-	Elapsed   time.Duration `json:"-"`
+	Rewritten bool `json:"rewritten"`
+	// Usage is the tokens the rewrite used, when the Condenser reports
+	// them (a UsageCondenser).
+	Usage   llm.Usage     `json:"usage"`
+	Elapsed time.Duration `json:"-"`
 }
 
 // Condense rewrites question into a standalone one given history, with the
@@ -496,7 +506,13 @@ func (m *Mixer) Condense(ctx context.Context, history []llm.Message, question st
 	t := time.Now()
 	cctx, cancel := withTimeout(ctx, m.cfg.Timeouts.Condense, "condense")
 	defer cancel()
-	standalone, context, err := m.condenser.Condense(cctx, history, question)
+	var standalone, context string
+	var err error
+	if uc, ok := m.condenser.(UsageCondenser); ok {
+		standalone, context, c.Usage, err = uc.CondenseUsage(cctx, history, question)
+	} else {
+		standalone, context, err = m.condenser.Condense(cctx, history, question)
+	}
 	c.Elapsed = time.Since(t)
 	if err != nil {
 		if te := timedOut(cctx, ctx); te != nil {

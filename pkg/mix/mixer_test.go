@@ -721,3 +721,45 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// usageCondenser is a Condenser that reports the tokens of its rewrite.
+type usageCondenser struct{ plain atomic.Int32 }
+
+func (c *usageCondenser) Condense(ctx context.Context, h []llm.Message, q string) (string, string, error) {
+	c.plain.Add(1)
+	return "乾卦的卦辞是什么？", "", nil
+}
+
+func (c *usageCondenser) CondenseUsage(ctx context.Context, h []llm.Message, q string) (string, string, llm.Usage, error) {
+	return "乾卦的卦辞是什么？", "用户在问乾卦。", llm.Usage{PromptTokens: 40, CompletionTokens: 7, TotalTokens: 47}, nil
+}
+
+// TestMixCountsCondenseUsage checks that the rewrite's tokens, when the
+// Condenser reports them, are part of the request's usage and record.
+func TestMixCountsCondenseUsage(t *testing.T) {
+	c := &usageCondenser{}
+	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: three(), Condenser: c})
+	req := question("它的卦辞呢？")
+	req.Query.History = []llm.Message{{Role: llm.RoleUser, Content: "乾卦是什么？"}, {Role: llm.RoleAssistant, Content: "乾为天。"}}
+	res, err := m.Mix(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.plain.Load() != 0 {
+		t.Error("Condense was called although the Condenser reports usage")
+	}
+	if res.Standalone != "乾卦的卦辞是什么？" || res.CondenseUsage.TotalTokens != 47 {
+		t.Errorf("standalone %q, condense usage %+v", res.Standalone, res.CondenseUsage)
+	}
+	// Three answers of 15 tokens, the fusion call's 110, the rewrite's 47.
+	if res.Usage.TotalTokens != 3*15+110+47 || res.Usage.PromptTokens != 3*10+100+40 {
+		t.Errorf("usage = %+v", res.Usage)
+	}
+	if u, ok := res.Record()["condense_usage"].(llm.Usage); !ok || u.TotalTokens != 47 {
+		t.Errorf("record condense_usage = %v", res.Record()["condense_usage"])
+	}
+	cd, err := m.Condense(context.Background(), req.Query.History, req.Query.Text)
+	if err != nil || cd.Usage.TotalTokens != 47 || cd.Context != "用户在问乾卦。" {
+		t.Errorf("Condense = %+v, %v", cd, err)
+	}
+}

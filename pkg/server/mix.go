@@ -403,6 +403,7 @@ type condenseReply struct {
 	Standalone string        `json:"standalone"`
 	Context    string        `json:"context"`
 	Rewritten  bool          `json:"rewritten"`
+	Usage      llm.Usage     `json:"usage"`
 	Ms         float64       `json:"ms"`
 	History    []llm.Message `json:"history"`
 }
@@ -439,7 +440,7 @@ func (s *Server) handleCondense(c *gin.Context) {
 		history = []llm.Message{}
 	}
 	c.JSON(http.StatusOK, condenseReply{Query: body.Query, Standalone: cd.Standalone, Context: cd.Context, Rewritten: cd.Rewritten,
-		Ms: float64(cd.Elapsed.Microseconds()) / 1000, History: history})
+		Usage: cd.Usage, Ms: float64(cd.Elapsed.Microseconds()) / 1000, History: history})
 }
 
 // condense rewrites question into a standalone question: against history
@@ -467,4 +468,70 @@ func (s *Server) condense(ctx context.Context, question, conversationID string, 
 		cd.Elapsed = time.Since(start)
 	}
 	return cd, history, err
+}
+
+// searchDocsCondensed is the reply of POST /knowledge_base/search_docs when
+// the request carries history or conversation_id: the docs found for the
+// standalone question, and that question. (Without them search_docs keeps
+// Chatchat's bare list.)
+type searchDocsCondensed struct {
+	Docs       []kbDoc `json:"docs"`
+	Query      string  `json:"query"`      // the question as sent
+	Standalone string  `json:"standalone"` // the question searched with
+	Context    string  `json:"context,omitempty"`
+	Rewritten  bool    `json:"rewritten"`
+	Ms         float64 `json:"ms"` // the rewrite's duration
+	// Error says why the question could not be rewritten; it was searched
+	// as sent.
+	Error string `json:"error,omitempty"`
+}
+
+// condenseSearch is the follow-up condensing of search_docs. With neither
+// history nor conversationID it returns nil: search the query as sent.
+// Otherwise it rewrites query against the client's history, or else the
+// conversation's recalled history (the memory strategy's), with the
+// Mixer's condenser, as /chat/mix_chat does before retrieval. A rewrite
+// that fails leaves the query as sent, the failure in Error; a bad history,
+// a conversation of another user or a failed recall is an error.
+//
+// It is meant for handleSearchDocs, as:
+//
+//	cq, err := s.condenseSearch(ctx, req.Query, req.ConversationID, req.History)
+//	if err != nil { writeError(c, err); return }
+//	query := req.Query
+//	if cq != nil { query = cq.Standalone }
+//	... kb.Search with query ...
+//	if cq != nil { cq.Docs = docs; c.JSON(http.StatusOK, cq); return }
+//	c.JSON(http.StatusOK, docs)
+func (s *Server) condenseSearch(ctx context.Context, query, conversationID string, items []historyItem) (*searchDocsCondensed, error) {
+	if len(items) == 0 && conversationID == "" {
+		return nil, nil
+	}
+	history, err := validateHistory(items)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkConversation(ctx, conversationID); err != nil {
+		return nil, err
+	}
+	if len(history) == 0 && conversationID != "" {
+		if history, err = s.recall(ctx, conversationID, query, "", -1); err != nil {
+			return nil, err
+		}
+	}
+	out := &searchDocsCondensed{Docs: []kbDoc{}, Query: query, Standalone: query}
+	if s.mixer == nil {
+		return out, nil
+	}
+	cd, err := s.mixer.Condense(ctx, history, query)
+	out.Ms = float64(cd.Elapsed.Microseconds()) / 1000
+	switch {
+	case ctx.Err() != nil:
+		return nil, context.Cause(ctx)
+	case err != nil:
+		out.Error = err.Error()
+	default:
+		out.Standalone, out.Context, out.Rewritten = cd.Standalone, cd.Context, cd.Rewritten
+	}
+	return out, nil
 }

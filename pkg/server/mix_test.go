@@ -107,6 +107,10 @@ type mixSetup struct {
 	cfg       mix.Config
 	answerers map[string]mix.Answerer // replace the default ones
 	condenser mix.Condenser
+	// memory wires a real memory.Manager (extractive, no model) as the
+	// Mixer's condenser and recaller and as the server's memory, as
+	// mixchat serve does.
+	memory bool
 }
 
 // newMixServer is a server over a real SQLite store whose models all go to
@@ -131,11 +135,22 @@ func newMixServer(t testing.TB, up *mixUpstream, edit func(*mixSetup, mix.Models
 	if edit != nil {
 		edit(&setup, models)
 	}
-	mixer, err := mix.New(setup.cfg, mix.Deps{Models: models, Answerers: setup.answerers, Condenser: setup.condenser})
+	deps := mix.Deps{Models: models, Answerers: setup.answerers, Condenser: setup.condenser}
+	opts := Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), MaxBodyBytes: 64 << 10}
+	if setup.memory {
+		mgr, err := memory.NewManager(store, memory.DefaultConfig(), memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { mgr.Close() })
+		deps.Condenser, deps.Recaller, opts.Memory = mgr, mgr, mgr
+	}
+	mixer, err := mix.New(setup.cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Mixer: mixer, MaxBodyBytes: 64 << 10})
+	opts.Mixer = mixer
+	s := New(opts)
 	ts := &testServer{Server: s, store: store, http: httptest.NewServer(s.Handler())}
 	t.Cleanup(ts.http.Close)
 	return ts
@@ -488,6 +503,66 @@ func TestMixChatFollowUp(t *testing.T) {
 	}
 }
 
+// TestMixChatFollowUpWithMemory runs a follow-up through the wiring of
+// mixchat serve: the memory manager recalls the conversation for the Mixer
+// and rewrites the follow-up (extractively here), and the rewrite is what
+// the knowledge base and search retrieve with.
+func TestMixChatFollowUpWithMemory(t *testing.T) {
+	up := newMixUpstream(t)
+	ts := newMixServer(t, up, func(s *mixSetup, _ mix.Models) { s.memory = true })
+	if !ts.mixer.Recalls() {
+		t.Fatal("the Mixer does not recall history itself")
+	}
+	if code, _ := ts.mixStream(t, map[string]any{"query": "乾卦是什么？", "conversation_id": "mem1"}); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	if st := up.queries("kb")[0]; st.Standalone != "" {
+		t.Errorf("the first question, with no history, was rewritten to %q", st.Standalone)
+	}
+	code, evs := ts.mixStream(t, map[string]any{"query": "它的卦辞呢？", "conversation_id": "mem1"})
+	if code != http.StatusOK {
+		t.Fatal(code)
+	}
+	st := mixEventsOf(evs, "standalone")
+	if len(st) != 1 {
+		t.Fatalf("standalone events = %+v", st)
+	}
+	standalone := st[0].Text
+	if standalone == "它的卦辞呢？" || !strings.Contains(standalone, "乾卦") {
+		t.Errorf("standalone question %q does not carry the subject of the history", standalone)
+	}
+	for _, from := range []string{"kb", "search"} {
+		qs := up.queries(from)
+		if len(qs) != 2 || qs[1].Retrieval() != standalone || qs[1].Text != "它的卦辞呢？" {
+			t.Errorf("%s got %+v, want the question as asked and %q to retrieve with", from, qs, standalone)
+		}
+	}
+	var sawHistory bool
+	for _, r := range up.Requests() {
+		c := r.Messages[len(r.Messages)-1].Content
+		if strings.Contains(c, "乾卦是什么？") && strings.Contains(c, replyFused) && strings.Contains(c, "它的卦辞呢？") {
+			sawHistory = true
+		}
+	}
+	if !sawHistory {
+		t.Error("no LLM-chat request carried the recalled turn and the question as asked")
+	}
+	if last := evs[len(evs)-1]; last.Type != "done" || last.Standalone != standalone {
+		t.Errorf("done event = %+v", last)
+	}
+	turns, err := ts.store.Turns(context.Background(), "mem1", 0)
+	if err != nil || len(turns) != 2 || turns[1].Answer.Metadata.Extra["standalone"] != standalone {
+		t.Fatalf("stored turns = %+v, %v", turns, err)
+	}
+	// /debug/condense gives the same rewrite over the history the Mixer
+	// saw (the first turn).
+	code, out := ts.post(t, "/debug/condense", map[string]any{"query": "它的卦辞呢？",
+		"history": []map[string]string{{"role": "user", "content": "乾卦是什么？"}, {"role": "assistant", "content": replyFused}}})
+	if code != http.StatusOK || out["standalone"] != standalone || out["rewritten"] != true {
+		t.Errorf("/debug/condense = %d %v, want %q", code, out, standalone)
+	}
+}
+
 // mixRetriever is a stand-in answerer that can also retrieve.
 type mixRetriever struct {
 	mix.Answerer
@@ -648,3 +723,43 @@ func BenchmarkMixChat(b *testing.B) {
 
 // The search service offers its evidence to the "context" fusion mode.
 var _ mix.Retriever = (*search.Service)(nil)
+
+// TestCondenseSearch checks the follow-up condensing search_docs takes its
+// question from: none without history, the rewrite against the client's
+// history or the conversation's, and the question as sent when the rewrite
+// fails.
+func TestCondenseSearch(t *testing.T) {
+	up := newMixUpstream(t)
+	ts := newMixServer(t, up, func(s *mixSetup, _ mix.Models) { s.memory = true })
+	ctx := context.Background()
+	if cq, err := ts.condenseSearch(ctx, "乾卦是什么？", "", nil); cq != nil || err != nil {
+		t.Errorf("without history: %+v, %v; want nil (search as sent)", cq, err)
+	}
+	if code, _ := ts.mixStream(t, map[string]any{"query": "乾卦是什么？", "conversation_id": "s1"}); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	byConv, err := ts.condenseSearch(ctx, "它的卦辞呢？", "s1", nil)
+	if err != nil || byConv == nil || !byConv.Rewritten || !strings.Contains(byConv.Standalone, "乾卦") || byConv.Query != "它的卦辞呢？" {
+		t.Fatalf("with conversation_id: %+v, %v", byConv, err)
+	}
+	byHistory, err := ts.condenseSearch(ctx, "它的卦辞呢？", "", []historyItem{{Role: "user", Content: "乾卦是什么？"}, {Role: "assistant", Content: replyFused}})
+	if err != nil || byHistory == nil || byHistory.Standalone != byConv.Standalone {
+		t.Errorf("with history: %+v, %v; want %q", byHistory, err, byConv.Standalone)
+	}
+	if cq, err := ts.condenseSearch(ctx, "乾卦的卦辞是什么？", "s1", nil); err != nil || cq.Rewritten || cq.Standalone != "乾卦的卦辞是什么？" {
+		t.Errorf("a self-contained question: %+v, %v", cq, err)
+	}
+	if _, err := ts.condenseSearch(ctx, "它呢？", "", []historyItem{{Role: "robot", Content: "x"}}); err == nil {
+		t.Error("a bad history role was accepted")
+	}
+
+	failing := newMixServer(t, up, func(s *mixSetup, _ mix.Models) {
+		s.condenser = mix.CondenseFunc(func(context.Context, []llm.Message, string) (string, string, error) {
+			return "", "", errors.New("condense model down")
+		})
+	})
+	cq, err := failing.condenseSearch(ctx, "它的卦辞呢？", "", []historyItem{{Role: "user", Content: "乾卦是什么？"}, {Role: "assistant", Content: replyFused}})
+	if err != nil || cq.Standalone != "它的卦辞呢？" || cq.Rewritten || !strings.Contains(cq.Error, "condense model down") {
+		t.Errorf("failed rewrite: %+v, %v; want the question as sent and the error", cq, err)
+	}
+}

@@ -232,3 +232,86 @@ func TestOpenAIErrors(t *testing.T) {
 		t.Errorf("all failing, streamed: %v", err)
 	}
 }
+
+// TestOpenAIStreamWire reads a streamed completion as raw SSE: the role
+// opens the stream, every chunk is a chat.completion.chunk of one id, the
+// last chunk carries finish_reason and mixchat's record, and the stream
+// ends with data: [DONE] (which OpenAI clients wait for).
+func TestOpenAIStreamWire(t *testing.T) {
+	up := newMixUpstream(t)
+	ts := newMixServer(t, up, nil)
+	body := `{"model":"mixchat-mix","stream":true,"messages":[{"role":"user","content":"乾卦是什么意思？"}],"mixchat":{"conversation_id":"w1"}}`
+	resp, err := mixHTTP.Post(ts.http.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			data = append(data, d)
+		}
+	}
+	if len(data) < 3 || data[len(data)-1] != "[DONE]" {
+		t.Fatalf("stream does not end with data: [DONE]:\n%s", raw)
+	}
+	type chunk struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Model   string `json:"model"`
+		Choices []struct {
+			Index int `json:"index"`
+			Delta struct {
+				Role    string  `json:"role"`
+				Content *string `json:"content"`
+			} `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Mixchat *struct {
+			ConversationID string `json:"conversation_id"`
+			TurnID         int64  `json:"turn_id"`
+			Fused          bool   `json:"fused"`
+			Answers        []any  `json:"answers"`
+		} `json:"mixchat"`
+	}
+	chunks := make([]chunk, len(data)-1)
+	var text strings.Builder
+	for i, d := range data[:len(data)-1] {
+		if err := json.Unmarshal([]byte(d), &chunks[i]); err != nil {
+			t.Fatalf("chunk %d %q: %v", i, d, err)
+		}
+		c := chunks[i]
+		if c.Object != "chat.completion.chunk" || c.ID != chunks[0].ID || !strings.HasPrefix(c.ID, "chatcmpl-") || c.Model != "mixchat-mix" || len(c.Choices) != 1 {
+			t.Errorf("chunk %d = %s", i, d)
+			continue
+		}
+		if c.Choices[0].Delta.Content != nil {
+			text.WriteString(*c.Choices[0].Delta.Content)
+		}
+		if fin := c.Choices[0].FinishReason; fin != nil && i != len(chunks)-1 {
+			t.Errorf("chunk %d has finish_reason %q before the end", i, *fin)
+		}
+	}
+	if chunks[0].Choices[0].Delta.Role != "assistant" {
+		t.Errorf("first chunk %s does not open with the assistant role", data[0])
+	}
+	last := chunks[len(chunks)-1]
+	if fin := last.Choices[0].FinishReason; fin == nil || *fin != "stop" || last.Mixchat == nil ||
+		last.Mixchat.ConversationID != "w1" || last.Mixchat.TurnID != 1 || !last.Mixchat.Fused || len(last.Mixchat.Answers) != 3 {
+		t.Errorf("last chunk = %s", data[len(data)-2])
+	}
+	if text.String() != replyFused {
+		t.Errorf("streamed %q, want %q", text.String(), replyFused)
+	}
+	turns, err := ts.store.Turns(context.Background(), "w1", 0)
+	if err != nil || len(turns) != 1 || turns[0].Answer.Content != replyFused {
+		t.Errorf("stored turns = %+v, %v", turns, err)
+	}
+}
