@@ -277,9 +277,10 @@ type searchDocsRequest struct {
 	MinRelevance   *float64       `json:"min_relevance"`
 	FileName       string         `json:"file_name"`
 	Metadata       map[string]any `json:"metadata"`
-	// History and ConversationID are accepted for the follow-up
-	// condensing of the mix pipeline; until it is wired in, the query is
-	// searched as it is.
+	// History or ConversationID make a follow-up question standalone
+	// first (the mix pipeline's condensing); the reply is then an object
+	// with the standalone question and the docs found for it instead of
+	// Chatchat's bare list.
 	History        []historyItem `json:"history"`
 	ConversationID string        `json:"conversation_id"`
 }
@@ -392,15 +393,32 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		c.JSON(http.StatusOK, docs)
 		return
 	}
+	cq, err := s.condenseSearch(ctx, req.Query, req.ConversationID, req.History)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	query := req.Query
+	if cq != nil {
+		query = cq.Standalone
+	}
+	reply := func() {
+		if cq != nil {
+			cq.Docs = docs
+			c.JSON(http.StatusOK, cq)
+			return
+		}
+		c.JSON(http.StatusOK, docs)
+	}
 	results, err := s.kb.Search(ctx, kb.SearchRequest{
-		Query: req.Query, KnowledgeBases: names, TopK: k, MinRelevance: minRel,
+		Query: query, KnowledgeBases: names, TopK: k, MinRelevance: minRel,
 		File: req.FileName, Metadata: req.Metadata,
 	})
 	if err != nil {
 		if noSuchKB(err) && len(req.KnowledgeBases) == 0 {
 			// Chatchat's search_docs answers [] for an unknown KB; with
 			// mixchat's knowledge_base_names the error says which.
-			c.JSON(http.StatusOK, docs)
+			reply()
 			return
 		}
 		kbFail(c, strings.Join(names, ", "), err, docs)
@@ -413,7 +431,7 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		d.KnowledgeBase = r.KnowledgeBase
 		docs = append(docs, d)
 	}
-	c.JSON(http.StatusOK, docs)
+	reply()
 }
 
 // formBool parses a form boolean as FastAPI does (true/false, 1/0, yes/no,

@@ -19,6 +19,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
 
@@ -30,6 +31,13 @@ type kbTestServer struct {
 }
 
 func newKBTestServer(t *testing.T, edit func(*kb.Config)) *kbTestServer {
+	t.Helper()
+	return newKBTestServerWith(t, edit, nil)
+}
+
+// newKBTestServerWith is newKBTestServer whose server options server may
+// change (Store, Models, Chat and KB are set) before the server is made.
+func newKBTestServerWith(t *testing.T, edit func(*kb.Config), server func(*Options)) *kbTestServer {
 	t.Helper()
 	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
@@ -48,7 +56,11 @@ func newKBTestServer(t *testing.T, edit func(*kb.Config)) *kbTestServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), KB: svc})
+	opts := Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), KB: svc}
+	if server != nil {
+		server(&opts)
+	}
+	s := New(opts)
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	return &kbTestServer{url: hs.URL, kb: svc}
@@ -535,4 +547,55 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestSearchDocsFollowUp: search_docs with history makes the follow-up
+// standalone before searching and says so; without history it keeps
+// Chatchat's bare list.
+func TestSearchDocsFollowUp(t *testing.T) {
+	var condensed []string
+	ts := newKBTestServerWith(t, nil, func(o *Options) {
+		condenser := mix.CondenseFunc(func(_ context.Context, history []llm.Message, q string) (string, string, error) {
+			condensed = append(condensed, q)
+			if len(history) == 0 {
+				return q, "", nil
+			}
+			return "坤卦的卦辞是什么？", "用户问过坤卦。", nil
+		})
+		mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: o.Models, Answerers: map[string]mix.Answerer{mix.KB: o.KB}, Condenser: condenser})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Mixer = mixer
+	})
+	var env envelope
+	ts.postJSON(t, "/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "yi"}, &env)
+	ts.upload(t, map[string]string{"knowledge_base_name": "yi"}, map[string][]byte{
+		"qian.txt": []byte("乾卦的卦辞：乾，元亨，利贞。"),
+		"kun.txt":  []byte("坤卦的卦辞：坤，元亨，利牝马之贞。"),
+	})
+
+	var got searchDocsCondensed
+	status := ts.postJSON(t, "/knowledge_base/search_docs", map[string]any{
+		"query": "它的卦辞呢？", "knowledge_base_name": "yi", "top_k": 1,
+		"history": []map[string]string{{"role": "user", "content": "坤卦是什么？"}, {"role": "assistant", "content": "坤卦是第二卦。"}},
+	}, &got)
+	if status != http.StatusOK || !got.Rewritten || got.Standalone != "坤卦的卦辞是什么？" || got.Query != "它的卦辞呢？" {
+		t.Fatalf("follow-up: HTTP %d %+v", status, got)
+	}
+	if len(got.Docs) != 1 || !strings.Contains(got.Docs[0].PageContent, "利牝马之贞") {
+		t.Fatalf("docs for the standalone question: %+v; want the 坤 chunk", got.Docs)
+	}
+
+	var plain []kbDoc
+	if status := ts.postJSON(t, "/knowledge_base/search_docs", map[string]any{"query": "乾卦的卦辞", "knowledge_base_name": "yi", "top_k": 1}, &plain); status != http.StatusOK || len(plain) != 1 || !strings.Contains(plain[0].PageContent, "利贞") {
+		t.Fatalf("without history: HTTP %d %+v; want Chatchat's list with the 乾 chunk", status, plain)
+	}
+	if len(condensed) != 1 {
+		t.Errorf("condenser called for %q; want once, for the follow-up only", condensed)
+	}
+	var bad map[string]any
+	if status := ts.postJSON(t, "/knowledge_base/search_docs", map[string]any{"query": "它呢？", "knowledge_base_name": "yi", "history": []map[string]string{{"role": "robot", "content": "x"}}}, &bad); status != http.StatusBadRequest {
+		t.Errorf("bad history role: HTTP %d %v; want 400", status, bad)
+	}
 }

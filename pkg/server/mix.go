@@ -493,16 +493,6 @@ type searchDocsCondensed struct {
 // Mixer's condenser, as /chat/mix_chat does before retrieval. A rewrite
 // that fails leaves the query as sent, the failure in Error; a bad history,
 // a conversation of another user or a failed recall is an error.
-//
-// It is meant for handleSearchDocs, as:
-//
-//	cq, err := s.condenseSearch(ctx, req.Query, req.ConversationID, req.History)
-//	if err != nil { writeError(c, err); return }
-//	query := req.Query
-//	if cq != nil { query = cq.Standalone }
-//	... kb.Search with query ...
-//	if cq != nil { cq.Docs = docs; c.JSON(http.StatusOK, cq); return }
-//	c.JSON(http.StatusOK, docs)
 func (s *Server) condenseSearch(ctx context.Context, query, conversationID string, items []historyItem) (*searchDocsCondensed, error) {
 	if len(items) == 0 && conversationID == "" {
 		return nil, nil
