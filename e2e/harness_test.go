@@ -128,10 +128,11 @@ func findRoot() (string, error) {
 // test LLM, registered as the model "scripted" (the offline model stays
 // the default).
 type server struct {
-	URL string
-	LLM *llmtest.Server
-	cmd *exec.Cmd
-	log *syncBuffer
+	URL    string
+	LLM    *llmtest.Server
+	Config string // the configuration file it runs with
+	cmd    *exec.Cmd
+	log    *syncBuffer
 
 	stopOnce sync.Once
 	exited   chan struct{}
@@ -209,6 +210,13 @@ func startServer(t *testing.T) *server {
 // engine's folder).
 func startServerIn(t *testing.T, dir string) *server {
 	t.Helper()
+	return startServerWith(t, dir, "")
+}
+
+// startServerWith runs mixchat as startServerIn does, with extra appended
+// to its configuration (top-level YAML sections).
+func startServerWith(t *testing.T, dir, extra string) *server {
+	t.Helper()
 	srv := &server{LLM: llmtest.NewServer(t, llmtest.WithHandler(scripted)), log: &syncBuffer{}, exited: make(chan struct{})}
 	cfg := fmt.Sprintf(`server:
   addr: 127.0.0.1:0
@@ -223,8 +231,9 @@ llm:
     - name: scripted
       base_url: %q
       model: test
-`, filepath.Join(dir, "data"), srv.LLM.URL())
+`, filepath.Join(dir, "data"), srv.LLM.URL()) + extra
 	cfgPath := filepath.Join(dir, "mixchat.yaml")
+	srv.Config = cfgPath
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -331,8 +340,16 @@ type page struct {
 }
 
 // openPage opens the app in a new tab of the shared browser, with a
-// viewport of width × height.
+// viewport of width × height, and waits for it to start.
 func openPage(t *testing.T, srv *server, width, height int64, mobile bool) *page {
+	t.Helper()
+	p := openTab(t, srv, width, height, mobile)
+	p.waitJS(`document.querySelector('#opt-model') && document.querySelector('#opt-model').options.length > 0`, "the app to start")
+	return p
+}
+
+// openTab opens the app as openPage does, without waiting for it to start.
+func openTab(t *testing.T, srv *server, width, height int64, mobile bool) *page {
 	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
@@ -359,7 +376,6 @@ func openPage(t *testing.T, srv *server, width, height int64, mobile bool) *page
 	}
 	p.do(chromedp.EmulateViewport(width, height, vopts...))
 	p.do(chromedp.Navigate(srv.URL + "/"))
-	p.waitJS(`document.querySelector('#opt-model') && document.querySelector('#opt-model').options.length > 0`, "the app to start")
 	return p
 }
 

@@ -448,6 +448,11 @@ func TestMixChat(t *testing.T) {
 	if n := eval[int](p, `document.querySelectorAll('#messages .turn:last-child .answerer').length`); n == 0 {
 		t.Error("the reloaded mix answer shows no intermediate answers")
 	}
+	// The search answerer's source keeps its relevance (0–1, higher is
+	// better), as it showed live, not a distance.
+	if s := eval[string](p, `document.querySelector('#messages .turn:last-child .answerer[data-answerer="search"] .score')?.textContent || ''`); !strings.Contains(s, "relevance") {
+		t.Errorf("the reloaded search answerer's source shows %q, want its relevance", s)
+	}
 }
 
 // TestPhone uses the app on a phone-sized screen: the sidebar is a drawer.
@@ -574,5 +579,36 @@ func TestMarkdownRendering(t *testing.T) {
 	}
 	if pwned := eval[string](p, `String(window.__pwned)`); pwned != "undefined" {
 		t.Errorf("a payload ran: window.__pwned = %s", pwned)
+	}
+}
+
+// TestKeyboard: Shift+Enter makes a new line and does not send, Enter
+// sends the whole question, and the controls have accessible names.
+func TestKeyboard(t *testing.T) {
+	srv := startServer(t)
+	p := openPage(t, srv, 1280, 800, false)
+	p.dismissNotice()
+	p.choose("#opt-mode", "llm")
+	p.do(chromedp.Focus(chromedp.CSS("#composer-input")))
+	p.do(chromedp.KeyEvent("第一行"), chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierShift)), chromedp.KeyEvent("第二行"))
+	if v := eval[string](p, `document.querySelector('#composer-input').value`); v != "第一行\n第二行" {
+		p.fatal("after Shift+Enter the question box holds %q, want two lines", v)
+	}
+	if n := eval[int](p, `document.querySelectorAll('#messages .msg.user').length`); n != 0 {
+		t.Fatalf("Shift+Enter sent the question")
+	}
+	p.do(enter)
+	p.waitAnswers(1)
+	if q := eval[string](p, `document.querySelector('#messages .msg.user .bubble').textContent`); q != "第一行\n第二行" {
+		t.Errorf("sent %q, want both lines", q)
+	}
+	// Every button, field and select has a name a screen reader can say.
+	unnamed := eval[[]string](p, `[...document.querySelectorAll('button, input, select, textarea, summary, a[href]')].filter(el => {
+		if (el.closest('[hidden], dialog:not([open])') || el.type === 'hidden') return false;
+		const name = el.getAttribute('aria-label') || (el.labels && [...el.labels].map(l => l.textContent).join('')) || el.getAttribute('title') || el.textContent || el.getAttribute('aria-labelledby') || el.getAttribute('aria-describedby');
+		return !name || !name.trim();
+	}).map(el => el.outerHTML.slice(0, 120))`)
+	if len(unnamed) > 0 {
+		t.Errorf("controls without an accessible name:\n%s", strings.Join(unnamed, "\n"))
 	}
 }

@@ -148,3 +148,57 @@ func joinPath(from, rel string) string {
 	}
 	return strings.Join(parts, "/")
 }
+
+// TestStringsTranslated checks that every interface string the page and
+// the modules name literally exists in English and in Chinese.
+func TestStringsTranslated(t *testing.T) {
+	fsys := FS()
+	src, err := fs.ReadFile(fsys, "assets/js/i18n.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict := func(name string) map[string]bool {
+		start := strings.Index(string(src), "const "+name+" = {")
+		if start < 0 {
+			t.Fatalf("i18n.js has no dictionary %s", name)
+		}
+		body := string(src[start:])
+		body = body[:strings.Index(body, "\n};")]
+		keys := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^  (\w+):`).FindAllStringSubmatch(body, -1) {
+			keys[m[1]] = true
+		}
+		return keys
+	}
+	en, zh := dict("en"), dict("zh")
+	for k := range en {
+		if !zh[k] {
+			t.Errorf("%q has no Chinese text", k)
+		}
+	}
+	for k := range zh {
+		if !en[k] {
+			t.Errorf("%q has no English text", k)
+		}
+	}
+	used := map[string]string{}
+	index, _ := fs.ReadFile(fsys, "index.html")
+	for _, m := range regexp.MustCompile(`data-i18n(?:-placeholder|-aria-label|-title)?="(\w+)"`).FindAllStringSubmatch(string(index), -1) {
+		used[m[1]] = "index.html"
+	}
+	mods, _ := fs.Glob(fsys, "assets/js/*.js")
+	for _, mod := range mods {
+		b, _ := fs.ReadFile(fsys, mod)
+		for _, m := range regexp.MustCompile(`\bt\('(\w+)'`).FindAllStringSubmatch(string(b), -1) {
+			used[m[1]] = mod
+		}
+	}
+	if len(used) < 50 {
+		t.Fatalf("found %d strings in use, want the page's and the modules'", len(used))
+	}
+	for k, where := range used {
+		if !en[k] || !zh[k] {
+			t.Errorf("%s uses %q, missing from a dictionary (en %v, zh %v)", where, k, en[k], zh[k])
+		}
+	}
+}

@@ -6,7 +6,8 @@
 export class APIError extends Error {
   // kind: 'network' (no answer from the server), 'http' (an error status or
   // an error envelope), 'upstream' (the model or search provider behind the
-  // server failed), 'abort' (the user stopped it).
+  // server failed), 'auth' (the server wants an API key, or refused the one
+  // given: 401), 'abort' (the user stopped it).
   constructor(message, { kind = 'http', status = 0, upstreamStatus = 0, code = 0 } = {}) {
     super(message);
     this.name = 'APIError';
@@ -21,6 +22,44 @@ export class APIError extends Error {
 const reach = new Set();
 export function onReachability(fn) { reach.add(fn); }
 function reachable(ok) { for (const fn of reach) fn(ok); }
+
+// ---------------------------------------------------------------- API key
+
+// A server with authentication on (auth.enabled) wants
+// "Authorization: Bearer mx-..." on every API request. The key the user
+// gives is kept in localStorage when they ask to be remembered, else in
+// sessionStorage (this tab only), and sent with every request.
+const KEY_NAME = 'mixchat.apiKey';
+
+function readKey() {
+  try { return localStorage.getItem(KEY_NAME) || sessionStorage.getItem(KEY_NAME) || ''; } catch { return ''; }
+}
+
+let apiKey = readKey();
+
+export function getKey() { return apiKey; }
+
+// setKey keeps key for the next requests ('' forgets it); remember keeps it
+// across browser restarts.
+export function setKey(key, remember) {
+  apiKey = String(key || '').trim();
+  try {
+    localStorage.removeItem(KEY_NAME);
+    sessionStorage.removeItem(KEY_NAME);
+    if (apiKey) (remember ? localStorage : sessionStorage).setItem(KEY_NAME, apiKey);
+  } catch { /* private mode: keep it for this page */ }
+}
+
+function withKey(headers) {
+  if (apiKey) headers.Authorization = `Bearer ${apiKey}`;
+  return headers;
+}
+
+// listeners told when the server answers 401: a key is needed, or the one
+// sent is invalid or revoked.
+const authWanted = new Set();
+export function onAuthRequired(fn) { authWanted.add(fn); }
+function needAuth(msg) { for (const fn of authWanted) fn(msg); }
 
 function isAbort(err) {
   return err && (err.name === 'AbortError' || err.kind === 'abort');
@@ -42,12 +81,17 @@ export function errorMessage(body) {
 
 function errorFromBody(status, body, fallback) {
   const upstreamStatus = body && typeof body.upstream_status === 'number' ? body.upstream_status : 0;
-  const kind = upstreamStatus || status === 502 || status === 504 ? 'upstream' : 'http';
+  let kind = upstreamStatus || status === 502 || status === 504 ? 'upstream' : 'http';
+  if (status === 401) {
+    kind = 'auth';
+    needAuth(errorMessage(body) || fallback || '');
+  }
   return new APIError(errorMessage(body) || fallback || `HTTP ${status}`, { kind, status, upstreamStatus, code: body && body.code });
 }
 
 async function doFetch(path, init) {
   let res;
+  init.headers = withKey({ ...(init.headers || {}) });
   try {
     res = await fetch(path, init);
   } catch (err) {
@@ -151,6 +195,7 @@ export function upload(path, form, onProgress, { signal } = {}) {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', path);
     xhr.setRequestHeader('Accept', 'application/json');
+    if (apiKey) xhr.setRequestHeader('Authorization', `Bearer ${apiKey}`);
     xhr.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); };
     xhr.upload.onload = () => onProgress(1);
     xhr.onerror = () => { reachable(false); reject(new APIError('network error', { kind: 'network' })); };
@@ -170,12 +215,13 @@ export function upload(path, form, onProgress, { signal } = {}) {
 // available reports whether a POST endpoint exists and is configured,
 // without doing any work: it posts an empty query, which a working endpoint
 // refuses (400). gin answers an unknown path with 404 "no route", and an
-// endpoint whose backend is not configured answers 503.
+// endpoint whose backend is not configured answers 503. (Without a valid
+// key it answers 401: the start-up asks for the key before probing.)
 export async function available(path) {
   try {
     const res = await fetch(path, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      headers: withKey({ 'Content-Type': 'application/json', Accept: 'application/json' }),
       body: JSON.stringify({ query: '' }),
     });
     if (res.status === 503) return false;
@@ -187,4 +233,22 @@ export async function available(path) {
   } catch {
     return false;
   }
+}
+
+// download fetches path with the API key and saves the reply as a file
+// named name: a plain link cannot carry the key. The type is forced to
+// octet-stream so the browser saves the file and never renders it as a
+// page of this site.
+export async function download(path, name) {
+  const res = await doFetch(path, { method: 'GET' });
+  if (!res.ok) throw errorFromBody(res.status, await readJSON(res), res.statusText);
+  const blob = new Blob([await res.arrayBuffer()], { type: 'application/octet-stream' });
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
 }

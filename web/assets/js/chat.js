@@ -383,7 +383,9 @@ function applyExtra(reply, extra) {
         error: err,
         text: a.text || '',
         empty: !!a.empty,
-        sources: (a.sources || a.docs || []).map(normSource),
+        // An answerer's sources carry mixchat's relevance in score, as
+        // mix_chat's documents do (labelled with from).
+        sources: (a.sources || a.docs || []).map((d) => normSource(d && typeof d === 'object' && !d.from ? { ...d, from: name } : d)),
         ms_: a.ms ?? a.elapsed_ms ?? (typeof timings[name] === 'number' ? timings[name] : null),
       });
     }
@@ -561,6 +563,15 @@ function onEvent(reply, ev) {
   if (ev == null || typeof ev !== 'object') return;
   switch (ev.type) {
     case 'status': {
+      // The rewrite of a follow-up and the fusion are steps, not answerers:
+      // when one fails the server works around it, and the reply says so.
+      if (ev.answerer === 'condense' || ev.answerer === 'fusion') {
+        if (ev.state === 'failed') {
+          const cause = (ev.timed_out ? `${t('timedOut')} ` : '') + (errorText(ev) || '');
+          reply.note(h('p.notice.muted', `${t(ev.answerer === 'condense' ? 'condenseFailed' : 'fusionFailed')}${cause ? `: ${cause}` : ''}`));
+        }
+        return;
+      }
       const patch = { status: ev.state || 'started' };
       if (typeof ev.ms === 'number') patch.ms_ = ev.ms;
       if (ev.state === 'failed') patch.error = (ev.timed_out ? `${t('timedOut')} ` : '') + (errorText(ev) || ev.reason || '');

@@ -82,9 +82,26 @@ async function loadFiles() {
   }
   ul.replaceChildren(...files.map((f) => h('li.file',
     icon('file'),
-    h('a.file-name', { href: `/knowledge_base/download_doc?knowledge_base_name=${encodeURIComponent(current)}&file_name=${encodeURIComponent(f)}&preview=true`, target: '_blank', rel: 'noopener' }, f),
+    fileLink(f),
     h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('delete')}: ${f}`, title: t('delete'), onclick: () => deleteFile(f) }, icon('trash')))));
   $('#kb-files-empty').hidden = files.length > 0;
+}
+
+// fileLink links to a file of the current knowledge base: a preview in a
+// new tab, or, when requests need an API key (which a plain link cannot
+// send), a download through fetch.
+function fileLink(f) {
+  const path = `/knowledge_base/download_doc?knowledge_base_name=${encodeURIComponent(current)}&file_name=${encodeURIComponent(f)}`;
+  return h('a.file-name', {
+    href: `${path}&preview=true`,
+    target: '_blank',
+    rel: 'noopener',
+    onclick: (e) => {
+      if (!api.getKey()) return;
+      e.preventDefault();
+      api.download(path, f).catch((err) => app.toast(err.message));
+    },
+  }, f);
 }
 
 async function deleteFile(f) {

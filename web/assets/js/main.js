@@ -153,6 +153,57 @@ function setReachable(ok) {
   }
 }
 
+// ---------------------------------------------------------------- API key
+
+// authState is what the server said about the key: null while nothing was
+// refused, else {refused: whether a key was sent, msg}.
+let authState = null;
+let keyAsked = false; // the dialog opened by itself once since the last key given
+
+function paintAuth() {
+  $('#key-button').hidden = !api.getKey();
+  const banner = $('#banner-auth');
+  banner.hidden = !authState;
+  if (authState) $('#banner-auth-text').textContent = authState.refused ? t('keyRefused', { msg: authState.msg }) : t('keyNeeded');
+}
+
+function authRequired(msg) {
+  authState = { refused: !!api.getKey(), msg: msg || '' };
+  paintAuth();
+  if (!keyAsked) {
+    keyAsked = true;
+    openKeyDialog();
+  }
+}
+
+function openKeyDialog() {
+  const dlg = $('#key-dialog');
+  if (dlg.open) return;
+  const err = $('#key-error');
+  err.hidden = !(authState && authState.refused);
+  if (authState && authState.refused) err.textContent = t('keyRefused', { msg: authState.msg });
+  $('#key-input').value = '';
+  $('#key-forget').hidden = !api.getKey();
+  dlg.showModal();
+  $('#key-input').focus();
+}
+
+function saveKey(e) {
+  e.preventDefault();
+  const key = $('#key-input').value.trim();
+  if (!key) return;
+  api.setKey(key, $('#key-remember').checked);
+  $('#key-dialog').close('ok');
+  keyAsked = false;
+  if (app.started) {
+    location.reload(); // everything shown so far was loaded without the key
+    return;
+  }
+  authState = null;
+  paintAuth();
+  start();
+}
+
 // ---------------------------------------------------------------- sidebar (phones)
 
 app.closeSidebar = () => {
@@ -220,6 +271,7 @@ function relabel() {
   chat.relabel();
   convs.highlight();
   if (!$('#banner-offline').hidden) $('#banner-offline-text').textContent = t('unreachable');
+  paintAuth();
 }
 
 async function discover() {
@@ -253,12 +305,16 @@ async function start() {
     await discover();
   } catch (err) {
     if (err.kind === 'network') { setReachable(false); return; }
+    if (err.kind === 'auth') return; // the key dialog is open; saving a key starts again
     app.toast(err.message);
   }
   app.started = true;
+  authState = null;
+  paintAuth();
   if (!app.settings.mode || !app.modeAvailable(app.settings.mode)) app.settings.mode = app.features.mix ? 'mix' : 'llm';
   relabel();
   app.setMode(app.settings.mode);
+  $('#options').hidden = false; // hidden until it is known what the server offers
   convs.refresh();
   route();
 }
@@ -291,6 +347,12 @@ function wire() {
   });
   window.addEventListener('hashchange', route);
   api.onReachability(setReachable);
+  api.onAuthRequired(authRequired);
+  $('#key-form').addEventListener('submit', saveKey);
+  $('#key-cancel').addEventListener('click', () => $('#key-dialog').close('cancel'));
+  $('#key-forget').addEventListener('click', () => { api.setKey(''); location.reload(); });
+  $('#key-button').addEventListener('click', openKeyDialog);
+  $('#banner-auth-btn').addEventListener('click', openKeyDialog);
 }
 
 loadSettings();
