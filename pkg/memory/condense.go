@@ -49,6 +49,14 @@ func (m *Manager) Condense(ctx context.Context, history []llm.Message, question 
 	return c.Standalone, c.Context, err
 }
 
+// CondenseUsage is Condense that also returns the tokens the rewrite used
+// (zero when it was skipped or extractive), so the mix pipeline counts them
+// in a reply's usage (mix.UsageCondenser).
+func (m *Manager) CondenseUsage(ctx context.Context, history []llm.Message, question string) (standalone, context string, usage llm.Usage, err error) {
+	c, err := m.CondenseQuestion(ctx, history, question)
+	return c.Standalone, c.Context, c.Usage, err
+}
+
 // CondenseQuestion is Condense with the details: whether the call was
 // skipped and why, whether it was extractive, and the tokens used.
 func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, question string) (Condensed, error) {

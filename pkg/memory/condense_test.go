@@ -71,6 +71,16 @@ func TestCondenseModel(t *testing.T) {
 		}
 	}
 
+	// CondenseUsage reports the call's tokens; skipped rewrites cost none.
+	srv.Script(llmtest.Reply{Text: "FACTS:\n- Auto Shanghai is in April.\nQUESTION: What do Auto Shanghai tickets cost?"})
+	standalone, _, usage, err := m.CondenseUsage(ctx, eventsHistory, "What do they cost?")
+	if err != nil || standalone != "What do Auto Shanghai tickets cost?" || usage.PromptTokens == 0 || usage.TotalTokens == 0 {
+		t.Errorf("CondenseUsage = %q, %+v, %v; want the rewrite and its tokens", standalone, usage, err)
+	}
+	if _, _, usage, err := m.CondenseUsage(ctx, nil, "What do they cost?"); err != nil || usage.TotalTokens != 0 {
+		t.Errorf("skipped CondenseUsage = %+v, %v; want no tokens", usage, err)
+	}
+
 	// A failing model: the question comes back unchanged with the error.
 	srv.Script(llmtest.Reply{Status: http.StatusInternalServerError})
 	q := "And their prices?"

@@ -19,8 +19,9 @@ import (
 
 // The memory manager is the Mixer's condenser and recaller in mixchat.
 var (
-	_ mix.Condenser = (*memory.Manager)(nil)
-	_ mix.Recaller  = (*memory.Manager)(nil)
+	_ mix.Condenser      = (*memory.Manager)(nil)
+	_ mix.UsageCondenser = (*memory.Manager)(nil)
+	_ mix.Recaller       = (*memory.Manager)(nil)
 )
 
 // fakeModel is an llm.Model whose replies a test scripts with a function.
