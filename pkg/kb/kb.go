@@ -1,6 +1,7 @@
-// Package kb is mixchat's knowledge bases: document loaders, the splitter,
-// the embedded hybrid (BM25 + vector) index and Qdrant, and the
-// knowledge-base answerer that answers strictly from what it finds.
+// Package kb is mixchat's knowledge bases: document loaders, the splitter
+// (pkg/text's, applied to documents), the embedded hybrid (BM25 + vector)
+// index and Qdrant, and the knowledge-base answerer that answers strictly
+// from what it finds.
 //
 // Each knowledge base lives in its own folder under Config.Dir: the
 // uploaded originals in content/ (for download and rebuilds) and one SQLite
@@ -222,13 +223,16 @@ func (s *Service) newStore(info Info) (store, error) {
 
 func (s *Service) kbDir(name string) string { return filepath.Join(s.cfg.Dir, name) }
 
-// exists reports whether a KB of that name exists on disk.
-func (s *Service) exists(name string) bool {
+// exists reports whether a KB of that name exists: on disk, or in the
+// PostgreSQL registry. It fails only when the check itself does (the
+// database is unreachable), so that an outage is reported as such rather
+// than as a missing knowledge base.
+func (s *Service) exists(ctx context.Context, name string) (bool, error) {
 	if s.pg != nil {
-		return s.pg.exists(context.Background(), name)
+		return s.pg.exists(ctx, name)
 	}
 	_, err := os.Stat(filepath.Join(s.kbDir(name), dbFile))
-	return err == nil
+	return err == nil, nil
 }
 
 // get returns the open KB name, opening it if needed, held for one
@@ -244,7 +248,15 @@ func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
 	}
 	b, ok := s.open[name]
 	if !ok {
-		if s.deleting[name] || !s.exists(name) {
+		found := false
+		if !s.deleting[name] {
+			var err error
+			if found, err = s.exists(ctx, name); err != nil {
+				s.mu.Unlock()
+				return nil, nil, err
+			}
+		}
+		if !found {
 			s.mu.Unlock()
 			return nil, nil, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
@@ -308,7 +320,10 @@ func (s *Service) Names() ([]string, error) {
 	}
 	names := []string{}
 	for _, e := range entries {
-		if e.IsDir() && ValidName(e.Name()) == nil && s.exists(e.Name()) {
+		if !e.IsDir() || ValidName(e.Name()) != nil {
+			continue
+		}
+		if ok, _ := s.exists(context.Background(), e.Name()); ok { // files: never fails
 			names = append(names, e.Name())
 		}
 	}
@@ -326,8 +341,17 @@ func (s *Service) Info(ctx context.Context, name string) (Info, error) {
 	return b.counts(ctx, b.getInfo())
 }
 
-// Exists reports whether the knowledge base exists.
-func (s *Service) Exists(name string) bool { return ValidName(name) == nil && s.exists(name) }
+// Exists reports whether the knowledge base exists. When the check itself
+// fails (the PostgreSQL store is unreachable) it reports true, so that the
+// caller goes on to the operation, which fails with the cause, instead of
+// answering that there is no such knowledge base.
+func (s *Service) Exists(name string) bool {
+	if ValidName(name) != nil {
+		return false
+	}
+	ok, err := s.exists(context.Background(), name)
+	return ok || err != nil
+}
 
 // CreateOptions are the settings of a new knowledge base.
 type CreateOptions struct {
@@ -379,7 +403,9 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if s.closed {
 		return Info{}, errors.New("kb: service closed")
 	}
-	if s.exists(name) {
+	if ok, err := s.exists(ctx, name); err != nil {
+		return Info{}, err
+	} else if ok {
 		return Info{}, fmt.Errorf("knowledge base %s: %w", name, ErrExists)
 	}
 	b, err := s.createLocked(ctx, name, vs, model, opts.Info)

@@ -353,7 +353,11 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 			return res, err
 		}
 	}
-	if !s.exists(name) {
+	found, err := s.exists(ctx, name)
+	if err != nil {
+		return res, err
+	}
+	if !found {
 		if _, err := os.Stat(s.kbDir(name)); err != nil && !opts.AllowEmpty {
 			return res, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
@@ -361,7 +365,7 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 			vs = s.cfg.VectorStore
 		}
 		s.mu.Lock()
-		if !s.exists(name) {
+		if found, err = s.exists(ctx, name); err == nil && !found {
 			_, err = s.createLocked(ctx, name, vs, model, "")
 		}
 		s.mu.Unlock()

@@ -319,25 +319,29 @@ func pgServiceDSN(t *testing.T) string {
 	return u.String()
 }
 
+// newPGService opens a Service on the PostgreSQL store at dsn, as one
+// replica would, closed at the end of t.
+func newPGService(t *testing.T, dsn string) *Service {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Dir = t.TempDir()
+	cfg.EmbedModel = "hash-64"
+	cfg.Store, cfg.DSN = KBStorePostgres, dsn
+	s, err := New(cfg, retrieve.NewHashEmbedder(64), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestPostgresStoreTwoReplicas runs two Services, as two replicas would,
 // on one PostgreSQL store: what one creates, fills, changes and deletes,
 // the other lists and finds.
 func TestPostgresStoreTwoReplicas(t *testing.T) {
 	dsn := pgServiceDSN(t)
 	ctx := context.Background()
-	newService := func() *Service {
-		cfg := DefaultConfig()
-		cfg.Dir = t.TempDir()
-		cfg.EmbedModel = "hash-64"
-		cfg.Store, cfg.DSN = KBStorePostgres, dsn
-		s, err := New(cfg, retrieve.NewHashEmbedder(64), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := newService(), newService()
+	a, b := newPGService(t, dsn), newPGService(t, dsn)
 	if _, err := a.Create(ctx, "周易", CreateOptions{Info: "易经"}); err != nil {
 		t.Fatal(err)
 	}

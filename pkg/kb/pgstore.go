@@ -124,11 +124,21 @@ func (p *pgStore) close() error {
 
 func (p *pgStore) schema(name string) string { return pgSchemaName(p.prefix, name) }
 
-func (p *pgStore) exists(ctx context.Context, name string) bool {
+// exists reports whether name is registered. A failed lookup (the
+// database down or unreachable) is an error, never "not registered": an
+// outage must not read as a missing knowledge base.
+func (p *pgStore) exists(ctx context.Context, name string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var one int
-	return p.reg.QueryRowContext(ctx, `SELECT 1 FROM mixchat_kb_registry WHERE name = $1`, name).Scan(&one) == nil
+	switch err := p.reg.QueryRowContext(ctx, `SELECT 1 FROM mixchat_kb_registry WHERE name = $1`, name).Scan(&one); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	default:
+		return false, fmt.Errorf("knowledge base %s: look up in the PostgreSQL registry: %w", name, err)
+	}
 }
 
 func (p *pgStore) names(ctx context.Context) ([]string, error) {

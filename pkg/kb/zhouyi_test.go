@@ -7,37 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/internal/shareddata"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
-// sharedData returns ../shared/data relative to the module root, or skips.
-func sharedData(t testing.TB, sub string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", sub)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("evaluation data %s absent (%v): skipping", p, err)
-	}
-	return p
-}
-
 // zhouyiFiles reads the traditional Zhouyi and the simplified 易传 files.
 func zhouyiFiles(t testing.TB) []FileData {
-	dir := sharedData(t, "zhouyi")
+	dir := shareddata.Path(t, "zhouyi")
 	b, err := os.ReadFile(filepath.Join(dir, "zhouyi-traditional.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,33 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/internal/shareddata"
 	"github.com/mixchat/mixchat/pkg/text"
 )
-
-// sharedData returns the evaluation data folder (../shared/data relative to
-// the module root), skipping the test when it is absent.
-func sharedData(t testing.TB, sub string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", sub)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("evaluation data %s is absent (%v); skipping", p, err)
-	}
-	return p
-}
 
 // TestSciFactQuality indexes the SciFact abstracts and checks nDCG@10 on
 // the first 50 test queries for BM25 alone and for the offline hybrid, as a
@@ -50,7 +26,7 @@ func TestSciFactQuality(t *testing.T) {
 	if raceEnabled {
 		t.Skip("indexing 5,183 abstracts takes minutes under the race detector and runs on one goroutine; run without -race")
 	}
-	dir := sharedData(t, "scifact")
+	dir := shareddata.Path(t, "scifact")
 	var ids, texts []string
 	readLines(t, filepath.Join(dir, "corpus.jsonl"), func(line string) {
 		var d struct {
@@ -159,7 +135,7 @@ func readLines(t testing.TB, path string, fn func(string)) {
 // BenchmarkBM25SciFact times BM25 top-10 queries over the 5,183 SciFact
 // abstracts (the claims of queries.jsonl, cycled).
 func BenchmarkBM25SciFact(b *testing.B) {
-	dir := sharedData(b, "scifact")
+	dir := shareddata.Path(b, "scifact")
 	bm := NewBM25(BM25Params{})
 	var queries [][]string
 	f, err := os.Open(filepath.Join(dir, "corpus.jsonl"))

@@ -303,7 +303,9 @@ func TestAnswerReadsPagesAndSplits(t *testing.T) {
 		t.Errorf("split docs %+v", ret.Docs)
 	}
 	a, ret2, err := s.AnswerWith(context.Background(), mix.Query{Text: "易有太极", TopK: 2}, AnswerOptions{Split: true}, nil)
-	if err != nil || len(a.Sources) != 2 || len(ret2.Docs) != 2 || !strings.Contains(a.Text, "易有太极") {
+	// The best passage comes first (it may start with the end of the
+	// paragraph before, as the shared splitter packs short paragraphs).
+	if err != nil || len(a.Sources) != 2 || len(ret2.Docs) != 2 || !strings.Contains(a.Sources[0].Snippet, "是故易有太极") || !strings.Contains(a.Text, "[1]") {
 		t.Errorf("split answer %+v %v", a, err)
 	}
 }

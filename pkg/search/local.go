@@ -421,11 +421,18 @@ func snippetWindow(passage string, q map[string]bool, size int) string {
 	return out
 }
 
+// joiner is what goes between sentences a and b: a space, except at a
+// line end or next to CJK text.
 func joiner(a, b string) string {
-	if needsSpace(a, b) {
-		return " "
+	if strings.HasSuffix(a, "\n") {
+		return ""
 	}
-	return ""
+	ra, _ := utf8.DecodeLastRuneInString(a)
+	rb, _ := utf8.DecodeRuneInString(b)
+	if text.IsCJK(ra) || text.IsCJK(rb) {
+		return ""
+	}
+	return " "
 }
 
 // highlight wraps the parts of s that match query terms in **bold**: CJK

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mixchat/mixchat/internal/shareddata"
 )
 
 func TestLocalZhouyi(t *testing.T) {
-	dir := sharedData(t, "zhouyi/yizhuan-simplified")
+	dir := shareddata.Path(t, "zhouyi/yizhuan-simplified")
 	l, err := NewLocal(LocalOptions{Dir: dir, Refresh: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +207,7 @@ func boldContains(s, sub string) bool {
 // BenchmarkLocalIndex measures building the local index over the Zhouyi
 // commentaries (168 files).
 func BenchmarkLocalIndex(b *testing.B) {
-	dir := sharedData(b, "zhouyi/yizhuan-simplified")
+	dir := shareddata.Path(b, "zhouyi/yizhuan-simplified")
 	for b.Loop() {
 		if _, err := NewLocal(LocalOptions{Dir: dir, Refresh: -1}); err != nil {
 			b.Fatal(err)
@@ -216,7 +218,7 @@ func BenchmarkLocalIndex(b *testing.B) {
 // BenchmarkLocalSearch measures one search, with and without the folder
 // check that keeps the index up to date.
 func BenchmarkLocalSearch(b *testing.B) {
-	dir := sharedData(b, "zhouyi/yizhuan-simplified")
+	dir := shareddata.Path(b, "zhouyi/yizhuan-simplified")
 	for _, bc := range []struct {
 		name    string
 		refresh time.Duration

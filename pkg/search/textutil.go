@@ -3,7 +3,6 @@ package search
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -14,12 +13,10 @@ import (
 
 // This file holds the small text handling search needs: plain text from an
 // HTML tree, splitting a text into passages, and ranking passages against a
-// question with BM25 over lexTerms (the knowledge bases' terms: pkg/text's
-// terms of the text with traditional Chinese folded to simplified, and
-// pkg/retrieve's BM25 scorer). The knowledge bases have a richer splitter
-// in pkg/kb, but an answerer must not import another answerer, so search
-// keeps this sentence-packing one until that splitter moves to a shared
-// package.
+// question. Both are the knowledge bases' own: passages come from
+// text.Splitter, the splitter pkg/kb chunks documents with, and are ranked
+// with pkg/retrieve's BM25 over lexTerms (pkg/text's terms of the text with
+// traditional Chinese folded to simplified).
 
 // lexTerms are the BM25 terms of a text or query, made as the knowledge
 // bases make theirs: CJK bigrams and stemmed English words of the text
@@ -112,67 +109,23 @@ func tidyText(s string) string {
 	return strings.Join(out, "\n")
 }
 
-// splitPassages packs the sentences of s into passages of about size
-// characters, breaking between sentences and preferring paragraph ends; a
-// sentence longer than size is cut.
+// splitPassages cuts s into passages of at most size characters (400 when
+// size <= 0) with text.Splitter, as the knowledge bases chunk documents:
+// at sentence ends (。！？；. ! ?), preferring paragraph ends, a new passage
+// at every heading, a sentence longer than size cut at clause punctuation.
+// Page text has one block per line (htmlText, tidyText), so every line is
+// a paragraph. Passages do not overlap: the kept ones are shown side by
+// side.
 func splitPassages(s string, size int) []string {
 	if size <= 0 {
 		size = 400
 	}
-	var out []string
-	var cur strings.Builder
-	curLen := 0
-	flush := func() {
-		if t := strings.TrimSpace(cur.String()); t != "" {
-			out = append(out, t)
-		}
-		cur.Reset()
-		curLen = 0
+	cs := text.Splitter{Size: size, LineParagraphs: true}.Split(s)
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Text
 	}
-	for _, para := range strings.Split(s, "\n") {
-		for _, sent := range text.Sentences(para) {
-			n := utf8.RuneCountInString(sent)
-			for n > size { // cut an overlong sentence
-				if curLen > 0 {
-					flush()
-				}
-				r := []rune(sent)
-				out = append(out, string(r[:size]))
-				sent = string(r[size:])
-				n -= size
-			}
-			if curLen > 0 && curLen+n > size {
-				flush()
-			}
-			if curLen > 0 && needsSpace(cur.String(), sent) {
-				cur.WriteByte(' ')
-				curLen++
-			}
-			cur.WriteString(sent)
-			curLen += n
-		}
-		// A paragraph end is a good place to break when the passage is
-		// already well filled.
-		if curLen > size/2 {
-			flush()
-		} else if curLen > 0 {
-			cur.WriteByte('\n')
-			curLen++
-		}
-	}
-	flush()
 	return out
-}
-
-// needsSpace reports whether a space belongs between a and b (not between
-// CJK text).
-func needsSpace(a, b string) bool {
-	if strings.HasSuffix(a, "\n") {
-		return false
-	}
-	ra, _ := utf8.DecodeLastRuneInString(a)
-	rb, _ := utf8.DecodeRuneInString(b)
-	return !(text.IsCJK(ra) || text.IsCJK(rb))
 }
 
 // rankedPassage is a passage with its BM25 score for a question.

@@ -1,9 +1,19 @@
 package search
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/text"
 )
 
 func TestSplitPassages(t *testing.T) {
@@ -25,6 +35,104 @@ func TestSplitPassages(t *testing.T) {
 	}
 	if want := strings.ReplaceAll(in, "\n", ""); joined.String() != want {
 		t.Errorf("passages lose or repeat text:\n%q\nwant\n%q", joined.String(), want)
+	}
+}
+
+// longPage is an HTML page of many paragraphs mixing Chinese and English
+// sentences, one of them about the question "坤卦 square earth".
+func longPage() string {
+	var b strings.Builder
+	b.WriteString("<html><head><title>周易</title></head><body><h1>周易</h1>")
+	for i := range 30 {
+		fmt.Fprintf(&b, "<p>第%d段：天行健，君子以自强不息。The dragon number %d is hidden! Do not act yet? 潜龙勿用；见龙在田。</p>", i, i)
+		if i == 17 {
+			b.WriteString("<p>坤卦讲大地。The square earth bears all things. 地势坤，君子以厚德载物。</p>")
+		}
+	}
+	b.WriteString("</body></html>")
+	return b.String()
+}
+
+// endsSentence reports whether s ends at a sentence boundary.
+func endsSentence(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return strings.ContainsRune("。！？；.!?", r)
+}
+
+// TestLongPageSplitBySharedSplitter: a long fetched page is cut into
+// passages by text.Splitter, the knowledge bases' splitter, at sentence
+// boundaries, and the passages most relevant to the question are kept.
+func TestLongPageSplitBySharedSplitter(t *testing.T) {
+	const size = 120
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/search" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"query":%q,"results":[{"url":"http://%s/page","title":"周易","content":"snippet"}]}`, r.URL.Query().Get("q"), r.Host)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, longPage())
+	}))
+	defer srv.Close()
+
+	// The page's text splits exactly as the shared splitter splits it, every
+	// passage within the size and ending at a sentence boundary.
+	_, pageText := extractHTML([]byte(longPage()), &url.URL{Scheme: "http", Host: "example.com", Path: "/page"})
+	ps := splitPassages(pageText, size)
+	var want []string
+	for _, c := range (text.Splitter{Size: size, LineParagraphs: true}).Split(pageText) {
+		want = append(want, c.Text)
+	}
+	if !slices.Equal(ps, want) {
+		t.Fatalf("passages differ from text.Splitter's:\n%q\nwant\n%q", ps, want)
+	}
+	if len(ps) < 10 {
+		t.Fatalf("a %d-character page gave %d passages", utf8.RuneCountInString(pageText), len(ps))
+	}
+	inPage := 0
+	for _, r := range pageText {
+		if !unicode.IsSpace(r) {
+			inPage++
+		}
+	}
+	inPassages := 0
+	for i, p := range ps {
+		if n := utf8.RuneCountInString(p); n > size {
+			t.Errorf("passage %d has %d characters > %d: %q", i, n, size, p)
+		}
+		if !endsSentence(p) {
+			t.Errorf("passage %d does not end at a sentence boundary: %q", i, p)
+		}
+		for _, r := range p {
+			if !unicode.IsSpace(r) {
+				inPassages++
+			}
+		}
+	}
+	if inPassages != inPage {
+		t.Errorf("passages hold %d non-space characters, the page %d", inPassages, inPage)
+	}
+
+	// Through the search service: the page is read, split, and the passage
+	// about the question kept.
+	cfg := DefaultConfig()
+	cfg.Default = "web"
+	cfg.Engines = []EngineConfig{{Name: "web", Provider: "searxng", BaseURL: srv.URL}}
+	cfg.Fetch.Enabled = true
+	cfg.Fetch.AllowNetworks = []string{"127.0.0.1/32"}
+	cfg.Fetch.Passages = 1
+	cfg.Fetch.PassageChars = size
+	s := newTestService(t, cfg, &fakeModel{reply: citeFirst})
+	ret, err := s.Lookup(context.Background(), LookupRequest{Query: "坤卦 square earth", TopK: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ret.Results) != 1 {
+		t.Fatalf("results %+v", ret.Results)
+	}
+	c := ret.Results[0].Content
+	if !slices.Contains(ps, c) || !strings.Contains(c, "坤卦讲大地。The square earth bears all things.") || !endsSentence(c) {
+		t.Errorf("kept %q, want the shared splitter's passage about 坤卦", c)
 	}
 }
 

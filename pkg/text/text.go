@@ -1,6 +1,8 @@
 // Package text holds the language handling every retriever in mixchat shares:
 // splitting text into sentences and into index terms that work for Chinese and
-// English alike, and a small lexical similarity built on those terms.
+// English alike, a small lexical similarity built on those terms, and the
+// Splitter that cuts documents and web pages into chunks at sentence,
+// paragraph and heading boundaries.
 //
 // Chinese has no spaces, so runs of CJK characters become overlapping
 // character bigrams (the CJK bigram scheme of Lucene's CJKAnalyzer), plus the

@@ -1,0 +1,133 @@
+package text
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func split(t *testing.T, s Splitter, src string) []string {
+	t.Helper()
+	cs := s.Split(src)
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Text
+	}
+	return out
+}
+
+func TestSplitSentences(t *testing.T) {
+	text := "乾，元亨，利贞。初九：潜龙勿用。九二：见龙在田，利见大人。九三：君子终日乾乾，夕惕若，厉，无咎。"
+	got := split(t, Splitter{Size: 20, Overlap: 0}, text)
+	want := []string{"乾，元亨，利贞。初九：潜龙勿用。", "九二：见龙在田，利见大人。", "九三：君子终日乾乾，夕惕若，厉，无咎。"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestSplitEnglishAndOverlap(t *testing.T) {
+	text := "The Creative works sublime success. Perseverance furthers. The dragon is hidden. Do not act. The dragon appears in the field."
+	got := split(t, Splitter{Size: 60, Overlap: 25}, text)
+	if len(got) < 2 {
+		t.Fatalf("want several chunks, got %q", got)
+	}
+	for i, c := range got {
+		if n := utf8.RuneCountInString(c); n > 60 {
+			t.Errorf("chunk %d has %d characters > 60: %q", i, n, c)
+		}
+		if !strings.HasSuffix(c, ".") {
+			t.Errorf("chunk %d does not end at a sentence boundary: %q", i, c)
+		}
+	}
+	// Overlap: each chunk after the first starts with the last sentence of
+	// the previous one when it fits in 25 characters.
+	if !strings.HasPrefix(got[1], "Perseverance furthers.") && !strings.HasPrefix(got[1], "Do not act.") {
+		t.Errorf("chunk 2 should repeat the previous chunk's last sentence: %q", got)
+	}
+}
+
+func TestSplitHeadingsStartChunks(t *testing.T) {
+	text := "# 乾卦\n\n乾，元亨，利贞。\n\n# 坤卦\n\n坤，元亨，利牝马之贞。"
+	cs := Splitter{Size: 200, Overlap: 20}.Split(text)
+	if len(cs) != 2 {
+		t.Fatalf("want one chunk per section, got %d: %+v", len(cs), cs)
+	}
+	if cs[0].Text != "# 乾卦\n乾，元亨，利贞。" || cs[1].Text != "# 坤卦\n坤，元亨，利牝马之贞。" {
+		t.Errorf("chunks = %q, %q", cs[0].Text, cs[1].Text)
+	}
+	if !slices.Equal(cs[1].Headings, []string{"坤卦"}) {
+		t.Errorf("headings = %q", cs[1].Headings)
+	}
+}
+
+func TestSplitNestedHeadings(t *testing.T) {
+	cs := Splitter{Size: 100}.Split("intro text.\n\n# A\n\n## B\n\nbody of b.\n\n# C\n\nbody of c.")
+	var got []string
+	for _, c := range cs {
+		got = append(got, strings.Join(c.Headings, " > "))
+	}
+	if want := []string{"", "A > B", "C"}; !slices.Equal(got, want) {
+		t.Errorf("headings %q, want %q (chunks %q)", got, want, cs)
+	}
+}
+
+func TestSplitPlainTextHeadings(t *testing.T) {
+	text := "第一章 总则\n\n本章说明目的。适用于所有人。\n\n第二章 细则\n\n细则在此。"
+	ps := Splitter{Size: 100}.Split(text)
+	if len(ps) != 2 || !strings.HasPrefix(ps[1].Text, "第二章 细则") {
+		t.Fatalf("plain headings should start chunks: %q", ps)
+	}
+}
+
+func TestSplitTitleEnhance(t *testing.T) {
+	text := "1. 概述\n\n" + strings.Repeat("这是一句很长的说明文字。", 6)
+	got := split(t, Splitter{Size: 40, TitleEnhance: true}, text)
+	if len(got) < 2 {
+		t.Fatalf("want several chunks: %q", got)
+	}
+	if strings.HasPrefix(got[0], "下文与") {
+		t.Errorf("the chunk holding the title needs no prefix: %q", got[0])
+	}
+	for _, c := range got[1:] {
+		if !strings.HasPrefix(c, "下文与(1. 概述)有关。") {
+			t.Errorf("chunk lacks the title prefix: %q", c)
+		}
+	}
+}
+
+func TestIsPossibleTitle(t *testing.T) {
+	for s, want := range map[string]bool{
+		"第一章 总则": true, "1. 概述": true, "二、适用范围": true,
+		"这是一个普通的句子。": false, "概述": false, "12345": false, "": false,
+		"这是一段超过二十个字的很长很长很长很长的文本行": false,
+	} {
+		if got := isPossibleTitle(s); got != want {
+			t.Errorf("isPossibleTitle(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestSplitLongSentence(t *testing.T) {
+	long := strings.Repeat("甲乙丙丁戊己庚辛壬癸", 10) // 100 characters, no punctuation
+	got := split(t, Splitter{Size: 30}, long)
+	if strings.Join(got, "") != long {
+		t.Errorf("hard cuts must keep every character")
+	}
+	for _, c := range got {
+		if utf8.RuneCountInString(c) > 30 {
+			t.Errorf("chunk longer than 30: %q", c)
+		}
+	}
+}
+
+func TestSplitTokens(t *testing.T) {
+	words := strings.Repeat("alpha beta gamma delta. ", 50)
+	count := func(s string) int { return len(strings.Fields(s)) } // one token per word
+	got := split(t, Splitter{Size: 12, Overlap: 4, Len: count}, words)
+	for _, c := range got {
+		if count(c) > 12 {
+			t.Errorf("chunk has %d tokens > 12: %q", count(c), c)
+		}
+	}
+}
