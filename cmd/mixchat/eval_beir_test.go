@@ -10,31 +10,14 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/mixchat/mixchat/internal/shareddata"
 )
 
-// evalData returns ../shared/data/SUB relative to the module root, skipping
-// the test when it is absent.
+// evalData is ../shared/data/SUB, or the test skips.
 func evalData(t *testing.T, sub string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if parent := filepath.Dir(dir); parent != dir {
-			dir = parent
-			continue
-		}
-		t.Skip("no go.mod above the test directory")
-	}
-	p := filepath.Join(dir, "..", "shared", "data", sub)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("evaluation data %s is absent (%v); skipping", p, err)
-	}
-	return p
+	return shareddata.Path(t, sub)
 }
 
 // raceBuild reports whether the test binary has the race detector, under

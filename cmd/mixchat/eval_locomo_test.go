@@ -8,30 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mixchat/mixchat/internal/shareddata"
 )
 
-// locomoPath finds ../shared/data/locomo/locomo10.json from the module root.
+// locomoPath is ../shared/data/locomo/locomo10.json, or the test skips.
 func locomoPath(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", "locomo", "locomo10.json")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("LoCoMo data not found at %s (see shared/data/README.md): %v", p, err)
-	}
-	return p
+	return shareddata.Path(t, "locomo/locomo10.json")
 }
 
 // TestEvalLoCoMo runs the benchmark on the real data with the default and

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/internal/shareddata"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -424,25 +425,10 @@ func TestKBServiceNotConfigured(t *testing.T) {
 	}
 }
 
-// zhouyiDir returns ../shared/data/zhouyi relative to the module root, or
-// skips.
+// zhouyiDir is ../shared/data/zhouyi, or the test skips.
 func zhouyiDir(t *testing.T) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("module root not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	p := filepath.Join(dir, "..", "shared", "data", "zhouyi")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("Zhouyi data %s absent: skipping the acceptance test", p)
-	}
-	return p
+	return shareddata.Path(t, "zhouyi")
 }
 
 // TestZhouyiKBChat is the acceptance of the knowledge-base issue through

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mixchat/mixchat/internal/shareddata"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -329,25 +330,10 @@ func TestSearchEngineChatZhouyi(t *testing.T) {
 	}
 }
 
-// searchSharedData finds ../shared/data/rel from the module root, or skips.
+// searchSharedData is ../shared/data/rel, or the test skips.
 func searchSharedData(t *testing.T, rel string) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared data %s absent: skipping", p)
-	}
-	return p
+	return shareddata.Path(t, rel)
 }
 
 func TestSearchDocsMarkdown(t *testing.T) {
