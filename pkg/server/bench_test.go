@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 )
@@ -45,7 +47,11 @@ func (l *latencies) report(b *testing.B, elapsed time.Duration) {
 //
 //	go test ./pkg/server -run '^$' -bench BenchmarkChat -benchtime 2000x
 func BenchmarkChat(b *testing.B) {
-	up := llmtest.NewServer(b)
+	// A fixed reply: the default echo would repeat the prompt, which holds
+	// the history, so every stored answer would double the next prompt.
+	up := llmtest.NewServer(b, llmtest.WithHandler(func(openai.ChatCompletionRequest) llmtest.Reply {
+		return llmtest.Reply{Text: "乾卦象征天，刚健不息。"}
+	}))
 	client := llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: up.URL(), Model: "test", Timeout: 10 * time.Second})
 	run := func(b *testing.B, do func(i int) error) {
 		var lat latencies
