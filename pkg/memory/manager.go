@@ -300,12 +300,26 @@ func (m *Manager) fill(ctx context.Context, cs *convState) error {
 
 func (m *Manager) appendTurns(cs *convState, turns []Turn) {
 	for _, t := range turns {
+		t.Question.Metadata, t.Answer.Metadata = leanMetadata(t.Question.Metadata), leanMetadata(t.Answer.Metadata)
 		cs.turns = append(cs.turns, t)
 		cs.tokens = append(cs.tokens, m.turnTokens(t))
 	}
 	if cs.index != nil && len(turns) > 0 {
 		cs.index.add(turns)
 	}
+}
+
+// leanMetadata keeps of md what memory reads: where the message came from,
+// whether it was cut short, and the speaker's name. The rest (intermediate
+// answers, sources, timings, usage, feedback) can be many kilobytes per mix
+// turn and stays in the store, so a cached conversation costs little more
+// than its text.
+func leanMetadata(md Metadata) Metadata {
+	lean := Metadata{Source: md.Source, Interrupted: md.Interrupted, Model: md.Model, Extractive: md.Extractive}
+	if sp, ok := md.Extra[SpeakerKey]; ok {
+		lean.Extra = map[string]any{SpeakerKey: sp}
+	}
+	return lean
 }
 
 func (m *Manager) turnTokens(t Turn) int {
@@ -441,16 +455,17 @@ type Stats struct {
 	Dropped  int64 `json:"dropped"`  // schedules dropped because the queue was full
 	Closed   int64 `json:"closed"`   // conversations closed (consolidated)
 	Pending  int   `json:"pending"`  // conversations queued or being compressed
+	Cached   int   `json:"cached"`   // conversations whose memory is held in process memory
 }
 
-// Stats returns the counters of background work.
+// Stats returns the counters of background work and the cache's size.
 func (m *Manager) Stats() Stats {
 	m.mu.Lock()
-	pending := len(m.jobs)
+	pending, cached := len(m.jobs), m.lru.Len()
 	m.mu.Unlock()
 	return Stats{
 		Jobs: m.stats.jobs.Load(), Failures: m.stats.failures.Load(), Dropped: m.stats.dropped.Load(),
-		Closed: m.stats.closed.Load(), Pending: pending,
+		Closed: m.stats.closed.Load(), Pending: pending, Cached: cached,
 	}
 }
 

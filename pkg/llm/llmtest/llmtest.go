@@ -91,6 +91,11 @@ type Option func(*Server)
 // echoes the last user message.
 func WithHandler(h Handler) Option { return func(s *Server) { s.handler = h } }
 
+// WithoutRecording keeps no requests (Requests and EmbedRequests return
+// none; Calls still counts), so a long load run against the server does not
+// hold every request in memory.
+func WithoutRecording() Option { return func(s *Server) { s.noRecord = true } }
+
 // WithLatency adds d before every call is answered (chat and embeddings).
 func WithLatency(d time.Duration) Option { return func(s *Server) { s.latency = d } }
 
@@ -123,6 +128,7 @@ type Server struct {
 	embScript []Reply
 	requests  []openai.ChatCompletionRequest
 	embeds    []EmbedRequest
+	noRecord  bool
 	calls     int
 	inFlight  int
 	cancelled int
@@ -324,7 +330,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) bool {
 	s.calls++
 	s.seq++
 	id := fmt.Sprintf("chatcmpl-llmtest-%d", s.seq)
-	s.requests = append(s.requests, req)
+	if !s.noRecord {
+		s.requests = append(s.requests, req)
+	}
 	var rep Reply
 	scripted := len(s.script) > 0
 	if scripted {
@@ -639,7 +647,9 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) bool {
 		input = []string{one}
 	}
 	s.mu.Lock()
-	s.embeds = append(s.embeds, EmbedRequest{Model: raw.Model, Input: input})
+	if !s.noRecord {
+		s.embeds = append(s.embeds, EmbedRequest{Model: raw.Model, Input: input})
+	}
 	var rep Reply
 	if len(s.embScript) > 0 {
 		rep, s.embScript = s.embScript[0], s.embScript[1:]

@@ -174,6 +174,15 @@ func TestHandlerScriptAndRecording(t *testing.T) {
 	}
 }
 
+func TestWithoutRecording(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.WithoutRecording())
+	post(t, srv.URL()+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"q"}]}`).Body.Close()
+	post(t, srv.URL()+"/embeddings", `{"model":"e","input":["x"]}`).Body.Close()
+	if srv.Calls() != 1 || len(srv.Requests()) != 0 || len(srv.EmbedRequests()) != 0 {
+		t.Errorf("calls %d, recorded %d chat and %d embeddings requests; want 1 call and nothing kept", srv.Calls(), len(srv.Requests()), len(srv.EmbedRequests()))
+	}
+}
+
 func TestErrorsAndOtherRoutes(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.WithModels("x", "y"))
 	srv.Script(llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"2"}}})
