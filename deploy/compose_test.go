@@ -132,6 +132,20 @@ func TestComposeMixchat(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, env[k], want)
 		}
 	}
+	// One mixchat on one machine: its knowledge bases stay in the files
+	// store, in the data volume, which must outlive the container.
+	if st := env["MIXCHAT_KB_STORE"]; st != "" && st != "files" {
+		t.Errorf("MIXCHAT_KB_STORE = %q: the single-machine Compose file keeps the files store", st)
+	}
+	persistent := false
+	for _, v := range svc.Volumes {
+		if v.Type == "volume" && v.Target == env["MIXCHAT_SERVER_DATA_DIR"] && v.Source != "" {
+			persistent = true
+		}
+	}
+	if !persistent {
+		t.Errorf("the data directory %s (and the knowledge bases in it) is not on a named volume", env["MIXCHAT_SERVER_DATA_DIR"])
+	}
 	dsn, err := url.Parse(env["MIXCHAT_STORE_DSN"])
 	if err != nil || dsn.Host != "postgres:5432" {
 		t.Errorf("MIXCHAT_STORE_DSN %q: want a URL to postgres:5432 (%v)", env["MIXCHAT_STORE_DSN"], err)

@@ -373,9 +373,20 @@ func TestKubernetesMixchat(t *testing.T) {
 		t.Errorf("image %q: pin a version", ctr.Image)
 	}
 
-	// Scaling: the autoscaler drives this Deployment, and no more than one
-	// replica may share a ReadWriteOnce volume (the knowledge-base folder
-	// has one writer until knowledge bases are shared).
+	// Knowledge bases shared by every replica: PostgreSQL (the store's
+	// database, through the same secret) and Qdrant.
+	for k, want := range map[string]string{"MIXCHAT_KB_STORE": "postgres", "MIXCHAT_KB_VECTOR_STORE": "qdrant"} {
+		if env[k] != want {
+			t.Errorf("env %s = %q, want %q: replicas share knowledge bases through PostgreSQL and Qdrant", k, env[k], want)
+		}
+	}
+	if env["MIXCHAT_KB_DSN"] == "" || env["MIXCHAT_KB_DSN"] != env["MIXCHAT_STORE_DSN"] {
+		t.Errorf("MIXCHAT_KB_DSN %q, want the conversation store's DSN %q", env["MIXCHAT_KB_DSN"], env["MIXCHAT_STORE_DSN"])
+	}
+
+	// Scaling: stateless replicas, at least two, rolled one by one, driven
+	// by the autoscaler; no volume that ties the pod to one node or one
+	// writer.
 	hpa, ok := get[*autoscalingv2.HorizontalPodAutoscaler](c, "HorizontalPodAutoscaler", "mixchat")
 	if !ok {
 		t.Fatal("no HorizontalPodAutoscaler mixchat")
@@ -387,25 +398,39 @@ func TestKubernetesMixchat(t *testing.T) {
 	if hpa.Spec.MinReplicas != nil {
 		minReplicas = *hpa.Spec.MinReplicas
 	}
-	if minReplicas > hpa.Spec.MaxReplicas || len(hpa.Spec.Metrics) == 0 {
-		t.Errorf("autoscaler: minReplicas %d, maxReplicas %d, %d metrics", minReplicas, hpa.Spec.MaxReplicas, len(hpa.Spec.Metrics))
+	if minReplicas != 2 || hpa.Spec.MaxReplicas != 10 || len(hpa.Spec.Metrics) == 0 {
+		t.Errorf("autoscaler: minReplicas %d, maxReplicas %d, %d metrics; want 2, 10 and a metric", minReplicas, hpa.Spec.MaxReplicas, len(hpa.Spec.Metrics))
 	}
-	replicas := max(hpa.Spec.MaxReplicas, 1)
-	if d.Spec.Replicas != nil {
-		replicas = max(replicas, *d.Spec.Replicas)
+	if d.Spec.Replicas == nil || *d.Spec.Replicas < minReplicas || *d.Spec.Replicas > hpa.Spec.MaxReplicas {
+		t.Errorf("Deployment replicas %v, want within the autoscaler's %d..%d", d.Spec.Replicas, minReplicas, hpa.Spec.MaxReplicas)
+	}
+	if st := d.Spec.Strategy; st.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Errorf("strategy %q, want RollingUpdate", st.Type)
+	} else if ru := st.RollingUpdate; ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 {
+		t.Errorf("rolling update %+v: want maxUnavailable 0, so a rollout never drops below the replicas serving", ru)
 	}
 	for _, v := range pod.Volumes {
-		if v.PersistentVolumeClaim == nil {
-			continue
+		if v.PersistentVolumeClaim != nil {
+			t.Errorf("volume %s: claim %s: replicas keep no state of their own (use an emptyDir)", v.Name, v.PersistentVolumeClaim.ClaimName)
 		}
-		pvc, _ := get[*corev1.PersistentVolumeClaim](c, "PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName)
-		if pvc != nil && slices.Contains(pvc.Spec.AccessModes, corev1.ReadWriteOnce) {
-			if replicas > 1 {
-				t.Errorf("up to %d replicas would share the ReadWriteOnce volume %s", replicas, pvc.Name)
-			}
-			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-				t.Errorf("a ReadWriteOnce volume (%s) needs strategy Recreate, got %q", pvc.Name, d.Spec.Strategy.Type)
-			}
+	}
+	if _, ok := get[*corev1.PersistentVolumeClaim](c, "PersistentVolumeClaim", "mixchat-kb"); ok {
+		t.Error("the mixchat-kb claim is left: knowledge bases are in PostgreSQL and Qdrant")
+	}
+	pdb, ok := get[*policyv1.PodDisruptionBudget](c, "PodDisruptionBudget", "mixchat")
+	if !ok {
+		t.Fatal("no PodDisruptionBudget mixchat")
+	}
+	switch {
+	case pdb.Spec.MaxUnavailable != nil:
+		if n := pdb.Spec.MaxUnavailable.IntValue(); n < 1 || int32(n) >= minReplicas {
+			t.Errorf("disruption budget maxUnavailable %d: want 1..%d, so drains proceed and one replica keeps serving", n, minReplicas-1)
 		}
+	case pdb.Spec.MinAvailable != nil:
+		if n := pdb.Spec.MinAvailable.IntValue(); n < 1 || int32(n) >= minReplicas {
+			t.Errorf("disruption budget minAvailable %d: want 1..%d, so drains proceed and one replica keeps serving", n, minReplicas-1)
+		}
+	default:
+		t.Error("disruption budget sets neither maxUnavailable nor minAvailable")
 	}
 }

@@ -142,4 +142,9 @@ func TestKubernetesConfig(t *testing.T) {
 	if cfg.Store.Driver != "postgres" || cfg.Server.Addr != "0.0.0.0:7861" {
 		t.Errorf("store %q, addr %q", cfg.Store.Driver, cfg.Server.Addr)
 	}
+	// Replicas share their knowledge bases: PostgreSQL with Qdrant vectors.
+	if cfg.KB.Store != "postgres" || cfg.KB.VectorStore != "qdrant" || cfg.KB.DSN != cfg.Store.DSN || cfg.KB.Qdrant.Addr != "qdrant:6334" {
+		t.Errorf("kb.store %q, kb.vector_store %q, kb.dsn %q (store dsn %q), kb.qdrant.addr %q; want postgres, qdrant, the store's DSN, qdrant:6334",
+			cfg.KB.Store, cfg.KB.VectorStore, cfg.KB.DSN, cfg.Store.DSN, cfg.KB.Qdrant.Addr)
+	}
 }

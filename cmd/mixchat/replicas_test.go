@@ -264,13 +264,10 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 	})
 
 	t.Run("long-term memory consolidated once", func(t *testing.T) {
-		// Measured: two replicas closing one conversation at once both
-		// consolidate it (the user's memory saved twice in 2 of 3 runs).
-		// memory.Manager.CloseConversation needs a claim in the store (an
-		// advisory lock on the conversation, or a conditional update of
-		// consolidated_through read fresh under it) before this can pass;
-		// the manager is not wired into serve yet either.
-		t.Skip("long-term consolidation is not claimed across replicas yet: concurrent CloseConversation on two managers consolidates twice")
+		// Two replicas' managers closing one conversation at once: the
+		// PostgreSQL store's per-user advisory lock (memory.UserLocker)
+		// lets one consolidate and the other find the turns consolidated.
+		// The managers run in this process (serve does not wire one yet).
 		consolidationOnce(t, dsn)
 	})
 }

@@ -139,9 +139,30 @@ type base struct {
 	info Info
 
 	lex *retrieve.BM25
-	vec store
-	mem *MemIndex // vec when embedded, for snapshots
-	gen uint64    // generation of the data in memory
+	// lexIDs are the chunk ids in lex when the vectors are remote (mem is
+	// nil), for refresh to compare with the rows (with embedded vectors it
+	// compares mem's). Written during load (before b is shared) and under
+	// wmu, like lex, through lexAdd and lexRemove.
+	lexIDs map[string]struct{}
+	vec    store
+	mem    *MemIndex // vec when embedded, for snapshots
+	gen    uint64    // generation of the data in memory
+}
+
+// lexAdd adds a chunk's term counts to the BM25 index.
+func (b *base) lexAdd(id string, tf map[string]int) {
+	b.lex.AddCounts(id, tf)
+	if b.lexIDs != nil {
+		b.lexIDs[id] = struct{}{}
+	}
+}
+
+// lexRemove removes a chunk from the BM25 index.
+func (b *base) lexRemove(id string) {
+	b.lex.Remove(id)
+	if b.lexIDs != nil {
+		delete(b.lexIDs, id)
+	}
 }
 
 const (
@@ -222,6 +243,9 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 	}
 	b.vec = vec
 	b.mem, _ = vec.(*MemIndex)
+	if b.mem == nil {
+		b.lexIDs = map[string]struct{}{}
+	}
 	b.gen = gen
 	b.info = info
 
@@ -266,7 +290,9 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 			return err
 		}
 		if !lexOK {
-			b.lex.AddCounts(c.ID, c.Terms)
+			b.lexAdd(c.ID, c.Terms)
+		} else if b.lexIDs != nil {
+			b.lexIDs[c.ID] = struct{}{} // lex holds it from the snapshot
 		}
 		if b.mem != nil {
 			if vecOK {

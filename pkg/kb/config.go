@@ -28,7 +28,9 @@ type Config struct {
 	// live: "files" ("" too), a SQLite file per KB under Dir, or
 	// "postgres", PostgreSQL at DSN, shared by every replica (see
 	// pgstore.go); Dir then holds each replica's index snapshots and the
-	// originals it received.
+	// originals it received. Either store works with either vector store:
+	// with "postgres" and "qdrant" the vectors live only in Qdrant, which
+	// every replica searches, and each replica keeps only BM25 in memory.
 	Store string `yaml:"store"`
 	DSN   string `yaml:"dsn"`
 	// VectorStore is where new knowledge bases keep their vectors:
@@ -133,9 +135,6 @@ func (c Config) Validate() error {
 	case KBStorePostgres:
 		if strings.TrimSpace(c.DSN) == "" {
 			bad("kb.dsn is empty: kb.store %s needs the PostgreSQL DSN", KBStorePostgres)
-		}
-		if c.VectorStore != StoreEmbedded {
-			bad("kb.vector_store is %q: kb.store %s supports %q only", c.VectorStore, KBStorePostgres, StoreEmbedded)
 		}
 	default:
 		bad("kb.store is %q: use %q or %q", c.Store, KBStoreFiles, KBStorePostgres)

@@ -322,12 +322,12 @@ func (b *base) applyFile(old []string, chunks []storedChunk, gen uint64) {
 	keep := make(map[string]bool, len(chunks))
 	for _, c := range chunks {
 		keep[c.ID] = true
-		b.lex.AddCounts(c.ID, c.Terms)
+		b.lexAdd(c.ID, c.Terms)
 	}
 	var gone []string
 	for _, id := range old {
 		if !keep[id] {
-			b.lex.Remove(id)
+			b.lexRemove(id)
 			gone = append(gone, id)
 		}
 	}
@@ -368,7 +368,7 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 		return err
 	}
 	for _, id := range ids {
-		b.lex.Remove(id)
+		b.lexRemove(id)
 	}
 	if len(ids) > 0 {
 		_ = b.vec.Delete(context.WithoutCancel(ctx), Filter{IDs: ids})
@@ -411,7 +411,7 @@ func (b *base) clear(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
-		b.lex.Remove(id)
+		b.lexRemove(id)
 	}
 	if err := b.vec.Drop(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("drop vectors: %w", err)

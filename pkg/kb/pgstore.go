@@ -11,7 +11,18 @@ package kb
 //     frequencies, vectors) and settings: a schema of its own, with the
 //     tables of the SQLite file (pgdb.go), written in the same transactions
 //     as with SQLite, each under the knowledge base's advisory lock;
-//   - the in-memory BM25 index and HNSW graph: on every replica, built
+//   - the vectors: with vector_store "embedded", in an HNSW graph in
+//     every replica's memory, like BM25 below; with "qdrant", only in the
+//     knowledge base's Qdrant collection, which every replica searches
+//     directly. The replica that writes upserts the new chunks' points
+//     before its commit (until then no row names them, so searches ignore
+//     them) and deletes the replaced or removed chunks' points after it
+//     (left behind by a crash, they are ignored the same way: a hit is
+//     kept only when its chunk row exists). A collection missing points
+//     (Qdrant lost its data, or the KB moved to another server) is
+//     refilled from the vectors in the rows when a replica opens the
+//     knowledge base (syncRemote), as with the files store;
+//   - the in-memory BM25 index (and HNSW graph): on every replica, built
 //     from the rows at open (not from snapshots: a replica's snapshot may
 //     be tagged with a generation whose rows it does not all hold) and kept
 //     current by refresh: every search reads the knowledge base's
@@ -20,7 +31,8 @@ package kb
 //     those in memory and the difference is applied. Chunk ids name their
 //     content (file, hash, position), so adding what is missing and removing
 //     what is gone makes the indexes equal to the rows whatever happened in
-//     between, including this replica's own writes;
+//     between, including this replica's own writes (with Qdrant only
+//     BM25 is synchronised: the ids it holds are kept in base.lexIDs);
 //   - uploaded originals: in the folder of the replica that received the
 //     upload (Config.Dir/NAME/content), as with SQLite. Downloading an
 //     original, and Recreate (which re-reads the originals), need the
@@ -29,9 +41,6 @@ package kb
 //   - a knowledge base deleted on another replica: this replica's next
 //     search of it finds its schema gone, answers ErrNotFound and takes
 //     it out of service (closed with the Service).
-//
-// Only embedded vectors are supported in this mode: the refresh compares
-// against the embedded index's ids.
 
 import (
 	"context"
@@ -308,9 +317,6 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	if p.isSynced(b, cur) {
 		return nil
 	}
-	if b.mem == nil {
-		return fmt.Errorf("knowledge base %s: kb.store %s supports vector_store %s only", b.name, KBStorePostgres, StoreEmbedded)
-	}
 	// The generation first: rows read after it are at least as new, and a
 	// change after it shows as a new generation next time.
 	gen, err := pgGeneration(ctx, b.db)
@@ -338,24 +344,40 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	b.mem.mu.RLock()
+	// What this replica holds: the embedded index's chunks, or with
+	// Qdrant (whose collection the writing replica keeps current, and
+	// which every replica searches) the BM25 index's.
 	var gone []string
 	var missing []string
-	for id := range b.mem.pay {
-		if !inDB[id] {
-			gone = append(gone, id)
+	if b.mem != nil {
+		b.mem.mu.RLock()
+		for id := range b.mem.pay {
+			if !inDB[id] {
+				gone = append(gone, id)
+			}
+		}
+		for id := range inDB {
+			if _, ok := b.mem.pay[id]; !ok {
+				missing = append(missing, id)
+			}
+		}
+		b.mem.mu.RUnlock()
+	} else {
+		for id := range b.lexIDs {
+			if !inDB[id] {
+				gone = append(gone, id)
+			}
+		}
+		for id := range inDB {
+			if _, ok := b.lexIDs[id]; !ok {
+				missing = append(missing, id)
+			}
 		}
 	}
-	for id := range inDB {
-		if _, ok := b.mem.pay[id]; !ok {
-			missing = append(missing, id)
-		}
-	}
-	b.mem.mu.RUnlock()
 	for _, id := range gone {
-		b.lex.Remove(id)
+		b.lexRemove(id)
 	}
-	if len(gone) > 0 {
+	if len(gone) > 0 && b.mem != nil {
 		if err := b.mem.Delete(ctx, Filter{IDs: gone}); err != nil {
 			return err
 		}
@@ -373,10 +395,16 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	return nil
 }
 
-// addChunks loads the chunks with these ids into the indexes.
+// addChunks loads the chunks with these ids into the in-memory indexes:
+// BM25, and the embedded vector index when the KB has one (Qdrant's
+// points were written by the replica that ingested them).
 func (b *base) addChunks(ctx context.Context, ids []string) error {
 	args := make([]any, len(ids))
-	q := `SELECT id, file, seq, text, metadata, terms, vector FROM chunks WHERE id IN (`
+	vec := "vector"
+	if b.mem == nil {
+		vec = "NULL"
+	}
+	q := `SELECT id, file, seq, text, metadata, terms, ` + vec + ` FROM chunks WHERE id IN (`
 	for i, id := range ids {
 		args[i] = id
 		if i > 0 {
@@ -395,15 +423,15 @@ func (b *base) addChunks(ctx context.Context, ids []string) error {
 		if err != nil {
 			return err
 		}
-		b.lex.AddCounts(c.ID, c.Terms)
-		if len(c.Vector) > 0 {
+		b.lexAdd(c.ID, c.Terms)
+		if b.mem != nil && len(c.Vector) > 0 {
 			batch = append(batch, c.Chunk)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if len(batch) == 0 {
+	if len(batch) == 0 || b.mem == nil {
 		return nil
 	}
 	return b.mem.Upsert(ctx, batch)

@@ -120,12 +120,19 @@ func (q *QdrantIndex) Upsert(ctx context.Context, chunks []Chunk) error {
 			}
 			points[i] = &qdrant.PointStruct{Id: qdrant.NewID(c.ID), Vectors: qdrant.NewVectorsDense(c.Vector), Payload: payload}
 		}
-		if _, err := q.c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.collection, Wait: &wait, Points: points}); err != nil {
-			if notFound(err) {
-				q.mu.Lock()
-				q.created = false
-				q.mu.Unlock()
+		_, err := q.c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.collection, Wait: &wait, Points: points})
+		if notFound(err) {
+			// The collection went since it was created or seen here
+			// (dropped by another replica that deleted or emptied the
+			// knowledge base, or lost by Qdrant): create it again, once.
+			q.mu.Lock()
+			q.created = false
+			q.mu.Unlock()
+			if err = q.ensure(ctx, len(part[0].Vector)); err == nil {
+				_, err = q.c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.collection, Wait: &wait, Points: points})
 			}
+		}
+		if err != nil {
 			return fmt.Errorf("qdrant: upsert into %s: %w", q.collection, err)
 		}
 	}

@@ -599,6 +599,19 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Reranker.Enabled = true }, "kb.reranker.base_url"},
 		{func(c *Config) { c.DefaultKnowledgeBases = []string{"../x"} }, "kb.default_knowledge_bases"},
 		{func(c *Config) { c.VectorStore = StoreQdrant; c.Qdrant.Addr = "" }, "kb.qdrant.addr"},
+		{func(c *Config) { c.Store = KBStorePostgres }, "kb.dsn is empty"},
+		{func(c *Config) {
+			c.Store, c.DSN, c.VectorStore, c.Qdrant.Addr = KBStorePostgres, "postgres://db/mixchat", StoreQdrant, ""
+		}, "kb.qdrant.addr"},
+		{func(c *Config) { c.Store = "sqlite" }, `kb.store is "sqlite"`},
+	}
+	// Either store with either vector store.
+	for _, vs := range []string{StoreEmbedded, StoreQdrant} {
+		c := DefaultConfig()
+		c.Store, c.DSN, c.VectorStore = KBStorePostgres, "postgres://db/mixchat", vs
+		if err := c.Validate(); err != nil {
+			t.Errorf("kb.store postgres with kb.vector_store %s: %v", vs, err)
+		}
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()

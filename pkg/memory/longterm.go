@@ -51,11 +51,14 @@ func (m *Manager) CloseConversation(ctx context.Context, conversationID string) 
 	if userID != "" {
 		// One close of the user's conversations at a time, from reading
 		// what is consolidated to marking it so: two closes of the same
-		// conversation (an explicit one and the idle closer) must not fold
-		// the same turns twice.
-		l := m.userLock(userID)
-		l.Lock()
-		defer l.Unlock()
+		// conversation (an explicit one and the idle closer, here or on
+		// another replica sharing the store) must not fold the same turns
+		// twice.
+		unlock, err := m.lockUser(ctx, userID)
+		if err != nil {
+			return Closed{}, fmt.Errorf("close conversation %s: %w", conversationID, err)
+		}
+		defer unlock()
 	}
 	cs, err = m.load(ctx, conversationID)
 	if err != nil {
@@ -116,9 +119,37 @@ func (m *Manager) userLock(userID string) *sync.Mutex {
 	return &m.userLocks[h.Sum32()%userLockStripes]
 }
 
+// UserLocker is a StateStore shared by several processes that can
+// serialise changes to a user's memory among them (the PostgreSQL store,
+// with an advisory lock). Lock blocks until the user's lock is held or ctx
+// ends; unlock releases it.
+type UserLocker interface {
+	LockUser(ctx context.Context, userID string) (unlock func(), err error)
+}
+
+// lockUser holds userID's lock in this process and, when the state store
+// is shared (UserLocker), across the processes sharing it.
+func (m *Manager) lockUser(ctx context.Context, userID string) (func(), error) {
+	l := m.userLock(userID)
+	l.Lock()
+	ul, ok := m.state.(UserLocker)
+	if !ok {
+		return l.Unlock, nil
+	}
+	unlock, err := ul.LockUser(ctx, userID)
+	if err != nil {
+		l.Unlock()
+		return nil, fmt.Errorf("lock the memory of user %s: %w", userID, err)
+	}
+	return func() {
+		unlock()
+		l.Unlock()
+	}, nil
+}
+
 // consolidate folds the turns of v after turn `after` into the user's
 // memory and saves it, retrying when another process saved meanwhile. The
-// caller holds the user's lock.
+// caller holds the user's lock (lockUser).
 func (m *Manager) consolidate(ctx context.Context, v view, after int64) (UserMemory, error) {
 	// The material: the digest's summary when it covers new turns, and the
 	// new turns it does not cover.
@@ -276,9 +307,11 @@ func (m *Manager) SetUserMemory(ctx context.Context, userID, summary string, fac
 	if userID == "" {
 		return UserMemory{}, ErrNoUser
 	}
-	l := m.userLock(userID)
-	l.Lock()
-	defer l.Unlock()
+	unlock, err := m.lockUser(ctx, userID)
+	if err != nil {
+		return UserMemory{}, err
+	}
+	defer unlock()
 	clean := []string{}
 	for _, f := range facts {
 		if f = strings.TrimSpace(f); f != "" {
@@ -304,9 +337,11 @@ func (m *Manager) DeleteUserMemory(ctx context.Context, userID string) error {
 	if userID == "" {
 		return ErrNoUser
 	}
-	l := m.userLock(userID)
-	l.Lock()
-	defer l.Unlock()
+	unlock, err := m.lockUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return m.state.DeleteUserMemory(ctx, userID)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,6 +98,37 @@ func (p *Postgres) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+var _ UserLocker = (*Postgres)(nil)
+
+// LockUser implements UserLocker with a session advisory lock on a
+// connection of its own, outside the pool: a consolidation holds it while
+// the model summarises, and must not take a pooled connection from the
+// requests meanwhile. Closing the connection releases the lock, also when
+// the process dies.
+func (p *Postgres) LockUser(ctx context.Context, userID string) (func(), error) {
+	conn, err := pgx.ConnectConfig(ctx, p.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, userLockKey(userID)); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn.Close(ctx)
+	}, nil
+}
+
+// userLockKey is the advisory lock key of a user's memory.
+func userLockKey(userID string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("mixchat-user-memory\x00"))
+	h.Write([]byte(userID))
+	return int64(h.Sum64())
 }
 
 // Close closes the connection pool.

@@ -172,3 +172,54 @@ func BenchmarkPostgres(b *testing.B) {
 		return openPostgres(t, newPostgresSchema(t))
 	})
 }
+
+// TestPostgresConcurrentCloseAcrossManagers: two Managers on one database
+// (two replicas, each with its own idle closer) closing the same
+// conversation at once fold its turns into the user's memory once.
+func TestPostgresConcurrentCloseAcrossManagers(t *testing.T) {
+	dsn := newPostgresSchema(t)
+	ctx := context.Background()
+	sa, sb := openPostgres(t, dsn), openPostgres(t, dsn)
+	ma := newManager(t, sa, nil, memory.Options{})
+	mb := newManager(t, sb, nil, memory.Options{})
+	for round, conv := range []string{"e1", "e2", "e3"} {
+		createConv(t, sa, conv, "erin")
+		add(t, sa, ma, conv, "My name is Erin and I live in Lyon.", "Hello, Erin.", "I study the Zhouyi.", "Good.")
+		flush(t, ma)
+		results := make([]memory.Closed, 6)
+		errs := make([]error, len(results))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range results {
+			m := ma
+			if i%2 == 1 {
+				m = mb
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				results[i], errs[i] = m.CloseConversation(ctx, conv)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		consolidated := 0
+		for i, r := range results {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if r.Consolidated {
+				consolidated++
+			}
+		}
+		mem, err := mb.UserMemory(ctx, "erin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if consolidated != 1 || mem.Version != int64(round+1) {
+			t.Errorf("%s: %d of %d concurrent closes on two managers consolidated, memory version %d; want 1 and %d",
+				conv, consolidated, len(results), mem.Version, round+1)
+		}
+	}
+}
