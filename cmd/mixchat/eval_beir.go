@@ -39,6 +39,9 @@ type evalOptions struct {
 	dim    int
 	limit  int
 	json   bool
+	// threshold, when not negative, runs the threshold calibration
+	// (eval_threshold.go) at this Chatchat score_threshold instead.
+	threshold float64
 }
 
 func (o *evalOptions) register(fs *flag.FlagSet) {
@@ -50,6 +53,7 @@ func (o *evalOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.dim, "dim", retrieve.DefaultEmbedDim, "hash embedder dimension")
 	fs.IntVar(&o.limit, "limit", 0, "evaluate only the first N queries (0 = all)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
+	fs.Float64Var(&o.threshold, "threshold", -1, "calibrate the relevance threshold instead: ask the questions of an offline knowledge base (half of them with their documents left out) and report what this Chatchat score_threshold (distance, 1 = the default) lets through; the retrieval flags above do not apply")
 }
 
 func (o *evalOptions) check() error {
@@ -63,6 +67,9 @@ func (o *evalOptions) check() error {
 	}
 	if o.dim <= 0 {
 		return fmt.Errorf("--dim %d: must be positive", o.dim)
+	}
+	if o.threshold > 2 || math.IsNaN(o.threshold) {
+		return fmt.Errorf("--threshold %g: use a distance in [0,2]", o.threshold)
 	}
 	return nil
 }
@@ -209,6 +216,10 @@ func runEvalBEIR(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if opt.limit > 0 && opt.limit < len(qids) {
 		qids = qids[:opt.limit]
+	}
+	if opt.threshold >= 0 {
+		kept, qs := beirCalibration(docs, queries, qrels, qids)
+		return runCalibration(ctx, filepath.Base(filepath.Clean(*data)), kept, qs, opt.threshold, opt.json, stdout)
 	}
 	var ndcg, recall float64
 	start = time.Now()
@@ -486,6 +497,14 @@ func runEvalCMRC(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if opt.limit > 0 && opt.limit < len(qs) {
 		qs = qs[:opt.limit]
+	}
+	if opt.threshold >= 0 {
+		texts, paraOf := make([]string, len(qs)), make([]string, len(qs))
+		for i, q := range qs {
+			texts[i], paraOf[i] = q.text, q.para
+		}
+		kept, cqs := cmrcCalibration(docs, paraOf, texts)
+		return runCalibration(ctx, "CMRC 2018", kept, cqs, opt.threshold, opt.json, stdout)
 	}
 	start := time.Now()
 	ix, err := buildEvalIndex(ctx, docs, opt)

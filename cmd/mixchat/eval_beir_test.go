@@ -94,6 +94,38 @@ func TestEvalCMRCSmoke(t *testing.T) {
 	}
 }
 
+// TestEvalCMRCThreshold runs the threshold calibration through a real
+// offline knowledge base: at the default score_threshold most questions
+// find their paragraph and few of those whose paragraph was left out find
+// anything (full run: 0.84 and 0.07).
+func TestEvalCMRCThreshold(t *testing.T) {
+	data := evalData(t, "cmrc2018/cmrc2018_dev.json")
+	var out bytes.Buffer
+	if err := runEvalCMRC(context.Background(), []string{"--data", data, "--limit", "400", "--threshold", "1", "--json"}, &out, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	var res calibResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Positives+res.Negatives != 400 || res.Positives == 0 || res.Negatives == 0 || res.Documents != 424 {
+		t.Fatalf("split: %s", out.String())
+	}
+	th := res.Threshold
+	if th.Distance != 1 || th.MinRelevance != 0.5 {
+		t.Errorf("threshold row %+v, want score_threshold 1 = relevance 0.5", th)
+	}
+	if th.PassAt3 < 0.7 || th.PassAt5 < th.PassAt3 || th.NegativeFinds > 0.15 {
+		t.Errorf("at the default threshold: %+v", th)
+	}
+	for i := 1; i < len(res.Sweep); i++ { // a higher threshold lets less through
+		a, b := res.Sweep[i-1], res.Sweep[i]
+		if b.PassAt5 > a.PassAt5 || b.NegativeFinds > a.NegativeFinds {
+			t.Errorf("sweep not monotone: %+v then %+v", a, b)
+		}
+	}
+}
+
 func TestEvalFlags(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -107,6 +139,7 @@ func TestEvalFlags(t *testing.T) {
 		{"beir empty folder", beirRunner, []string{"--data", dir}, "corpus.jsonl"},
 		{"beir bad mode", beirRunner, []string{"--data", dir, "--mode", "magic"}, "unknown --mode"},
 		{"beir bad weight", beirRunner, []string{"--data", dir, "--weight", "2"}, "--weight"},
+		{"beir bad threshold", beirRunner, []string{"--data", dir, "--threshold", "3"}, "--threshold"},
 		{"cmrc no data", cmrcRunner, nil, "--data is required"},
 		{"cmrc missing file", cmrcRunner, []string{"--data", filepath.Join(dir, "x.json")}, "no such file"},
 		{"cmrc not squad", cmrcRunner, []string{"--data", writeFile(t, dir, "bad.json", "[1,2]")}, "not SQuAD"},
