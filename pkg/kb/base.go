@@ -91,23 +91,6 @@ func leadsSection(title, body string) bool {
 	return false
 }
 
-// queryTitleBoost weighs title matches against body matches (BM25F-style
-// field weighting through the query term frequency).
-const queryTitleBoost = 2
-
-// queryTerms are the BM25 terms of a query: its body terms, and the whole
-// query with the title terms added (boosted).
-func queryTerms(q string) (body, all []string) {
-	q = stripQuestion(q)
-	body = lexTerms(q)
-	all = append([]string(nil), body...)
-	tt := titleTerms(q)
-	for range queryTitleBoost {
-		all = append(all, tt...)
-	}
-	return body, all
-}
-
 // embedText is what the embedder sees of a chunk or query: the folded text
 // (a no-op for simplified Chinese and other languages).
 func embedText(s string) string { return text.Fold(s) }
@@ -147,6 +130,14 @@ type base struct {
 	vec    store
 	mem    *MemIndex // vec when embedded, for snapshots
 	gen    uint64    // generation of the data in memory
+	// epoch is the meta value "epoch", changed when the KB is emptied to
+	// be rebuilt (clear): a replica that sees another epoch rebuilds its
+	// indexes from the rows rather than comparing chunk ids.
+	epoch string
+
+	// dbOriginals: the originals live in the database (the originals
+	// table of the PostgreSQL store), not in dir/content.
+	dbOriginals bool
 }
 
 // lexAdd adds a chunk's term counts to the BM25 index.
@@ -248,6 +239,9 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 	}
 	b.gen = gen
 	b.info = info
+	if b.epoch, err = getMeta(ctx, b.db, "epoch"); err != nil {
+		return err
+	}
 
 	lexOK := false
 	if lx, ok := readSnapshot(filepath.Join(b.dir, lexSnapshot), gen, func(r io.Reader) (any, error) { return retrieve.ReadBM25(r) }); ok {

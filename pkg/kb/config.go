@@ -22,7 +22,8 @@ const (
 // DefaultConfig.
 type Config struct {
 	// Dir holds one folder per knowledge base (DIR/NAME/kb.db and the
-	// uploaded originals in DIR/NAME/content/).
+	// uploaded originals in DIR/NAME/content/); with Store "postgres" the
+	// originals are in PostgreSQL and Dir keeps only index snapshots.
 	Dir string `yaml:"dir"`
 	// Store is where the knowledge bases' documents, chunks and settings
 	// live: "files" ("" too), a SQLite file per KB under Dir, or

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -22,7 +23,10 @@ import (
 )
 
 // chunkNamespace seeds the chunk ids (UUIDv5, which Qdrant accepts as point
-// ids): the same KB, file, content and position give the same id.
+// ids): the same KB, file, content, position and chunk (text and metadata)
+// give the same id. The chunk's own text is part of it so that re-splitting
+// a document (another chunk size) makes new ids: replicas that compare ids
+// with the rows (refresh) then see the change.
 var chunkNamespace = uuid.MustParse("6f1c2a52-8d0e-4c57-9a51-2f4f0b7f3d10")
 
 // Progress reports ingestion as it goes: one event when a file starts, one
@@ -51,7 +55,7 @@ type ingestJob struct {
 	name   string
 	data   []byte     // the original; nil for custom docs without a file
 	docs   []Document // custom docs; nil to load data
-	save   bool       // write data to the content folder
+	save   bool       // store data as the original (content folder or database)
 	force  bool       // re-index even when unchanged
 	split  Splitter
 	params fileParams
@@ -97,8 +101,17 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			old.ZhTitleEnhance == job.params.zhTitle && old.CustomDocs == (job.docs != nil) {
 			// Indexed already. The original is renamed into place after the
 			// commit, so a crash in between leaves a stale or missing one:
-			// put the uploaded bytes there.
-			if job.save {
+			// put the uploaded bytes there. (In the database it is written
+			// with the rows, but a KB indexed before that may lack it.)
+			if job.save && b.dbOriginals {
+				if h, ok, err := originalHash(ctx, b.db, job.name); err != nil {
+					return ingestResult{}, err
+				} else if !ok || h != contentHash(job.data, nil) {
+					if err := putOriginal(ctx, b.db, job.name, job.data); err != nil {
+						return ingestResult{}, err
+					}
+				}
+			} else if job.save {
 				if cur, err := os.ReadFile(b.contentPath(job.name)); err != nil || !bytes.Equal(cur, job.data) {
 					if err := b.saveOriginal(job.name, job.data); err != nil {
 						return ingestResult{}, err
@@ -131,7 +144,8 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	chunks := make([]storedChunk, len(pieces))
 	inputs := make([]string, len(pieces))
 	for i, p := range pieces {
-		id := uuid.NewSHA1(chunkNamespace, []byte(b.name+"\x00"+job.name+"\x00"+hash+"\x00"+strconv.Itoa(i))).String()
+		meta, _ := json.Marshal(p.Metadata) // sorted keys: the same metadata, the same bytes
+		id := uuid.NewSHA1(chunkNamespace, []byte(b.name+"\x00"+job.name+"\x00"+hash+"\x00"+strconv.Itoa(i)+"\x00"+p.Text+"\x00"+string(meta))).String()
 		chunks[i] = storedChunk{
 			Chunk: Chunk{ID: id, File: job.name, Seq: i, Text: p.Text, Metadata: p.Metadata},
 		}
@@ -159,9 +173,10 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	}
 
 	// The original goes to a temporary file first and is renamed into place
-	// after the commit.
+	// after the commit; in the database it is written in the commit's
+	// transaction.
 	var tmpPath string
-	if job.save {
+	if job.save && !b.dbOriginals {
 		dst := b.contentPath(job.name)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
@@ -201,7 +216,14 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 		CustomDocs: job.docs != nil, ChunkSize: job.params.chunkSize, ChunkOverlap: job.params.chunkOverlap,
 		ZhTitleEnhance: job.params.zhTitle,
 	}
-	old, gen, err := b.commitFile(ctx, f, chunks)
+	var orig []byte
+	if job.save && b.dbOriginals {
+		orig = job.data
+		if orig == nil {
+			orig = []byte{}
+		}
+	}
+	old, gen, err := b.commitFile(ctx, f, chunks, orig)
 	if err != nil {
 		if b.mem == nil {
 			// Best effort: the points are unreferenced either way.
@@ -284,13 +306,19 @@ func (b *base) checkDim(chunks []storedChunk) error {
 }
 
 // commitFile replaces the file's rows in one transaction and returns the
-// ids it removed and the new generation.
-func (b *base) commitFile(ctx context.Context, f FileInfo, chunks []storedChunk) ([]string, uint64, error) {
+// ids it removed and the new generation. orig, when not nil, is stored as
+// the file's original in the same transaction (the originals table).
+func (b *base) commitFile(ctx context.Context, f FileInfo, chunks []storedChunk, orig []byte) ([]string, uint64, error) {
 	tx, err := b.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
+	if orig != nil {
+		if err := putOriginal(ctx, tx, f.Name, orig); err != nil {
+			return nil, 0, err
+		}
+	}
 	old, err := replaceFile(ctx, tx, f, chunks)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store %s: %w", f.Name, err)
@@ -349,7 +377,8 @@ func (b *base) applyFile(old []string, chunks []storedChunk, gen uint64) {
 }
 
 // deleteFile removes a document's rows (one transaction), then its chunks
-// from the indexes, and its original when deleteContent is set.
+// from the indexes, and its original when deleteContent is set (in the
+// same transaction when the originals live in the database).
 func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) error {
 	tx, err := b.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -359,6 +388,11 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 	ids, err := deleteFileRows(ctx, tx, name)
 	if err != nil {
 		return err
+	}
+	if deleteContent && b.dbOriginals {
+		if _, err := deleteOriginal(ctx, tx, name); err != nil {
+			return err
+		}
 	}
 	gen, err := bumpGeneration(ctx, tx)
 	if err != nil {
@@ -375,6 +409,8 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 	}
 	b.gen = gen
 	if deleteContent {
+		// With the originals in the database, a copy an older version
+		// left in this replica's folder goes too.
 		if err := os.Remove(b.contentPath(name)); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("delete original of %s: %w", name, err)
 		}
@@ -382,9 +418,10 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 	return nil
 }
 
-// clear removes every file and chunk (one transaction) and empties the
-// indexes; the originals stay.
-func (b *base) clear(ctx context.Context) error {
+// clear removes every file and chunk and writes settings (meta keys) in
+// one transaction that also starts a new epoch, then empties the indexes;
+// the originals stay.
+func (b *base) clear(ctx context.Context, settings map[string]string) error {
 	tx, err := b.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -401,6 +438,15 @@ func (b *base) clear(ctx context.Context) error {
 		return err
 	}
 	if err := setMeta(ctx, tx, "dim", "0"); err != nil {
+		return err
+	}
+	for k, v := range settings {
+		if err := setMeta(ctx, tx, k, v); err != nil {
+			return err
+		}
+	}
+	epoch := uuid.NewString()
+	if err := setMeta(ctx, tx, "epoch", epoch); err != nil {
 		return err
 	}
 	gen, err := bumpGeneration(ctx, tx)
@@ -420,7 +466,46 @@ func (b *base) clear(ctx context.Context) error {
 	b.info.Dim = 0
 	b.mu.Unlock()
 	b.gen = gen
+	b.epoch = epoch
 	return nil
+}
+
+// readOriginal returns a document's original and its modification time;
+// ErrNotFound when it has none. With the originals in the database, a copy
+// that an older version left in this replica's content folder stands in
+// for a missing row when it is the version the KB indexed (legacy is
+// then true: the caller stores it); any other copy there is ignored.
+func (b *base) readOriginal(ctx context.Context, name string) (data []byte, mtime time.Time, legacy bool, err error) {
+	if b.dbOriginals {
+		data, mtime, ok, err := getOriginal(ctx, b.db, name)
+		if err != nil || ok {
+			return data, mtime, false, err
+		}
+	}
+	p := b.contentPath(name)
+	st, err := os.Stat(p)
+	if err == nil && st.Mode().IsRegular() {
+		data, err = os.ReadFile(p)
+	} else if err == nil {
+		err = fs.ErrNotExist
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("original of %s: %w", name, ErrNotFound)
+		}
+		return nil, time.Time{}, false, err
+	}
+	if b.dbOriginals {
+		f, ferr := getFile(ctx, b.db, name)
+		if ferr != nil && !errors.Is(ferr, ErrNotFound) {
+			return nil, time.Time{}, false, ferr
+		}
+		if ferr != nil || f.CustomDocs || f.Hash != contentHash(data, nil) {
+			return nil, time.Time{}, false, fmt.Errorf("original of %s: %w", name, ErrNotFound)
+		}
+		return data, st.ModTime(), true, nil
+	}
+	return data, st.ModTime(), false, nil
 }
 
 // fileNames lists the KB's documents.

@@ -13,8 +13,9 @@
 // read from snapshots written next to kb.db (or rebuilt from the rows when
 // the snapshots are stale) and then updated after every commit; with Qdrant
 // the vectors live in a collection per KB and BM25 stays local. With
-// Config.Store "postgres" the same tables live in PostgreSQL instead, one
-// schema per KB, shared by every replica (see pgstore.go).
+// Config.Store "postgres" the same tables, and the originals, live in
+// PostgreSQL instead, one schema per KB, shared by every replica (see
+// pgstore.go).
 //
 // Retrieval is hybrid. BM25 runs over pkg/text's terms of the text with
 // traditional Chinese folded to simplified (text.Fold, so 貞 matches 贞), plus
@@ -37,9 +38,11 @@
 package kb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,6 +126,11 @@ func New(cfg Config, embedder llm.Embedder, models Models, opts ...Option) (*Ser
 	}
 	if cfg.Store == KBStorePostgres {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if cfg.MaxUploadBytes > pgMaxOriginal {
+			cancel()
+			return nil, fmt.Errorf("kb.max_upload_bytes is %d: with kb.store %s the originals are kept in PostgreSQL, which stores at most %d bytes in one: use a smaller limit",
+				cfg.MaxUploadBytes, KBStorePostgres, pgMaxOriginal)
+		}
 		pg, err := openPGStore(ctx, cfg.DSN)
 		cancel()
 		if err != nil {
@@ -534,9 +542,57 @@ func (s *Service) File(ctx context.Context, name, file string) (FileInfo, error)
 	return getFile(ctx, b.db, file)
 }
 
+// Original is a document's original as uploaded, open for reading: close
+// it when done.
+type Original struct {
+	Name    string // the document's name in the knowledge base
+	Size    int64
+	ModTime time.Time
+	io.ReadSeekCloser
+}
+
+// Original opens a document's original, for download: from the KB's
+// content folder, or with the PostgreSQL store from the database (so any
+// replica serves it). ErrNotFound when the KB, the document or its
+// original (custom docs have none) does not exist.
+func (s *Service) Original(ctx context.Context, name, file string) (*Original, error) {
+	if err := ValidFileName(file); err != nil {
+		return nil, err
+	}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if !b.dbOriginals {
+		f, err := os.Open(b.contentPath(file))
+		if err == nil {
+			st, serr := f.Stat()
+			if serr == nil && st.Mode().IsRegular() {
+				return &Original{Name: file, Size: st.Size(), ModTime: st.ModTime(), ReadSeekCloser: f}, nil
+			}
+			f.Close()
+		}
+		return nil, fmt.Errorf("file %q of %s: %w", file, name, ErrNotFound)
+	}
+	data, mtime, _, err := b.readOriginal(ctx, file)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("file %q of %s: %w", file, name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Original{Name: file, Size: int64(len(data)), ModTime: mtime, ReadSeekCloser: nopCloser{bytes.NewReader(data)}}, nil
+}
+
+type nopCloser struct{ io.ReadSeeker }
+
+func (nopCloser) Close() error { return nil }
+
 // OriginalPath returns the path of a document's original as uploaded, for
-// download. ErrNotFound when the KB, the document or its original (custom
-// docs have none) does not exist.
+// download, with the files store. ErrNotFound when the KB, the document or
+// its original (custom docs have none) does not exist, and always with the
+// PostgreSQL store, whose originals are in the database: use Original.
 func (s *Service) OriginalPath(ctx context.Context, name, file string) (string, error) {
 	if err := ValidFileName(file); err != nil {
 		return "", err
@@ -546,6 +602,9 @@ func (s *Service) OriginalPath(ctx context.Context, name, file string) (string, 
 		return "", err
 	}
 	defer release()
+	if b.dbOriginals {
+		return "", fmt.Errorf("file %q of %s: %w: the originals are in PostgreSQL", file, name, ErrNotFound)
+	}
 	p := b.contentPath(file)
 	st, err := os.Stat(p)
 	if err != nil || !st.Mode().IsRegular() {

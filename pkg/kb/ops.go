@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -121,6 +122,10 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 			continue
 		}
 		seen[f.Name] = true
+		if err := s.checkOriginalSize(f.Name, len(f.Data)); err != nil {
+			res.Failed[f.Name] = err
+			continue
+		}
 		job := ingestJob{name: f.Name, data: f.Data, save: true, force: opts.Force, split: sp, params: params}
 		if docs, ok := opts.Docs[f.Name]; ok {
 			job.docs = docs
@@ -154,7 +159,13 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 			if job.data == nil {
 				continue // custom docs need indexing to be kept at all
 			}
-			if err := b.saveOriginal(job.name, job.data); err != nil {
+			var err error
+			if b.dbOriginals {
+				err = putOriginal(ctx, b.db, job.name, job.data)
+			} else {
+				err = b.saveOriginal(job.name, job.data)
+			}
+			if err != nil {
 				res.Failed[job.name] = err
 				continue
 			}
@@ -170,7 +181,11 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 // name: its stored original has the same bytes or, without an original,
 // the indexed document was made from the same content.
 func (s *Service) sameUpload(ctx context.Context, b *base, name string, data []byte) bool {
-	if old, err := os.ReadFile(b.contentPath(name)); err == nil {
+	if b.dbOriginals {
+		if h, ok, err := originalHash(ctx, b.db, name); err == nil && ok {
+			return h == contentHash(data, nil)
+		}
+	} else if old, err := os.ReadFile(b.contentPath(name)); err == nil {
 		return bytes.Equal(old, data)
 	}
 	f, err := getFile(ctx, b.db, name)
@@ -247,15 +262,17 @@ func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, 
 		if old, err := getFile(ctx, b.db, f); err == nil && old.CustomDocs && !opts.OverrideCustomDocs {
 			continue
 		}
-		data, err := os.ReadFile(b.contentPath(f))
+		data, _, legacy, err := b.readOriginal(ctx, f)
 		if err != nil {
-			if os.IsNotExist(err) {
+			if errors.Is(err, ErrNotFound) {
 				err = fmt.Errorf("file %s: %w", f, ErrNotFound)
 			}
 			res.Failed[f] = err
 			continue
 		}
-		jobs = append(jobs, ingestJob{name: f, data: data, force: opts.Force, split: sp, params: params})
+		// An original found only in this replica's folder is stored with
+		// the rows (legacy: see readOriginal).
+		jobs = append(jobs, ingestJob{name: f, data: data, save: legacy, force: opts.Force, split: sp, params: params})
 	}
 	for f, docs := range opts.Docs {
 		if !seen[f] {
@@ -303,7 +320,14 @@ func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, 
 		err := b.deleteFile(ctx, f, deleteContent)
 		if errors.Is(err, ErrNotFound) && deleteContent {
 			// Only an original, never indexed: remove it all the same.
-			if rerr := os.Remove(b.contentPath(f)); rerr == nil {
+			if b.dbOriginals {
+				if ok, derr := deleteOriginal(ctx, b.db, f); derr != nil {
+					err = derr
+				} else if ok {
+					err = nil
+				}
+			}
+			if rerr := os.Remove(b.contentPath(f)); rerr == nil && !b.dbOriginals {
 				err = nil
 			}
 		}
@@ -325,16 +349,14 @@ type RecreateOptions struct {
 	EmbedModel  string // must be "" or the configured model
 }
 
-// Recreate rebuilds a knowledge base from the originals in its content
-// folder: each is re-indexed in its own transaction (so an interrupted
-// rebuild leaves a consistent KB), then documents without an original are
-// dropped. When the KB was built with another embedding model or vector
-// store it is emptied first and rebuilt with the current ones. progress
-// hears about each file.
+// Recreate rebuilds a knowledge base from its originals (the content
+// folder, or with the PostgreSQL store the originals table): each is
+// re-split, re-embedded and re-indexed in its own transaction (so an
+// interrupted rebuild leaves a consistent KB, and other replicas follow
+// each commit), then documents without an original are dropped. When the
+// KB was built with another embedding model or vector store it is emptied
+// first and rebuilt with the current ones. progress hears about each file.
 func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOptions, progress func(Progress)) (AddResult, error) {
-	if s.pg != nil {
-		return AddResult{}, fmt.Errorf("%w: rebuilding from the originals is not available with kb.store %s: each replica keeps only the originals uploaded to it", ErrBadRequest, KBStorePostgres)
-	}
 	res := AddResult{Failed: map[string]error{}}
 	if err := ValidName(name); err != nil {
 		return res, err
@@ -358,7 +380,7 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 		return res, err
 	}
 	if !found {
-		if _, err := os.Stat(s.kbDir(name)); err != nil && !opts.AllowEmpty {
+		if _, err := os.Stat(s.kbDir(name)); (err != nil || s.pg != nil) && !opts.AllowEmpty {
 			return res, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
 		if vs == "" {
@@ -390,13 +412,13 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 	}
 	defer release()
 
-	files, err := contentFiles(b.dir)
-	if err != nil {
-		return res, fmt.Errorf("list originals of %s: %w", name, err)
-	}
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	defer b.saveSnapshots()
+	files, err := b.originals(ctx)
+	if err != nil {
+		return res, fmt.Errorf("list originals of %s: %w", name, err)
+	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -404,13 +426,13 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 		if ValidFileName(f) != nil {
 			continue
 		}
-		data, err := os.ReadFile(b.contentPath(f))
+		data, _, legacy, err := b.readOriginal(ctx, f)
 		if err != nil {
 			res.Failed[f] = err
 			report(progress, Progress{File: f, Index: i + 1, Total: len(files), Stage: StageFailed, Err: err})
 			continue
 		}
-		s.run(ctx, b, ingestJob{name: f, data: data, force: true, split: sp, params: params}, i+1, len(files), &res, progress)
+		s.run(ctx, b, ingestJob{name: f, data: data, save: legacy, force: true, split: sp, params: params}, i+1, len(files), &res, progress)
 	}
 	// Documents with no original left (custom docs included) go, as a
 	// rebuild from the folder would not have them.
@@ -438,14 +460,12 @@ func (s *Service) reset(ctx context.Context, name, vs, model string) error {
 	if err != nil {
 		return err
 	}
+	settings := map[string]string{"embed_model": model}
+	if vs != "" {
+		settings["vector_store"] = vs
+	}
 	b.wmu.Lock()
-	err = b.clear(ctx)
-	if err == nil && vs != "" {
-		err = setMeta(ctx, b.db, "vector_store", vs)
-	}
-	if err == nil {
-		err = setMeta(ctx, b.db, "embed_model", model)
-	}
+	err = b.clear(ctx, settings) // one transaction: other replicas see the new settings with the new epoch
 	b.wmu.Unlock()
 	release()
 	if err != nil {
@@ -456,4 +476,44 @@ func (s *Service) reset(ctx context.Context, name, vs, model string) error {
 	delete(s.open, name)
 	s.mu.Unlock()
 	return b.close()
+}
+
+// originals lists the documents Recreate rebuilds from: the files in the
+// content folder or, with the originals in the database, the stored ones
+// and those an older version left in this replica's folder that
+// readOriginal accepts. Sorted.
+func (b *base) originals(ctx context.Context) ([]string, error) {
+	local, err := contentFiles(b.dir)
+	if err != nil || !b.dbOriginals {
+		return local, err
+	}
+	names, err := originalNames(ctx, b.db)
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		have[n] = true
+	}
+	for _, n := range local {
+		if have[n] || ValidFileName(n) != nil {
+			continue
+		}
+		if _, _, legacy, err := b.readOriginal(ctx, n); err == nil && legacy {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// checkOriginalSize refuses an original the store cannot keep: with the
+// PostgreSQL store, one larger than kb.max_upload_bytes (an upload over
+// HTTP cannot be larger; the CLI is held to the same limit).
+func (s *Service) checkOriginalSize(name string, n int) error {
+	if s.pg != nil && int64(n) > s.cfg.MaxUploadBytes {
+		return fmt.Errorf("%w: file %s is %d bytes, more than kb.max_upload_bytes (%d) allows with kb.store %s",
+			ErrBadRequest, name, n, s.cfg.MaxUploadBytes, KBStorePostgres)
+	}
+	return nil
 }

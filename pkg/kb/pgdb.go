@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -64,9 +65,23 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file, seq);
 CREATE TABLE IF NOT EXISTS originals (
-	name TEXT PRIMARY KEY,
-	data BYTEA NOT NULL
+	name  TEXT PRIMARY KEY,
+	data  BYTEA NOT NULL,
+	hash  TEXT NOT NULL DEFAULT '',
+	size  BIGINT NOT NULL DEFAULT 0,
+	mtime BIGINT NOT NULL DEFAULT 0
 );
+DO $$
+BEGIN
+	-- Schemas made before the originals were stored here have the table
+	-- without its description columns (and no rows).
+	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+			WHERE table_schema = current_schema() AND table_name = 'originals' AND column_name = 'hash') THEN
+		ALTER TABLE originals ADD COLUMN hash TEXT NOT NULL DEFAULT '',
+			ADD COLUMN size BIGINT NOT NULL DEFAULT 0, ADD COLUMN mtime BIGINT NOT NULL DEFAULT 0;
+	END IF;
+END
+$$;
 `
 
 // pgSchemaName is the PostgreSQL schema of the knowledge base name: a
@@ -229,4 +244,78 @@ func rebind(query string) string {
 		b.WriteByte(ch)
 	}
 	return b.String()
+}
+
+// pgMaxOriginal is the largest original the PostgreSQL store keeps: a
+// bytea value holds at most 1 GB (kb.max_upload_bytes must stay below it).
+const pgMaxOriginal = 1<<30 - 1<<20
+
+// putOriginal stores a document's original (replacing the one it had),
+// inside the caller's transaction when q is one.
+func putOriginal(ctx context.Context, q querier, name string, data []byte) error {
+	if data == nil {
+		data = []byte{} // NOT NULL: an empty file is an empty value
+	}
+	_, err := q.ExecContext(ctx, `INSERT INTO originals(name, data, hash, size, mtime) VALUES(?, ?, ?, ?, ?)
+		ON CONFLICT(name) DO UPDATE SET data = excluded.data, hash = excluded.hash, size = excluded.size, mtime = excluded.mtime`,
+		name, data, contentHash(data, nil), int64(len(data)), time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("store original of %s: %w", name, err)
+	}
+	return nil
+}
+
+// getOriginal reads a document's original; ok is false when there is none.
+func getOriginal(ctx context.Context, q querier, name string) (data []byte, mtime time.Time, ok bool, err error) {
+	var ms int64
+	err = q.QueryRowContext(ctx, `SELECT data, mtime FROM originals WHERE name = ?`, name).Scan(&data, &ms)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, time.Time{}, false, nil
+	case err != nil:
+		return nil, time.Time{}, false, fmt.Errorf("read original of %s: %w", name, err)
+	}
+	return data, time.UnixMilli(ms), true, nil
+}
+
+// originalHash is the content hash of a document's original; ok is false
+// when there is none.
+func originalHash(ctx context.Context, q querier, name string) (hash string, ok bool, err error) {
+	err = q.QueryRowContext(ctx, `SELECT hash FROM originals WHERE name = ?`, name).Scan(&hash)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("read original of %s: %w", name, err)
+	}
+	return hash, true, nil
+}
+
+// deleteOriginal removes a document's original and reports whether there
+// was one.
+func deleteOriginal(ctx context.Context, q querier, name string) (bool, error) {
+	res, err := q.ExecContext(ctx, `DELETE FROM originals WHERE name = ?`, name)
+	if err != nil {
+		return false, fmt.Errorf("delete original of %s: %w", name, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// originalNames lists the stored originals, sorted.
+func originalNames(ctx context.Context, q querier) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM originals ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list originals: %w", err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
 }

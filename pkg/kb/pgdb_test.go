@@ -236,7 +236,7 @@ func TestPostgresDBLoadsOnAnotherReplica(t *testing.T) {
 	if a.lex.Len() != b.lex.Len() || b.lex.Len() != res.chunks {
 		t.Errorf("BM25 holds %d chunks on the writer, %d on the reader, want %d", a.lex.Len(), b.lex.Len(), res.chunks)
 	}
-	_, q := queryTerms("坤卦")
+	q := bm25Query("坤卦")
 	ha, hb := a.lex.Search(q, 3, nil), b.lex.Search(q, 3, nil)
 	if len(hb) == 0 || !slices.Equal(hitIDs(ha), hitIDs(hb)) {
 		t.Errorf("BM25 hits differ: writer %v, reader %v", ha, hb)

@@ -29,15 +29,24 @@ package kb
 //     generation (one indexed row); when it differs from what this replica
 //     last synchronised, the chunk ids in the database are compared with
 //     those in memory and the difference is applied. Chunk ids name their
-//     content (file, hash, position), so adding what is missing and removing
-//     what is gone makes the indexes equal to the rows whatever happened in
-//     between, including this replica's own writes (with Qdrant only
-//     BM25 is synchronised: the ids it holds are kept in base.lexIDs);
-//   - uploaded originals: in the folder of the replica that received the
-//     upload (Config.Dir/NAME/content), as with SQLite. Downloading an
-//     original, and Recreate (which re-reads the originals), need the
-//     replica that has it; Recreate refuses to run in this mode rather than
-//     rebuild from a folder that may be empty;
+//     content (file, hash, position, chunk text and metadata), so adding
+//     what is missing and removing what is gone makes the indexes equal to
+//     the rows whatever happened in between, including this replica's own
+//     writes (with Qdrant only BM25 is synchronised: the ids it holds are
+//     kept in base.lexIDs);
+//   - uploaded originals: in the knowledge base's originals table, written
+//     in the transaction of the file's chunks (an upload is all-or-nothing,
+//     a re-upload replaces it, deleting the file with its content removes
+//     it, dropping the schema removes them all), and read from there by
+//     every replica for downloads, UpdateFiles and Recreate. One original
+//     is at most kb.max_upload_bytes (below PostgreSQL's 1 GB per value).
+//     Recreate empties the KB, when it must, in one transaction that also
+//     starts a new epoch (meta "epoch"): a replica that sees another epoch
+//     reloads every chunk rather than comparing ids, and one whose vector
+//     store no longer fits (another store or dimension) takes the KB out of
+//     service to reopen it. Copies that an older version left in
+//     Config.Dir/NAME/content are used on that replica only when they are
+//     the indexed version (readOriginal), and stored here when re-indexed;
 //   - a knowledge base deleted on another replica: this replica's next
 //     search of it finds its schema gone, answers ErrNotFound and takes
 //     it out of service (closed with the Service).
@@ -240,7 +249,12 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 			return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 		}
 	}
-	return openBaseDB(ctx, name, s.kbDir(name), db, s.newStore)
+	b, err := openBaseDB(ctx, name, s.kbDir(name), db, s.newStore)
+	if err != nil {
+		return nil, err
+	}
+	b.dbOriginals = true
+	return b, nil
 }
 
 // createPG registers and opens a new knowledge base in PostgreSQL; s.mu
@@ -276,6 +290,7 @@ func (s *Service) createPG(ctx context.Context, name, vs, model, info string) (*
 		_ = s.pg.drop(context.WithoutCancel(ctx), name)
 		return nil, err
 	}
+	b.dbOriginals = true
 	s.pg.setSynced(b, b.gen)
 	s.open[name] = b
 	return b, nil
@@ -293,16 +308,7 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == pgUndefinedTable {
 		// Deleted by another replica: take it out of service here too.
-		s.mu.Lock()
-		if s.open[b.name] == b {
-			delete(s.open, b.name)
-			// Closed with the Service: closing waits for the running
-			// operations, this one included.
-			p.mu.Lock()
-			p.retired = append(p.retired, b)
-			p.mu.Unlock()
-		}
-		s.mu.Unlock()
+		s.retire(b)
 		return fmt.Errorf("knowledge base %s: %w", b.name, ErrNotFound)
 	}
 	if err != nil {
@@ -327,6 +333,27 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	if err != nil {
 		return err
 	}
+	epoch, err := getMeta(ctx, b.db, "epoch")
+	if err != nil {
+		return err
+	}
+	rebuilt := epoch != b.epoch
+	if info.VectorStore == "" {
+		info.VectorStore = StoreEmbedded
+	}
+	wrong := info.VectorStore != b.getInfo().VectorStore
+	if b.mem != nil && info.Dim != 0 {
+		b.mem.mu.RLock()
+		wrong = wrong || (b.mem.dim != 0 && b.mem.dim != info.Dim)
+		b.mem.mu.RUnlock()
+	}
+	if wrong {
+		// Rebuilt on another replica with another vector store or
+		// embedding dimension: this base's store is the wrong kind. The
+		// next operation opens the KB afresh.
+		s.retire(b)
+		return fmt.Errorf("knowledge base %s was rebuilt with another vector store or embedding model on another replica: reopened, try again", b.name)
+	}
 	rows, err := b.db.QueryContext(ctx, `SELECT id FROM chunks`)
 	if err != nil {
 		return err
@@ -347,29 +374,31 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	// What this replica holds: the embedded index's chunks, or with
 	// Qdrant (whose collection the writing replica keeps current, and
 	// which every replica searches) the BM25 index's.
+	// After a rebuild (a new epoch) a chunk of the same id may hold other
+	// vectors (another embedding model): everything is reloaded.
 	var gone []string
 	var missing []string
 	if b.mem != nil {
 		b.mem.mu.RLock()
 		for id := range b.mem.pay {
-			if !inDB[id] {
+			if rebuilt || !inDB[id] {
 				gone = append(gone, id)
 			}
 		}
 		for id := range inDB {
-			if _, ok := b.mem.pay[id]; !ok {
+			if _, ok := b.mem.pay[id]; rebuilt || !ok {
 				missing = append(missing, id)
 			}
 		}
 		b.mem.mu.RUnlock()
 	} else {
 		for id := range b.lexIDs {
-			if !inDB[id] {
+			if rebuilt || !inDB[id] {
 				gone = append(gone, id)
 			}
 		}
 		for id := range inDB {
-			if _, ok := b.lexIDs[id]; !ok {
+			if _, ok := b.lexIDs[id]; rebuilt || !ok {
 				missing = append(missing, id)
 			}
 		}
@@ -391,8 +420,24 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	b.info.Info, b.info.Dim, b.info.EmbedModel = info.Info, info.Dim, info.EmbedModel
 	b.mu.Unlock()
 	b.gen = gen
+	b.epoch = epoch
 	p.setSynced(b, gen)
 	return nil
+}
+
+// retire takes b out of service on this replica (deleted or rebuilt on
+// another): the next operation on its name opens it afresh. It is closed
+// with the Service, since closing waits for the running operations, the
+// caller's included.
+func (s *Service) retire(b *base) {
+	s.mu.Lock()
+	if s.open[b.name] == b {
+		delete(s.open, b.name)
+		s.pg.mu.Lock()
+		s.pg.retired = append(s.pg.retired, b)
+		s.pg.mu.Unlock()
+	}
+	s.mu.Unlock()
 }
 
 // addChunks loads the chunks with these ids into the in-memory indexes:

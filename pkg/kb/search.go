@@ -44,45 +44,42 @@ type Result struct {
 func (s *Service) DefaultMinRelevance() float64 { return DistanceToRelevance(s.cfg.ScoreThreshold) }
 
 // hybridParams is how BM25 and vectors are fused: a weighted sum of the
-// cosine and the BM25 score taken as a share of the query's best possible
-// score (so a threshold keeps its meaning from query to query rather than
-// always passing the best lexical match).
-func (s *Service) hybridParams(lex *retrieve.BM25, body []string) retrieve.HybridParams {
-	return retrieve.HybridParams{VectorWeight: s.vectorWeight, LexicalMax: lexicalFullMatch * queryInformation(lex, body)}
+// cosine and the BM25 score taken as a share of the query's information
+// (so a threshold keeps its meaning from query to query rather than always
+// passing the best lexical match).
+func (s *Service) hybridParams(info float64) retrieve.HybridParams {
+	return retrieve.HybridParams{VectorWeight: s.vectorWeight, LexicalMax: lexicalFullMatch * info}
 }
 
-// A chunk whose BM25 score reaches half the query's information (see
-// queryInformation) is a full lexical match (relevance 1 from BM25); below
-// that the lexical relevance is the score's share of it.
+// A chunk whose BM25 score reaches half the query's information is a full
+// lexical match (relevance 1 from BM25); below that the lexical relevance is
+// the score's share of it.
 //
-// queryInformation is the BM25 score a chunk matching every term of the
-// question's body once would get (title matches are a bonus on top): Σ qtf·idf, where a term no chunk contains counts with the
-// largest IDF (retrieve.BM25.MaxScore leaves such terms out, which would
-// make a question whose only known word is a common one look fully
-// matched).
-func queryInformation(lex *retrieve.BM25, terms []string) float64 {
+// The information of a question is Σ qtf·idf over its body terms (see
+// termIDF), the most a chunk can score for it: each clause of lexicalQuery
+// scores at most its term's qtf·idf whether the chunk's body or its heading
+// holds the term, so heading matches count inside this bound, as the share
+// of the question they cover, not as a bonus on top of it.
+//
+// lexicalFullMatch is that share: questions carry words no passage
+// repeats, so matching half of the query's information as well as the best
+// chunk does is as good as it gets.
+const lexicalFullMatch = 0.5
+
+// termIDF returns the weight of a question term: its IDF in lex, or, for a
+// term no chunk's body contains, the largest IDF (retrieve.BM25.MaxScore
+// leaves such terms out, which would make a question whose only known word
+// is a common one look fully matched).
+func termIDF(lex *retrieve.BM25) func(string) float64 {
 	n := float64(lex.Len())
 	maxIDF := math.Log(1 + (n+0.5)/0.5)
-	qtf := map[string]int{}
-	for _, t := range terms {
-		qtf[t]++
-	}
-	var sum float64
-	for t, c := range qtf {
-		idf := lex.MaxScore([]string{t})
-		if idf == 0 {
-			idf = maxIDF
+	return func(t string) float64 {
+		if idf := lex.MaxScore([]string{t}); idf != 0 {
+			return idf
 		}
-		sum += float64(c) * idf
+		return maxIDF
 	}
-	return sum
 }
-
-// lexicalFullMatch is the share of a query's maximum BM25 score (the sum of
-// its terms' IDFs) at which a chunk counts as a full lexical match:
-// questions carry words no passage repeats, so matching half of the
-// query's information as well as the best chunk does is as good as it gets.
-const lexicalFullMatch = 0.5
 
 // Search returns the chunks most relevant to the query from the named
 // knowledge bases, best first, at most TopK and none below MinRelevance.
@@ -200,13 +197,13 @@ func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qv
 		sort.Strings(flt.Files)
 		flt.Metadata = req.Metadata
 	}
-	body, terms := queryTerms(req.Query)
-	lexical := b.lex.Search(terms, depth, allow)
+	clauses, info := lexicalQuery(b.lex, req.Query)
+	lexical := b.lex.SearchClauses(clauses, depth, allow)
 	vector, err := b.vec.Search(ctx, qvec, depth, flt)
 	if err != nil {
 		return nil, err
 	}
-	fused := retrieve.Hybrid(lexical, vector, s.hybridParams(b.lex, body))
+	fused := retrieve.Hybrid(lexical, vector, s.hybridParams(info))
 	if len(fused) > depth {
 		fused = fused[:depth]
 	}

@@ -120,3 +120,47 @@ func BenchmarkIngestZhouyi(b *testing.B) {
 	}
 	b.ReportMetric(float64(chunks)/b.Elapsed().Seconds(), "chunks/s")
 }
+
+// TestZhouyiSingleFile searches a knowledge base holding only the
+// traditional Zhouyi under the default threshold, as the server does:
+// "乾卦的卦辞是什么？" finds the judgement of 乾 first though that chunk's
+// text holds neither 乾卦 nor 卦辞 (its heading, 第一卦乾, does), and
+// questions that share no more than a word or a character with a section's
+// heading (天水 of 天水訟, 人 of 家人) find nothing.
+func TestZhouyiSingleFile(t *testing.T) {
+	dir := shareddata.Path(t, "zhouyi")
+	data, err := os.ReadFile(filepath.Join(dir, "zhouyi-traditional.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.Dir = t.TempDir()
+	s := newService(t, cfg, retrieve.NewHashEmbedder(512), nil)
+	if _, err := s.Create(ctx, "zhouyi", CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, "zhouyi", FileData{Name: "zhouyi-traditional.txt", Data: data})
+	search := func(q string) []Result {
+		t.Helper()
+		rs, err := s.Search(ctx, SearchRequest{Query: q, KnowledgeBases: []string{"zhouyi"}, TopK: 3, MinRelevance: s.DefaultMinRelevance()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rs {
+			t.Logf("%s #%d %.3f %s: %.40q", q, i+1, r.Relevance, r.Metadata["section"], r.Text)
+		}
+		return rs
+	}
+	const q = "乾卦的卦辞是什么？"
+	if rs := search(q); len(rs) == 0 {
+		t.Errorf("%s: nothing at relevance ≥ %.2f", q, s.DefaultMinRelevance())
+	} else if !strings.Contains(rs[0].Text, "乾，元亨，利貞") {
+		t.Errorf("%s: first chunk (%.3f) is not the judgement of 乾:\n%s", q, rs[0].Relevance, rs[0].Text)
+	}
+	for _, q := range []string{"陈荣捷是哪里人？", "天水围河在哪里？", "量子计算机的原理是什么", "谁发明了电话"} {
+		if rs := search(q); len(rs) > 0 {
+			t.Errorf("%s (not in the Zhouyi) finds %s at %.3f", q, rs[0].Metadata["section"], rs[0].Relevance)
+		}
+	}
+}

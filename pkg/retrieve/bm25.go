@@ -281,10 +281,17 @@ func (b *BM25) Search(query []string, k int, allow func(id string) bool) []Hit {
 			scores[s] += w * tf / (tf + norm)
 		}
 	}
+	sc.touched = touched
+	return b.collect(sc, k, allow)
+}
+
+// collect returns the k best of the scratch's touched documents that allow
+// lets through, best first, and clears their scores. The caller holds b.mu.
+func (b *BM25) collect(sc *bm25Scratch, k int, allow func(id string) bool) []Hit {
 	top := newTopK(k)
-	for _, s := range touched {
-		x := scores[s]
-		scores[s] = 0
+	for _, s := range sc.touched {
+		x := sc.scores[s]
+		sc.scores[s] = 0
 		if top.full() && x < top.worst() {
 			continue
 		}
@@ -294,8 +301,127 @@ func (b *BM25) Search(query []string, k int, allow func(id string) bool) []Hit {
 		}
 		top.push(Hit{ID: id, Score: x})
 	}
-	sc.touched = touched
 	return top.sorted()
+}
+
+// A Clause is one query term scored over several fields of the documents,
+// BM25F-style (Robertson, Zaragoza and Taylor, 2004): the fields are indexed
+// together as distinct terms (a field's terms carrying a prefix, say), and
+// each Form is one way the term occurs. The term's pseudo frequency in a
+// document is Σ Weight·tf over its Forms, and it scores
+//
+//	Count·IDF·ptf / (ptf + K1·(1 − B + B·|d|/avgdl))
+//
+// like one BM25 term: never more than Count·IDF however many fields hold
+// it, so a query's scores stay below Σ Count·IDF over its clauses.
+type Clause struct {
+	// Count is the term's frequency in the query; 0 counts as 1.
+	Count int
+	// IDF is the term's weight, given by the caller (MaxScore of the term,
+	// say), so every form counts with the same information.
+	IDF   float64
+	Forms []Form
+}
+
+// A Form is one occurrence pattern of a Clause's term: a document holds it
+// as often as the least frequent of Terms (all of them must occur; one
+// term is a plain occurrence), counted Weight times.
+type Form struct {
+	Terms  []string
+	Weight float64
+}
+
+// SearchClauses is Search for a query of Clauses: the k best documents with
+// their scores, best first; only documents holding a form of some clause
+// are returned, and allow, when not nil, filters them by id.
+func (b *BM25) SearchClauses(query []Clause, k int, allow func(id string) bool) []Hit {
+	if k <= 0 || len(query) == 0 {
+		return nil
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.live == 0 {
+		return nil
+	}
+	sc, _ := b.scratch.Get().(*bm25Scratch)
+	if sc == nil {
+		sc = &bm25Scratch{}
+	}
+	defer b.scratch.Put(sc)
+	if len(sc.scores) < len(b.docs) {
+		sc.scores = make([]float64, len(b.docs)+len(b.docs)/4)
+	}
+	scores, touched := sc.scores, sc.touched[:0]
+	avgdl := float64(b.total) / float64(b.live)
+	if avgdl == 0 {
+		avgdl = 1
+	}
+	k1, bb := b.p.K1, b.p.B
+	ptf := map[int32]float64{}
+	for _, c := range query {
+		n := max(c.Count, 1)
+		w := float64(n) * c.IDF
+		if !(w > 0) {
+			continue
+		}
+		clear(ptf)
+		for _, f := range c.Forms {
+			if f.Weight > 0 {
+				b.formTF(f.Terms, func(s int32, tf int32) { ptf[s] += f.Weight * float64(tf) })
+			}
+		}
+		for s, x := range ptf {
+			norm := k1 * (1 - bb + bb*float64(b.docs[s].len)/avgdl)
+			if scores[s] == 0 {
+				touched = append(touched, s)
+			}
+			scores[s] += w * x / (x + norm)
+		}
+	}
+	sc.touched = touched
+	return b.collect(sc, k, allow)
+}
+
+// formTF calls fn for every live document holding all of terms with the
+// smallest of their frequencies in it. The caller holds b.mu.
+func (b *BM25) formTF(terms []string, fn func(slot, tf int32)) {
+	if len(terms) == 0 {
+		return
+	}
+	first := b.post[terms[0]]
+	if first == nil {
+		return
+	}
+	if len(terms) == 1 {
+		for i, s := range first.slots {
+			if b.docs[s].id != "" {
+				fn(s, first.tfs[i])
+			}
+		}
+		return
+	}
+	tf := make(map[int32]int32, len(first.slots))
+	for i, s := range first.slots {
+		if b.docs[s].id != "" {
+			tf[s] = first.tfs[i]
+		}
+	}
+	for _, t := range terms[1:] {
+		p := b.post[t]
+		if p == nil {
+			return
+		}
+		next := make(map[int32]int32, min(len(tf), len(p.slots)))
+		for i, s := range p.slots {
+			if x, ok := tf[s]; ok {
+				next[s] = min(x, p.tfs[i])
+			}
+		}
+		tf = next
+	}
+	for s, x := range tf {
+		fn(s, x)
+	}
 }
 
 const bm25Magic = "mixchat-bm25\x00v1"

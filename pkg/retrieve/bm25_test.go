@@ -240,3 +240,62 @@ func TestBM25EmptyID(t *testing.T) {
 		t.Errorf("empty id indexed")
 	}
 }
+
+// TestBM25SearchClauses checks the BM25F scoring of Clauses: a clause of
+// one plain form scores like Search, forms of one term add up to one
+// pseudo frequency that saturates below Count·IDF, and a form of several
+// terms occurs as often as the least frequent of them.
+func TestBM25SearchClauses(t *testing.T) {
+	b := NewBM25(BM25Params{K1: 1.2, B: 0.75})
+	b.Add("d1", []string{"a", "b", "c"})
+	b.Add("d2", []string{"a", "a", "d"})
+	b.Add("d3", []string{"b", "e"})
+	b.Add("gone", []string{"a", "b"})
+	b.Remove("gone")
+
+	// One plain form per term: the scores of Search, with its IDFs.
+	idf := func(t string) float64 { return b.MaxScore([]string{t}) }
+	plain := []Clause{
+		{IDF: idf("a"), Forms: []Form{{Terms: []string{"a"}, Weight: 1}}},
+		{IDF: idf("e"), Forms: []Form{{Terms: []string{"e"}, Weight: 1}}},
+	}
+	got, want := b.SearchClauses(plain, 10, nil), b.Search([]string{"a", "e"}, 10, nil)
+	if len(got) != len(want) {
+		t.Fatalf("clauses %v, Search %v", got, want)
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID || !near(got[i].Score, want[i].Score) {
+			t.Errorf("#%d: clauses %v, Search %v", i, got[i], want[i])
+		}
+	}
+
+	// Two forms of one term in d1 (a once, b once, weight 2): ptf = 1 + 2.
+	// norm(|d|=3) with avgdl 8/3 is 1.3125 (TestBM25HandComputed).
+	c := Clause{Count: 2, IDF: 1.5, Forms: []Form{{Terms: []string{"a"}, Weight: 1}, {Terms: []string{"b"}, Weight: 2}}}
+	hits := b.SearchClauses([]Clause{c}, 10, func(id string) bool { return id == "d1" })
+	if len(hits) != 1 || !near(hits[0].Score, 2*1.5*3/(3+1.3125)) {
+		t.Errorf("two forms in d1: %v, want %g", hits, 2*1.5*3/(3+1.3125))
+	}
+	for _, h := range b.SearchClauses([]Clause{c}, 10, nil) {
+		if h.Score >= 2*1.5 {
+			t.Errorf("%s scores %g, not below Count·IDF %g", h.ID, h.Score, 2*1.5)
+		}
+	}
+
+	// A conjunction: a and b together are in d1 only (the removed document
+	// holds them too); a and d in d2, where it counts min(2, 1) = 1.
+	if hits := b.SearchClauses([]Clause{{IDF: 1, Forms: []Form{{Terms: []string{"a", "b"}, Weight: 1}}}}, 10, nil); len(hits) != 1 || hits[0].ID != "d1" {
+		t.Errorf("a∧b: %v, want d1 only", hits)
+	}
+	norm2 := 1.2 * (0.25 + 0.75*3/(8.0/3))
+	if hits := b.SearchClauses([]Clause{{IDF: 1, Forms: []Form{{Terms: []string{"d", "a"}, Weight: 1}}}}, 10, nil); len(hits) != 1 || hits[0].ID != "d2" || !near(hits[0].Score, 1/(1+norm2)) {
+		t.Errorf("d∧a: %v, want d2 at %g", hits, 1/(1+norm2))
+	}
+	if hits := b.SearchClauses([]Clause{{IDF: 1, Forms: []Form{{Terms: []string{"a", "zzz"}, Weight: 1}}}}, 10, nil); len(hits) != 0 {
+		t.Errorf("a∧zzz: %v, want none", hits)
+	}
+	// Clauses without weight match nothing.
+	if hits := b.SearchClauses([]Clause{{IDF: 0, Forms: []Form{{Terms: []string{"a"}, Weight: 1}}}, {IDF: 1, Forms: []Form{{Terms: []string{"b"}}}}}, 10, nil); len(hits) != 0 {
+		t.Errorf("weightless clauses: %v", hits)
+	}
+}

@@ -674,7 +674,7 @@ func (s *Server) handleDownloadDoc(c *gin.Context) {
 	name := c.Query("knowledge_base_name")
 	file := c.Query("file_name")
 	preview, _ := formBool(c.Query("preview"), false)
-	p, err := s.kb.OriginalPath(c.Request.Context(), name, file)
+	o, err := s.kb.Original(c.Request.Context(), name, file)
 	if err != nil {
 		if errors.Is(err, kb.ErrNotFound) && s.kb.Exists(name) {
 			// Chatchat's reply for a file that is not in the KB.
@@ -688,8 +688,11 @@ func (s *Server) handleDownloadDoc(c *gin.Context) {
 	if preview {
 		disposition = "inline"
 	}
+	defer o.Close()
 	c.Header("Content-Disposition", disposition+"; filename*=UTF-8''"+url.PathEscape(path.Base(file)))
-	c.File(p)
+	// From the content folder or, with kb.store postgres, from the
+	// database: any replica serves it.
+	http.ServeContent(c.Writer, c.Request, path.Base(file), o.ModTime, o)
 }
 
 type recreateRequest struct {

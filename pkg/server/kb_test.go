@@ -159,7 +159,7 @@ var chatchatSamples = map[string][]byte{
 		"## 项目介绍\n\nLangchain-Chatchat 项目的目标是建立一套对中文场景与开源模型支持友好、可离线运行的知识库问答解决方案。\n"),
 	"wiki/开发环境部署.MD": []byte("# 开发环境部署\n\n部署 Langchain-Chatchat 项目需要 Python 3.10。Langchain-Chatchat 项目的依赖写在 requirements.txt 中。\n\n" +
 		"## 支持的文件格式\n\n本项目支持 txt、md、html、pdf、docx、csv、json 等文件格式。\n"),
-	"test_files/test.txt": []byte("Langchain-Chatchat 项目测试文件。\n\n这个 Langchain-Chatchat 项目可以把文档切分、向量化后存入向量库，再根据问题检索。\n"),
+	"test_files/test.txt": []byte("Langchain-Chatchat 项目测试文件。\n\n这个 Langchain-Chatchat 项目可以把文档切分、向量化后存入向量库，再根据问题检索。本项目支持的文件格式有 txt、md、pdf 和 docx。\n"),
 }
 
 // TestChatchatKBAPI ports the essence of Langchain-Chatchat 0.2's
