@@ -417,6 +417,15 @@ func (p *page) waitJS(expr, what string) {
 	}
 }
 
+// clickWhenThere clicks the element sel as soon as it exists, finding and
+// clicking it in one evaluation. Use it for items of lists the app
+// re-renders (after a fetch, say): chromedp.Click resolves the node first
+// and fails when it is replaced before the click lands.
+func (p *page) clickWhenThere(sel string) {
+	p.t.Helper()
+	p.waitJS(`(() => { const e = document.querySelector(`+js(sel)+`); if (!e) return false; e.click(); return true; })()`, "to click "+sel)
+}
+
 // js quotes s as a JavaScript string literal.
 func js(s string) string {
 	var b strings.Builder

@@ -251,18 +251,18 @@ func TestConversations(t *testing.T) {
 	p.waitJS(`document.querySelectorAll('#conv-list .conv').length === 2`, "both conversations again")
 
 	// Open the older one: its history loads.
-	p.do(chromedp.Click(chromedp.CSS(`#conv-list .conv:last-child .conv-link`)))
+	p.clickWhenThere(`#conv-list .conv:last-child .conv-link`)
 	p.waitJS(`document.querySelector('#messages .msg.user .bubble')?.textContent === '乾卦的卦辞是什么？'`, "the older conversation")
 
 	// Rename it in place.
-	p.do(chromedp.Click(chromedp.CSS(`#conv-list .conv.current button[aria-label^="Rename"]`)))
+	p.clickWhenThere(`#conv-list .conv.current button[aria-label^="Rename"]`)
 	p.waitJS(`document.querySelector('#conv-list .conv-rename')`, "the rename box")
 	p.do(chromedp.SetValue(chromedp.CSS("#conv-list .conv-rename"), "易经 · 乾"), enter)
 	p.waitJS(`[...document.querySelectorAll('#conv-list .conv-name')].some(e => e.textContent === '易经 · 乾')`, "the new name")
 	p.screenshot("conversations")
 
 	// Delete it after confirming.
-	p.do(chromedp.Click(chromedp.CSS(`#conv-list .conv.current button[aria-label^="Delete"]`)))
+	p.clickWhenThere(`#conv-list .conv.current button[aria-label^="Delete"]`)
 	p.waitJS(`document.querySelector('#confirm-dialog').open`, "the confirmation")
 	p.do(chromedp.Click(chromedp.CSS(`#confirm-ok`)))
 	p.waitJS(`document.querySelectorAll('#conv-list .conv').length === 1 && document.querySelector('#messages .welcome')`, "the conversation to go")
@@ -339,7 +339,7 @@ func TestKnowledgeBase(t *testing.T) {
 	p.waitJS(`!document.querySelector('#view-chat').hidden`, "the chat view")
 	p.choose("#opt-mode", "kb")
 	p.do(chromedp.Click(chromedp.CSS("#opt-kb > summary")))
-	p.do(chromedp.Click(chromedp.CSS(`#opt-kb-list input[value="zhouyi_e2e"]`)))
+	p.clickWhenThere(`#opt-kb-list input[value="zhouyi_e2e"]`)
 	p.ask("乾卦的卦辞是什么？")
 	answer := p.waitAnswers(1)
 	if !strings.Contains(answer, "元") {
@@ -355,7 +355,7 @@ func TestKnowledgeBase(t *testing.T) {
 	p.do(chromedp.Click(chromedp.CSS("#kb-link")))
 	p.waitJS(`!document.querySelector('#view-kb').hidden && !document.querySelector('#kb-panel').hidden`, "the knowledge base again")
 	p.waitJS(`document.querySelectorAll('#kb-files .file').length === 2`, "both files listed")
-	p.do(chromedp.Click(chromedp.CSS(`#kb-files button[aria-label$="kun.txt"]`)))
+	p.clickWhenThere(`#kb-files button[aria-label$="kun.txt"]`)
 	p.waitJS(`document.querySelector('#confirm-dialog').open`, "the confirmation")
 	p.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
 	p.waitJS(`document.querySelectorAll('#kb-files .file').length === 1`, "kun.txt to go")
