@@ -334,6 +334,10 @@ type Form struct {
 // SearchClauses is Search for a query of Clauses: the k best documents with
 // their scores, best first; only documents holding a form of some clause
 // are returned, and allow, when not nil, filters them by id.
+//
+// Its set-up repeats Search's on purpose: sharing it through a closure or an
+// accumulator struct made Search about 20-30% slower on SciFact
+// (BenchmarkBM25SciFact), the scores living in fields instead of locals.
 func (b *BM25) SearchClauses(query []Clause, k int, allow func(id string) bool) []Hit {
 	if k <= 0 || len(query) == 0 {
 		return nil
