@@ -590,30 +590,7 @@ func (h *HNSW) search(q []float32, k int, allow func(id string) bool) ([]Hit, in
 // exact compares u with every live (and allowed) vector, split over the
 // cores for large indexes.
 func (h *HNSW) exact(u []float32, k int, allow func(string) bool) []Hit {
-	n := len(h.ids)
-	parts := 1
-	if n >= flatParallelMin {
-		parts = min(runtime.GOMAXPROCS(0), n/(flatParallelMin/2))
-	}
-	if parts <= 1 {
-		return h.scan(u, k, allow, 0, n).sorted()
-	}
-	tops := make([]*topK, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tops[p] = h.scan(u, k, allow, n*p/parts, n*(p+1)/parts)
-		}()
-	}
-	wg.Wait()
-	for _, t := range tops[1:] {
-		for _, x := range t.h {
-			tops[0].push(x)
-		}
-	}
-	return tops[0].sorted()
+	return scanParallel(len(h.ids), func(from, to int) *topK { return h.scan(u, k, allow, from, to) })
 }
 
 func (h *HNSW) scan(u []float32, k int, allow func(string) bool, from, to int) *topK {
@@ -695,6 +672,10 @@ func cmpCand(a, b cand) int {
 	}
 	return int(a.id) - int(b.id)
 }
+
+// minHeap and maxHeap are the search's candidate queues, written out for
+// the two orders instead of container/heap or one heap with a comparison
+// function: they run in the innermost loop of every graph search.
 
 // minHeap pops the nearest candidate first.
 type minHeap struct{ h []cand }

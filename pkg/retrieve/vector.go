@@ -127,13 +127,19 @@ func (f *Flat) Search(q []float32, k int, allow func(id string) bool) []Hit {
 	u := normalized(q)
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	n := len(f.ids)
+	return scanParallel(len(f.ids), func(from, to int) *topK { return f.scan(u, k, allow, from, to) })
+}
+
+// scanParallel runs scan over n slots, split over the cores from
+// flatParallelMin slots on, and merges the parts' best hits, best first.
+// Flat.Search and HNSW's exact search share it.
+func scanParallel(n int, scan func(from, to int) *topK) []Hit {
 	parts := 1
 	if n >= flatParallelMin {
 		parts = min(runtime.GOMAXPROCS(0), n/(flatParallelMin/2))
 	}
 	if parts <= 1 {
-		return f.scan(u, k, allow, 0, n).sorted()
+		return scan(0, n).sorted()
 	}
 	tops := make([]*topK, parts)
 	var wg sync.WaitGroup
@@ -141,17 +147,16 @@ func (f *Flat) Search(q []float32, k int, allow func(id string) bool) []Hit {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tops[p] = f.scan(u, k, allow, n*p/parts, n*(p+1)/parts)
+			tops[p] = scan(n*p/parts, n*(p+1)/parts)
 		}()
 	}
 	wg.Wait()
-	all := tops[0]
 	for _, t := range tops[1:] {
 		for _, h := range t.h {
-			all.push(h)
+			tops[0].push(h)
 		}
 	}
-	return all.sorted()
+	return tops[0].sorted()
 }
 
 func (f *Flat) scan(u []float32, k int, allow func(string) bool, from, to int) *topK {
