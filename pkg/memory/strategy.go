@@ -173,14 +173,10 @@ func (m *Manager) factsMessage(v *view, lb labels, question string, budget int, 
 	if v.derived == nil || len(v.derived.facts) == 0 {
 		return nil, 0
 	}
-	type scored struct {
-		f     *factEntry
-		score float64
-	}
 	qv := text.Count(queryTerms(question))
 	fp := firstPerson(question)
 	named := map[string]float64{}
-	var facts []scored
+	var facts []candidate
 	for i := range v.derived.facts {
 		f := &v.derived.facts[i]
 		es, ok := named[f.entity]
@@ -199,39 +195,19 @@ func (m *Manager) factsMessage(v *view, lb labels, question string, budget int, 
 			continue
 		}
 		if s := es + text.Cosine(qv, f.vec) + 0.001*float64(f.order); s > 0.05 {
-			facts = append(facts, scored{f, s})
+			facts = append(facts, candidate{i, s, f.order, f.tokens})
 		}
 	}
-	sort.SliceStable(facts, func(a, b int) bool { return facts[a].score > facts[b].score })
-	used := m.messageTokens(lb.facts)
-	var chosen []*factEntry
-	for _, f := range facts {
-		if used+f.f.tokens > budget {
-			continue
-		}
-		used += f.f.tokens
-		chosen = append(chosen, f.f)
-	}
-	if len(chosen) == 0 {
-		return nil, 0
-	}
-	sort.Slice(chosen, func(a, b int) bool { return chosen[a].order < chosen[b].order })
-	var b strings.Builder
-	b.WriteString(lb.facts)
-	for _, f := range chosen {
-		b.WriteString("\n- " + f.entity + " — " + f.text)
-	}
-	return []llm.Message{{Role: llm.RoleSystem, Content: b.String()}}, used
+	return m.pack(lb.facts, facts, budget, func(i int) string {
+		f := &v.derived.facts[i]
+		return "\n- " + f.entity + " — " + f.text
+	})
 }
 
 // graphMessage renders the triples touching question within budget.
 func (m *Manager) graphMessage(v *view, lb labels, question string, budget int) ([]llm.Message, int) {
 	if v.derived == nil || len(v.derived.triples) == 0 {
 		return nil, 0
-	}
-	type scored struct {
-		t     *tripleEntry
-		score float64
 	}
 	qv := text.Count(queryTerms(question))
 	fp := firstPerson(question)
@@ -244,7 +220,7 @@ func (m *Manager) graphMessage(v *view, lb labels, question string, budget int) 
 		}
 		return ok
 	}
-	var ts []scored
+	var ts []candidate
 	for i := range v.derived.triples {
 		t := &v.derived.triples[i]
 		s := text.Cosine(qv, t.subjObj) + 0.5*text.Cosine(qv, t.rel)
@@ -255,27 +231,46 @@ func (m *Manager) graphMessage(v *view, lb labels, question string, budget int) 
 			s += 0.5
 		}
 		if s > 0.05 {
-			ts = append(ts, scored{t, s + 0.0001*float64(t.order)})
+			ts = append(ts, candidate{i, s + 0.0001*float64(t.order), t.order, t.tokens})
 		}
 	}
-	sort.SliceStable(ts, func(a, b int) bool { return ts[a].score > ts[b].score })
-	used := m.messageTokens(lb.graph)
-	var chosen []*tripleEntry
-	for _, t := range ts {
-		if used+t.t.tokens > budget {
+	return m.pack(lb.graph, ts, budget, func(i int) string {
+		t := v.derived.triples[i].t
+		return "\n" + t.Subject + " | " + t.Relation + " | " + t.Object
+	})
+}
+
+// candidate is one line a system message may hold: its index in the
+// caller's list, relevance, position in the digest and size in tokens.
+type candidate struct {
+	i      int
+	score  float64
+	order  int
+	tokens int
+}
+
+// pack keeps the best-scored candidates that fit budget together with
+// header, puts them back in digest order and renders them under header as
+// one system message (line renders candidate i); nil when none fits.
+func (m *Manager) pack(header string, cands []candidate, budget int, line func(i int) string) ([]llm.Message, int) {
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].score > cands[b].score })
+	used := m.messageTokens(header)
+	var chosen []candidate
+	for _, c := range cands {
+		if used+c.tokens > budget {
 			continue
 		}
-		used += t.t.tokens
-		chosen = append(chosen, t.t)
+		used += c.tokens
+		chosen = append(chosen, c)
 	}
 	if len(chosen) == 0 {
 		return nil, 0
 	}
 	sort.Slice(chosen, func(a, b int) bool { return chosen[a].order < chosen[b].order })
 	var b strings.Builder
-	b.WriteString(lb.graph)
-	for _, t := range chosen {
-		b.WriteString("\n" + t.t.Subject + " | " + t.t.Relation + " | " + t.t.Object)
+	b.WriteString(header)
+	for _, c := range chosen {
+		b.WriteString(line(c.i))
 	}
 	return []llm.Message{{Role: llm.RoleSystem, Content: b.String()}}, used
 }
