@@ -162,38 +162,30 @@ func getFile(ctx context.Context, q querier, name string) (FileInfo, error) {
 
 // chunkIDs returns the ids of a file's chunks.
 func chunkIDs(ctx context.Context, q querier, file string) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id FROM chunks WHERE file = ?`, file)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return queryStrings(ctx, q, `SELECT id FROM chunks WHERE file = ?`, file)
 }
 
 // allChunkIDs returns the ids of every chunk.
 func allChunkIDs(ctx context.Context, q querier) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id FROM chunks`)
+	return queryStrings(ctx, q, `SELECT id FROM chunks`)
+}
+
+// queryStrings returns the first column of query's rows.
+func queryStrings(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var ids []string
+	var out []string
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
+		out = append(out, v)
 	}
-	return ids, rows.Err()
+	return out, rows.Err()
 }
 
 // storedChunk is a chunk row with its term frequencies.

@@ -304,18 +304,9 @@ func deleteOriginal(ctx context.Context, q querier, name string) (bool, error) {
 
 // originalNames lists the stored originals, sorted.
 func originalNames(ctx context.Context, q querier) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name FROM originals ORDER BY name`)
+	names, err := queryStrings(ctx, q, `SELECT name FROM originals ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list originals: %w", err)
 	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		names = append(names, n)
-	}
-	return names, rows.Err()
+	return names, nil
 }
