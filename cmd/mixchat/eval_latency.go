@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"text/tabwriter"
@@ -398,27 +396,18 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 		b, _ := io.ReadAll(resp.Body)
 		return evalRun{}, fmt.Errorf("mix_chat: status %d: %s", resp.StatusCode, b)
 	}
+	type mixEvent struct {
+		Type    string             `json:"type"`
+		State   string             `json:"state"`
+		Ms      float64            `json:"ms"`
+		Error   string             `json:"error"`
+		Usage   *llm.Usage         `json:"usage"`
+		Timings map[string]float64 `json:"timings"`
+	}
 	var run evalRun
 	var slowest float64
 	var done bool
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev struct {
-			Type    string             `json:"type"`
-			State   string             `json:"state"`
-			Ms      float64            `json:"ms"`
-			Error   string             `json:"error"`
-			Usage   *llm.Usage         `json:"usage"`
-			Timings map[string]float64 `json:"timings"`
-		}
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			return run, fmt.Errorf("mix_chat event %q: %w", line, err)
-		}
+	err = readEvents(resp.Body, "mix_chat", func(ev mixEvent) (bool, error) {
 		switch ev.Type {
 		case "delta":
 			if run.firstToken == 0 {
@@ -430,10 +419,10 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 				run.calls++
 			}
 		case "error":
-			return run, fmt.Errorf("mix_chat: %s", ev.Error)
+			return true, fmt.Errorf("mix_chat: %s", ev.Error)
 		case "done":
 			if ev.Error != "" {
-				return run, fmt.Errorf("mix_chat: %s", ev.Error)
+				return true, fmt.Errorf("mix_chat: %s", ev.Error)
 			}
 			done = true
 			if ev.Usage != nil {
@@ -441,8 +430,9 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 			}
 			run.bound = time.Duration((slowest + ev.Timings["fusion_ms"]) * float64(time.Millisecond))
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return false, nil
+	})
+	if err != nil {
 		return run, err
 	}
 	run.wall = time.Since(start)

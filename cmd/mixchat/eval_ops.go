@@ -288,44 +288,58 @@ func chatStream(ctx context.Context, hc *http.Client, base, conv, query string, 
 		raw, _ := io.ReadAll(resp.Body)
 		return res, fmt.Errorf("chat: status %d: %s", resp.StatusCode, bytes.TrimSpace(raw))
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	type chatEvent struct {
+		Text   string `json:"text"`
+		Done   bool   `json:"done"`
+		TurnID int64  `json:"turn_id"`
+		Error  string `json:"error"`
+	}
 	var text strings.Builder
 	first := true
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev struct {
-			Text   string `json:"text"`
-			Done   bool   `json:"done"`
-			TurnID int64  `json:"turn_id"`
-			Error  string `json:"error"`
-		}
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			return res, fmt.Errorf("chat event %q: %w", line, err)
-		}
+	err = readEvents(resp.Body, "chat", func(ev chatEvent) (bool, error) {
 		if first && started != nil {
 			started()
 		}
 		first = false
 		if ev.Error != "" {
-			return res, fmt.Errorf("chat: %s", ev.Error)
+			return true, fmt.Errorf("chat: %s", ev.Error)
 		}
 		text.WriteString(ev.Text)
 		if ev.Done {
 			res.done, res.turnID = true, ev.TurnID
 		}
-	}
+		return false, nil
+	})
 	res.text = text.String()
-	if err := sc.Err(); err != nil {
+	if err != nil {
 		return res, err
 	}
 	if !res.done {
 		return res, errors.New("chat: stream ended without its final event")
 	}
 	return res, nil
+}
+
+// readEvents decodes the data lines of an SSE stream into T, one fresh T
+// each, and calls fn with them until it says stop, fails or the stream
+// ends. what names the stream in errors.
+func readEvents[T any](r io.Reader, what string, fn func(ev T) (stop bool, err error)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev T
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			return fmt.Errorf("%s event %q: %w", what, line, err)
+		}
+		if stop, err := fn(ev); stop || err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 const evalCrashUsage = `mixchat eval crash [flags]

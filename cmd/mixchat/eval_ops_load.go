@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -321,44 +320,41 @@ func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 		b, _ := io.ReadAll(resp.Body)
 		return "", fmt.Errorf("mix_chat: status %d: %s", resp.StatusCode, b)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	type mixEvent struct {
+		Type  string `json:"type"`
+		Text  string `json:"text"`
+		State string `json:"state"`
+		From  string `json:"answerer"`
+		Error string `json:"error"`
+	}
 	var text strings.Builder
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev struct {
-			Type  string `json:"type"`
-			Text  string `json:"text"`
-			State string `json:"state"`
-			From  string `json:"answerer"`
-			Error string `json:"error"`
-		}
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			return "", fmt.Errorf("mix_chat event %q: %w", line, err)
-		}
+	done := false
+	err = readEvents(resp.Body, "mix_chat", func(ev mixEvent) (bool, error) {
 		switch ev.Type {
 		case "delta":
 			text.WriteString(ev.Text)
 		case "status":
 			if ev.State == "failed" {
-				return "", fmt.Errorf("mix_chat: answerer %s failed: %s", ev.From, ev.Error)
+				return true, fmt.Errorf("mix_chat: answerer %s failed: %s", ev.From, ev.Error)
 			}
 		case "error":
-			return "", fmt.Errorf("mix_chat: %s", ev.Error)
+			return true, fmt.Errorf("mix_chat: %s", ev.Error)
 		case "done":
 			if ev.Error != "" {
-				return "", fmt.Errorf("mix_chat: %s", ev.Error)
+				return true, fmt.Errorf("mix_chat: %s", ev.Error)
 			}
-			return text.String(), nil
+			done = true
+			return true, nil
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return false, nil
+	})
+	if err != nil {
 		return "", err
 	}
-	return "", errors.New("mix_chat: stream ended without a done event")
+	if !done {
+		return "", errors.New("mix_chat: stream ended without a done event")
+	}
+	return text.String(), nil
 }
 
 func (l *loadRun) print(w io.Writer, convs int, elapsed, latency time.Duration) {
