@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
@@ -62,60 +58,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// replicaSchema creates a schema for t on the test server, dropped at the
-// end, and returns a DSN that selects it.
+// replicaSchema is a schema of t's own (see pgtest.Schema).
 func replicaSchema(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("MIXCHAT_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("MIXCHAT_TEST_POSTGRES_DSN is not set; start a server with: eval \"$(scripts/postgres.sh start)\"")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "replicas_" + hex.EncodeToString(b)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("drop schema: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		// The knowledge bases' schemas are named after the registry's.
-		rows, err := conn.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname = $1 OR nspname LIKE $1 || '\_kb\_%'`, schema)
-		if err != nil {
-			t.Errorf("list schemas: %v", err)
-			return
-		}
-		var drop []string
-		for rows.Next() {
-			var n string
-			rows.Scan(&n)
-			drop = append(drop, n)
-		}
-		rows.Close()
-		for _, n := range drop {
-			if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{n}.Sanitize()+" CASCADE"); err != nil {
-				t.Errorf("drop schema %s: %v", n, err)
-			}
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("MIXCHAT_TEST_POSTGRES_DSN must be a postgres:// URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.Schema(t, "replicas")
 }
 
 // startReplica starts one server with env and stops it at the end of t.

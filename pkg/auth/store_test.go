@@ -2,18 +2,13 @@ package auth_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/auth"
 )
 
@@ -33,44 +28,7 @@ func openSQLite(t *testing.T) *auth.Store {
 
 func postgresSchemaDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("MIXCHAT_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("MIXCHAT_TEST_POSTGRES_DSN is not set; start a server with: eval \"$(scripts/postgres.sh start)\"")
-	}
-	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "mixchat_auth_test_" + hex.EncodeToString(b)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Error(err)
-		}
-	})
-	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
-		return dsn + " search_path=" + schema
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.Schema(t, "mixchat_auth_test")
 }
 
 func openPostgres(t *testing.T, dsn string) *auth.Store {

@@ -7,14 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
 
@@ -32,14 +29,9 @@ func TestRebind(t *testing.T) {
 	}
 }
 
-// pgTestDSN is the test server's DSN, or skips.
 func pgTestDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("MIXCHAT_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("MIXCHAT_TEST_POSTGRES_DSN is not set; start a server with: eval \"$(scripts/postgres.sh start)\"")
-	}
-	return dsn
+	return pgtest.DSN(t)
 }
 
 // openPGPair opens one knowledge base's schema twice, as two replicas
@@ -266,57 +258,11 @@ func hitIDs(hs []retrieve.Hit) []string {
 	return out
 }
 
-// pgServiceDSN creates a schema for t's registry, drops it and the
-// knowledge bases' schemas named after it at the end, and returns a DSN
-// selecting it.
+// pgServiceDSN is a schema of t's own for a registry; the knowledge bases'
+// schemas named after it go with it (see pgtest.Schema).
 func pgServiceDSN(t *testing.T) string {
 	t.Helper()
-	dsn := pgTestDSN(t)
-	r := make([]byte, 5)
-	rand.Read(r)
-	schema := "kbsvc_" + hex.EncodeToString(r)
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer c.Close(ctx)
-		rows, err := c.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname = $1 OR nspname LIKE $1 || '\_kb\_%'`, schema)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		var drop []string
-		for rows.Next() {
-			var n string
-			rows.Scan(&n)
-			drop = append(drop, n)
-		}
-		rows.Close()
-		for _, n := range drop {
-			if _, err := c.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{n}.Sanitize()+" CASCADE"); err != nil {
-				t.Error(err)
-			}
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.Schema(t, "kbsvc")
 }
 
 // newPGService opens a Service on the PostgreSQL store at dsn, as one

@@ -2,16 +2,12 @@ package memory_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/memory/storetest"
 )
@@ -19,62 +15,15 @@ import (
 // The PostgreSQL tests run against the server at MIXCHAT_TEST_POSTGRES_DSN
 // (scripts/postgres.sh starts one), each test in a new schema dropped
 // afterwards.
-const postgresDSNEnv = "MIXCHAT_TEST_POSTGRES_DSN"
-
 func postgresDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(postgresDSNEnv)
-	if dsn == "" {
-		t.Skip(postgresDSNEnv + " is not set; start a server with: eval \"$(scripts/postgres.sh start)\"")
-	}
-	return dsn
+	return pgtest.DSN(t)
 }
 
-// newPostgresSchema creates a schema with a random name, drops it at the end
-// of t, and returns a DSN whose search_path selects it.
+// newPostgresSchema is a schema of t's own (see pgtest.Schema).
 func newPostgresSchema(t testing.TB) string {
 	t.Helper()
-	dsn := postgresDSN(t)
-	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "mixchat_test_" + hex.EncodeToString(b)
-
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", postgresDSNEnv, err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return withSearchPath(t, dsn, schema)
-}
-
-// withSearchPath adds search_path=schema to a URL or key=value DSN.
-func withSearchPath(t testing.TB, dsn, schema string) string {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatalf("%s: %v", postgresDSNEnv, err)
-		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return dsn + " search_path=" + schema
+	return pgtest.Schema(t, "mixchat_test")
 }
 
 func openPostgres(t testing.TB, dsn string) *memory.Postgres {
