@@ -179,7 +179,11 @@ func kbAdd(ctx context.Context, svc *kb.Service, args []string, stdout, stderr i
 	if len(files) == 0 {
 		return errors.New("kb add: no supported files found")
 	}
-	if !svc.Exists(name) {
+	exists, err := svc.Exists(ctx, name)
+	if err != nil {
+		return fmt.Errorf("kb add: %w", err)
+	}
+	if !exists {
 		if _, err := svc.Create(ctx, name, kb.CreateOptions{}); err != nil {
 			return fmt.Errorf("kb add: %w", err)
 		}

@@ -349,16 +349,15 @@ func (s *Service) Info(ctx context.Context, name string) (Info, error) {
 	return b.counts(ctx, b.getInfo())
 }
 
-// Exists reports whether the knowledge base exists. When the check itself
-// fails (the PostgreSQL store is unreachable) it reports true, so that the
-// caller goes on to the operation, which fails with the cause, instead of
-// answering that there is no such knowledge base.
-func (s *Service) Exists(name string) bool {
+// Exists reports whether the knowledge base exists; an invalid name does
+// not. An error means the check itself failed (the PostgreSQL store is
+// unreachable, say), which callers must not take for a missing knowledge
+// base.
+func (s *Service) Exists(ctx context.Context, name string) (bool, error) {
 	if ValidName(name) != nil {
-		return false
+		return false, nil
 	}
-	ok, err := s.exists(context.Background(), name)
-	return ok || err != nil
+	return s.exists(ctx, name)
 }
 
 // CreateOptions are the settings of a new knowledge base.

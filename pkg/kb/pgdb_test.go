@@ -340,8 +340,8 @@ func TestPostgresStoreTwoReplicas(t *testing.T) {
 	if err := b.Delete(ctx, "周易"); err != nil {
 		t.Fatal(err)
 	}
-	if a.Exists("周易") {
-		t.Error("replica a still sees the deleted KB")
+	if ok, err := a.Exists(ctx, "周易"); ok || err != nil {
+		t.Errorf("replica a still sees the deleted KB: %v, %v", ok, err)
 	}
 	if _, err := a.Search(ctx, SearchRequest{Query: "坤卦", KnowledgeBases: []string{"周易"}}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("replica a searching the deleted KB: %v, want ErrNotFound", err)

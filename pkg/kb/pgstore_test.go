@@ -60,11 +60,8 @@ func checkOutage(t *testing.T, s *Service, name string) {
 	isOutage("Create", err)
 	_, err = s.AddFiles(ctx, name, []FileData{{Name: "a.md", Data: []byte("# 乾卦\n\n乾，元亨，利贞。")}}, AddOptions{}, nil)
 	isOutage("AddFiles", err)
-	// Exists cannot return the error: it says yes, so the caller goes on
-	// to the operation, which reports it.
-	if !s.Exists(name) {
-		t.Error("Exists during an outage: false, which reads as a missing knowledge base")
-	}
+	_, err = s.Exists(ctx, name)
+	isOutage("Exists", err)
 }
 
 // TestPostgresOutageIsNotAMissingKB needs no server: the registry points
@@ -84,8 +81,8 @@ func TestPostgresStoreOutage(t *testing.T) {
 	if _, err := a.Create(context.Background(), "周易", CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if !b.Exists("周易") {
-		t.Fatal("replica b does not see the KB replica a created")
+	if ok, err := b.Exists(context.Background(), "周易"); !ok || err != nil {
+		t.Fatalf("replica b does not see the KB replica a created: %v, %v", ok, err)
 	}
 	downRegistry(t, b)
 	checkOutage(t, b, "周易")

@@ -497,7 +497,10 @@ func TestDeleteUpdateRecreate(t *testing.T) {
 	if _, err := s.Recreate(ctx, "new", RecreateOptions{}, nil); !errors.Is(err, ErrNotFound) {
 		t.Errorf("recreate of a missing KB without allow_empty: %v", err)
 	}
-	if _, err := s.Recreate(ctx, "new", RecreateOptions{AllowEmpty: true}, nil); err != nil || !s.Exists("new") {
+	if _, err := s.Recreate(ctx, "new", RecreateOptions{AllowEmpty: true}, nil); err != nil {
+		t.Fatalf("recreate a missing KB with AllowEmpty: %v", err)
+	}
+	if ok, err := s.Exists(ctx, "new"); !ok || err != nil {
 		t.Errorf("recreate with allow_empty: %v", err)
 	}
 }

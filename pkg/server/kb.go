@@ -676,10 +676,15 @@ func (s *Server) handleDownloadDoc(c *gin.Context) {
 	preview, _ := formBool(c.Query("preview"), false)
 	o, err := s.kb.Original(c.Request.Context(), name, file)
 	if err != nil {
-		if errors.Is(err, kb.ErrNotFound) && s.kb.Exists(name) {
-			// Chatchat's reply for a file that is not in the KB.
-			kbReply(c, 500, file+" 读取文件失败", nil)
-			return
+		if errors.Is(err, kb.ErrNotFound) {
+			exists, xerr := s.kb.Exists(c.Request.Context(), name)
+			if xerr != nil {
+				err = xerr
+			} else if exists {
+				// Chatchat's reply for a file that is not in the KB.
+				kbReply(c, 500, file+" 读取文件失败", nil)
+				return
+			}
 		}
 		kbFail(c, name, err, nil)
 		return
@@ -868,7 +873,12 @@ func (s *Server) handleKBChat(c *gin.Context) {
 	}
 	names := kbNames(req.KnowledgeBase, req.KnowledgeBases)
 	for _, n := range names {
-		if !s.kb.Exists(n) {
+		exists, err := s.kb.Exists(c.Request.Context(), n)
+		if err != nil {
+			kbFail(c, n, err, nil)
+			return
+		}
+		if !exists {
 			code, msg := kbErrorCode(n, checkName(n))
 			kbReply(c, code, msg, nil)
 			return
