@@ -29,6 +29,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/server"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 const evalLatencyUsage = `mixchat eval latency [flags]
@@ -307,7 +308,7 @@ func (a evalAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, 
 // rewrites follow-ups for the Mixer, and every answerer and model call is
 // measured and traced (obs, no exporter).
 func startEvalApp(ctx context.Context, dbPath, upstream string, serial bool) (_ *evalApp, err error) {
-	store, err := memory.OpenSQLite(ctx, dbPath)
+	store, err := sqlite.OpenConversations(ctx, dbPath)
 	if err != nil {
 		return nil, err
 	}

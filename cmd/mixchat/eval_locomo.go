@@ -41,6 +41,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // locomoCategories names LoCoMo's question categories.
@@ -151,7 +152,7 @@ func runEvalLoCoMo(ctx context.Context, args []string, stdout, stderr io.Writer)
 	cfg.Compression.Queue = len(convs) + 1
 	tok := llm.NewTokenizer(*tokenizer)
 
-	store, err := memory.OpenSQLite(ctx, ":memory:")
+	store, err := sqlite.OpenConversations(ctx, ":memory:")
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
-	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // serverProc is a mixchat server running as a child process.
@@ -618,7 +618,7 @@ func (c *crashRun) problem(bad *int, format string, args ...any) {
 func (c *crashRun) check() error {
 	ctx := context.Background()
 	// The conversation store, through its own Open (migrations, pragmas).
-	st, err := memory.OpenSQLite(ctx, filepath.Join(c.dir, "mixchat.db"))
+	st, err := sqlite.OpenConversations(ctx, filepath.Join(c.dir, "mixchat.db"))
 	if err != nil {
 		c.problem(&c.openFailures, "open conversation store: %v", err)
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
 )
 
 // The scale-out tests run two `mixchat serve` processes, each with its own
@@ -253,7 +254,7 @@ func consolidationOnce(t *testing.T, dsn string) {
 	cfg.LongTerm.Enabled = true
 	var mgrs []*memory.Manager
 	for range 2 {
-		st, err := memory.OpenPostgres(ctx, dsn)
+		st, err := postgres.OpenConversations(ctx, dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +266,7 @@ func consolidationOnce(t *testing.T, dsn string) {
 		t.Cleanup(func() { m.Close() })
 		mgrs = append(mgrs, m)
 	}
-	st, err := memory.OpenPostgres(ctx, dsn)
+	st, err := postgres.OpenConversations(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/server"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // serveFlags are the flags every command that builds the app shares.
@@ -110,12 +112,12 @@ func newModels(cfg LLMConfig) *llm.Registry {
 func openStore(ctx context.Context, cfg Config) (memory.Store, error) {
 	switch cfg.Store.Driver {
 	case "postgres":
-		return memory.OpenPostgres(ctx, cfg.Store.DSN)
+		return postgres.OpenConversations(ctx, cfg.Store.DSN)
 	default:
 		if err := os.MkdirAll(cfg.Server.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
 		}
-		return memory.OpenSQLite(ctx, cfg.sqlitePath())
+		return sqlite.OpenConversations(ctx, cfg.sqlitePath())
 	}
 }
 

@@ -72,6 +72,13 @@ type Turn struct {
 
 // Store keeps conversations and their turns. Implementations are safe for
 // concurrent use, from several processes sharing one database included.
+// SQLStore is the implementation, on SQLite or PostgreSQL
+// (pkg/store/sqlite, pkg/store/postgres).
+//
+// It has more than four methods because it is the whole record of
+// conversations the server exposes (create, read, list, rename, delete,
+// feedback) besides the two a turn needs (AppendTurn, Turns); splitting it
+// would leave every implementation and most callers with all the parts.
 type Store interface {
 	// CreateConversation stores c; an empty c.ID is filled with a new id and
 	// an empty CreatedAt with now. ErrConflict if the id exists.

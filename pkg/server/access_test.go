@@ -19,6 +19,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // accessServer is a server with authentication on: a real SQLite
@@ -36,7 +37,7 @@ func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := memory.OpenSQLite(ctx, filepath.Join(dir, "mixchat.db"))
+	store, err := sqlite.OpenConversations(ctx, filepath.Join(dir, "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // Replies of the test upstream, chosen by what the prompt asks.
@@ -117,7 +118,7 @@ type mixSetup struct {
 // up, with the real LLM-chat answerer and stand-ins for kb and search.
 func newMixServer(t testing.TB, up *mixUpstream, edit func(*mixSetup, mix.Models)) *testServer {
 	t.Helper()
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // lockedBuffer is a log sink safe for concurrent writers.
@@ -72,7 +73,7 @@ type observedServer struct {
 func newObservedServer(t *testing.T, prices obs.Prices) *observedServer {
 	t.Helper()
 	up := newMixUpstream(t)
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +395,7 @@ func TestMessageUsage(t *testing.T) {
 //
 //	go test ./pkg/server -run '^$' -bench BenchmarkObserveMiddleware -benchmem
 func BenchmarkObserveMiddleware(b *testing.B) {
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(b.TempDir(), "mixchat.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

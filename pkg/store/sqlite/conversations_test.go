@@ -1,4 +1,4 @@
-package memory_test
+package sqlite_test
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/memory/storetest"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
-func openSQLite(t testing.TB, path string) *memory.SQLite {
+func openSQLite(t testing.TB, path string) *sqlite.Conversations {
 	t.Helper()
-	s, err := memory.OpenSQLite(context.Background(), path)
+	s, err := sqlite.OpenConversations(context.Background(), path)
 	if err != nil {
-		t.Fatalf("OpenSQLite(%s): %v", path, err)
+		t.Fatalf("OpenConversations(%s): %v", path, err)
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -49,7 +50,7 @@ func TestSQLiteShared(t *testing.T) {
 func TestSQLiteReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sub", "dir", "memory.db") // directories are created
-	s, err := memory.OpenSQLite(ctx, path)
+	s, err := sqlite.OpenConversations(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,20 +105,20 @@ func TestSQLiteConcurrentOpen(t *testing.T) {
 	// Processes starting together migrate a new file once, without SQLITE_BUSY.
 	path := filepath.Join(t.TempDir(), "memory.db")
 	const n = 6
-	stores := make([]*memory.SQLite, n)
+	stores := make([]*sqlite.Conversations, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stores[i], errs[i] = memory.OpenSQLite(context.Background(), path)
+			stores[i], errs[i] = sqlite.OpenConversations(context.Background(), path)
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Errorf("OpenSQLite %d: %v", i, err)
+			t.Errorf("OpenConversations %d: %v", i, err)
 			continue
 		}
 		defer stores[i].Close()
@@ -133,11 +134,11 @@ func TestSQLiteConcurrentOpen(t *testing.T) {
 	checkSQLiteSchema(t, path)
 }
 
-func TestOpenSQLiteErrors(t *testing.T) {
+func TestOpenConversationsErrors(t *testing.T) {
 	for _, path := range []string{"", filepath.Join(t.TempDir(), "a?b.db")} {
-		if s, err := memory.OpenSQLite(context.Background(), path); err == nil {
+		if s, err := sqlite.OpenConversations(context.Background(), path); err == nil {
 			s.Close()
-			t.Errorf("OpenSQLite(%q): no error", path)
+			t.Errorf("OpenConversations(%q): no error", path)
 		}
 	}
 }
@@ -146,4 +147,19 @@ func BenchmarkSQLite(b *testing.B) {
 	storetest.Benchmark(b, func(t testing.TB) memory.Store {
 		return openSQLite(t, filepath.Join(t.TempDir(), "memory.db"))
 	})
+}
+
+func TestPing(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.OpenConversations(ctx, filepath.Join(t.TempDir(), "mixchat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping on an open store: %v", err)
+	}
+	s.Close()
+	if err := s.Ping(ctx); err == nil {
+		t.Fatal("Ping on a closed store succeeded")
+	}
 }

@@ -1,0 +1,26 @@
+package memory_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
+)
+
+// openSQLite opens the SQLite conversations store at path (":memory:"
+// included), closed at the end of t. The store's own tests, the
+// conformance suite among them, are pkg/store/sqlite's and
+// pkg/store/postgres's.
+func openSQLite(t testing.TB, path string) *sqlite.Conversations {
+	t.Helper()
+	s, err := sqlite.OpenConversations(context.Background(), path)
+	if err != nil {
+		t.Fatalf("OpenConversations(%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}

@@ -1,0 +1,88 @@
+// Package postgres keeps mixchat's data in PostgreSQL (the pgx driver), for
+// several mixchat processes sharing it: the conversations and memory of
+// pkg/memory (OpenConversations), the API keys and knowledge-base access
+// records of pkg/auth (OpenKeys), and the knowledge bases of pkg/kb, one
+// schema each under a registry (OpenKBCatalog).
+//
+// It is the only package besides pkg/store/sqlite that imports a database
+// driver: the SQL the stores share lives in the packages that own the data,
+// written with SQLite's "?" placeholders on database/sql, and this package
+// opens the connections, migrates the schemas, numbers the placeholders
+// (Rebind) and says how PostgreSQL's dialect differs. To keep the tables
+// in a schema other than public, add search_path to the DSN
+// (postgres://host/db?search_path=mixchat).
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// open connects to dsn through database/sql with pgx's driver, on at most
+// maxConns connections (0: as many as pgx's own pool would open), and
+// checks that the server answers. The parsed configuration is returned for
+// connections of their own outside the pool.
+func open(ctx context.Context, dsn string, maxConns int) (*sql.DB, *pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	db := stdlib.OpenDB(*cfg.Copy())
+	if maxConns <= 0 {
+		maxConns = max(4, runtime.NumCPU())
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, cfg, nil
+}
+
+// Rebind numbers the "?" placeholders of query outside quoted text: "?" →
+// "$1", "$2", ... The stores' SQL is written with SQLite's placeholders.
+// (Written here rather than taken from a library: the rule is tiny and the
+// SQL is ours.)
+func Rebind(query string) string {
+	if !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	var quote byte // the open quote, or 0
+	for i := 0; i < len(query); i++ {
+		ch := query[i]
+		switch {
+		case quote != 0:
+			if ch == quote {
+				quote = 0 // a doubled quote closes and reopens: same result
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(ch)
+	}
+	return b.String()
+}
+
+// lockTx takes the advisory lock key for the rest of tx.
+func lockTx(ctx context.Context, tx *sql.Tx, key int64) error {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, key); err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
+	return nil
+}
