@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/auth"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 const keysUsage = `Usage:
@@ -61,12 +63,12 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // the same PostgreSQL database, or the same SQLite file.
 func openKeyStore(ctx context.Context, cfg Config) (*auth.Store, error) {
 	if cfg.Store.Driver == "postgres" {
-		return auth.OpenPostgres(ctx, cfg.Store.DSN)
+		return postgres.OpenKeys(ctx, cfg.Store.DSN)
 	}
 	if err := os.MkdirAll(cfg.Server.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	return auth.OpenSQLite(ctx, cfg.sqlitePath())
+	return sqlite.OpenKeys(ctx, cfg.sqlitePath())
 }
 
 func keysCreate(ctx context.Context, open func() (*auth.Store, error), args []string, stdout, stderr io.Writer) error {

@@ -42,7 +42,7 @@ func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	keys, err := auth.OpenSQLite(ctx, filepath.Join(dir, "mixchat.db"))
+	keys, err := sqlite.OpenKeys(ctx, filepath.Join(dir, "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
