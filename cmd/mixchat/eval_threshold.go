@@ -18,6 +18,7 @@ import (
 	"sort"
 
 	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // calibQuery is one question of the calibration: its relevant documents
@@ -67,7 +68,7 @@ func runCalibration(ctx context.Context, dataset string, docs []evalDoc, qs []ca
 	cfg := DefaultConfig()
 	cfg.Server.DataDir = dir
 	kcfg := cfg.kbConfig()
-	svc, err := kb.New(kcfg, newEmbedder(cfg), nil)
+	svc, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), newEmbedder(cfg), nil)
 	if err != nil {
 		return err
 	}

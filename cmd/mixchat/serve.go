@@ -244,11 +244,28 @@ func newEmbedder(cfg Config) llm.Embedder {
 
 // newKB opens the knowledge bases.
 func newKB(cfg Config, models *llm.Registry) (*kb.Service, error) {
-	svc, err := kb.New(cfg.kbConfig(), newEmbedder(cfg), models)
+	kcfg := cfg.kbConfig()
+	cat, err := openKBCatalog(kcfg)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge bases: %w", err)
 	}
+	svc, err := kb.New(kcfg, cat, newEmbedder(cfg), models)
+	if err != nil {
+		cat.Close()
+		return nil, fmt.Errorf("knowledge bases: %w", err)
+	}
 	return svc, nil
+}
+
+// openKBCatalog opens where kb.store keeps the knowledge bases: kb.db files
+// under kb.dir, or the PostgreSQL registry at kb.dsn.
+func openKBCatalog(kcfg kb.Config) (kb.Catalog, error) {
+	if kcfg.Store != kb.KBStorePostgres {
+		return sqlite.NewKBCatalog(kcfg.Dir), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return postgres.OpenKBCatalog(ctx, kcfg.DSN)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {

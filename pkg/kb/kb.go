@@ -12,10 +12,10 @@
 // was or fully updated. At open the in-memory BM25 index and HNSW graph are
 // read from snapshots written next to kb.db (or rebuilt from the rows when
 // the snapshots are stale) and then updated after every commit; with Qdrant
-// the vectors live in a collection per KB and BM25 stays local. With
-// Config.Store "postgres" the same tables, and the originals, live in
-// PostgreSQL instead, one schema per KB, shared by every replica (see
-// pgstore.go).
+// the vectors live in a collection per KB and BM25 stays local. Where the
+// databases live is the Catalog's business (pkg/store/sqlite: a kb.db file
+// per folder; pkg/store/postgres: one schema per KB, shared by every
+// replica, with the originals: see replicas.go).
 //
 // Retrieval is hybrid. BM25 runs over pkg/text's terms of the text with
 // traditional Chinese folded to simplified (text.Fold, so 貞 matches 贞), plus
@@ -40,6 +40,7 @@ package kb
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -98,7 +99,13 @@ type Service struct {
 	qdrant    *qdrant.Client
 	ownQdrant bool
 
-	pg *pgStore // the knowledge bases in PostgreSQL (Config.Store); nil: files
+	cat Catalog
+	// shared is cat when replicas share it (a SharedCatalog), else nil.
+	shared SharedCatalog
+
+	syncMu  sync.Mutex
+	synced  map[string]syncState // with shared: what this replica holds of each KB
+	retired []*base              // deleted or rebuilt by another replica, closed by Close
 
 	mu       sync.Mutex
 	open     map[string]*base
@@ -106,37 +113,33 @@ type Service struct {
 	closed   bool
 }
 
-// New returns a Service over the knowledge bases in cfg.Dir (created if
-// missing). embedder embeds chunks and queries; its name is
-// cfg.EmbedModel. models answers questions (nil: Chat and Answer fail, the
-// rest works).
-func New(cfg Config, embedder llm.Embedder, models Models, opts ...Option) (*Service, error) {
+// New returns a Service over the knowledge bases of cat, keeping their
+// folders (index snapshots, and originals unless cat is a SharedCatalog)
+// in cfg.Dir (created if missing). The Service closes cat with itself.
+// embedder embeds chunks and queries; its name is cfg.EmbedModel. models
+// answers questions (nil: Chat and Answer fail, the rest works).
+func New(cfg Config, cat Catalog, embedder llm.Embedder, models Models, opts ...Option) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cat == nil {
+		return nil, errors.New("kb: no catalog")
 	}
 	if embedder == nil {
 		return nil, errors.New("kb: no embedder")
 	}
+	shared, _ := cat.(SharedCatalog)
+	if shared != nil && cfg.MaxUploadBytes > shared.MaxOriginal() {
+		return nil, fmt.Errorf("kb.max_upload_bytes is %d: with kb.store %s the originals are kept in the database, which stores at most %d bytes in one: use a smaller limit",
+			cfg.MaxUploadBytes, cfg.Store, shared.MaxOriginal())
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kb: create %s: %w", cfg.Dir, err)
 	}
-	s := &Service{cfg: cfg, emb: embedder, models: models, open: map[string]*base{}, deleting: map[string]bool{}, ownQdrant: true}
+	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared, synced: map[string]syncState{},
+		open: map[string]*base{}, deleting: map[string]bool{}, ownQdrant: true}
 	for _, o := range opts {
 		o(s)
-	}
-	if cfg.Store == KBStorePostgres {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if cfg.MaxUploadBytes > pgMaxOriginal {
-			cancel()
-			return nil, fmt.Errorf("kb.max_upload_bytes is %d: with kb.store %s the originals are kept in PostgreSQL, which stores at most %d bytes in one: use a smaller limit",
-				cfg.MaxUploadBytes, KBStorePostgres, pgMaxOriginal)
-		}
-		pg, err := openPGStore(ctx, cfg.DSN)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		s.pg = pg
 	}
 	s.vectorWeight = cfg.VectorWeight
 	if s.vectorWeight == 0 {
@@ -172,9 +175,7 @@ func (s *Service) Close() error {
 	for _, b := range open {
 		errs = append(errs, b.close()) // waits for the KB's running operations
 	}
-	if s.pg != nil {
-		errs = append(errs, s.pg.close())
-	}
+	errs = append(errs, s.closeRetired(), s.cat.Close())
 	s.qmu.Lock()
 	if s.qdrant != nil && s.ownQdrant {
 		errs = append(errs, s.qdrant.Close())
@@ -231,16 +232,12 @@ func (s *Service) newStore(info Info) (store, error) {
 
 func (s *Service) kbDir(name string) string { return filepath.Join(s.cfg.Dir, name) }
 
-// exists reports whether a KB of that name exists: on disk, or in the
-// PostgreSQL registry. It fails only when the check itself does (the
-// database is unreachable), so that an outage is reported as such rather
-// than as a missing knowledge base.
+// exists reports whether a KB of that name exists in the catalog. It
+// fails only when the check itself does (the database is unreachable), so
+// that an outage is reported as such rather than as a missing knowledge
+// base.
 func (s *Service) exists(ctx context.Context, name string) (bool, error) {
-	if s.pg != nil {
-		return s.pg.exists(ctx, name)
-	}
-	_, err := os.Stat(filepath.Join(s.kbDir(name), dbFile))
-	return err == nil, nil
+	return s.cat.Exists(ctx, name)
 }
 
 // get returns the open KB name, opening it if needed, held for one
@@ -319,23 +316,16 @@ func (s *Service) List(ctx context.Context) ([]Info, error) {
 
 // Names returns the names of the knowledge bases, sorted.
 func (s *Service) Names() ([]string, error) {
-	if s.pg != nil {
-		return s.pg.names(context.Background())
-	}
-	entries, err := os.ReadDir(s.cfg.Dir)
+	all, err := s.cat.Names(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("list knowledge bases: %w", err)
+		return nil, err
 	}
-	names := []string{}
-	for _, e := range entries {
-		if !e.IsDir() || ValidName(e.Name()) != nil {
-			continue
-		}
-		if ok, _ := s.exists(context.Background(), e.Name()); ok { // files: never fails
-			names = append(names, e.Name())
+	names := make([]string, 0, len(all))
+	for _, n := range all {
+		if ValidName(n) == nil {
+			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
 	return names, nil
 }
 
@@ -422,39 +412,81 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	return b.getInfo(), nil
 }
 
-// createLocked writes a new KB's settings and opens it; s.mu is held.
+// createLocked registers a new KB with its settings and opens it; s.mu
+// is held.
 func (s *Service) createLocked(ctx context.Context, name, vs, model, info string) (*base, error) {
-	if s.pg != nil {
-		return s.createPG(ctx, name, vs, model, info)
-	}
-	dir := s.kbDir(name)
-	if err := os.MkdirAll(filepath.Join(dir, contentDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(s.kbDir(name), contentDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
 	}
-	db, err := openDB(ctx, filepath.Join(dir, dbFile))
+	db, err := s.cat.Create(ctx, name)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("knowledge base %s: %w", name, ErrExists)
+	}
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range map[string]string{
-		"name": name, "info": info, "vector_store": vs, "embed_model": model, "dim": "0",
-		"created_at": strconv.FormatInt(time.Now().UnixMilli(), 10), "lex_version": lexVersion, "generation": "0",
-	} {
+	tx, err := db.BeginTx(ctx, nil)
+	if err == nil {
+		for k, v := range map[string]string{
+			"name": name, "info": info, "vector_store": vs, "embed_model": model, "dim": "0",
+			"created_at": strconv.FormatInt(time.Now().UnixMilli(), 10), "lex_version": lexVersion, "generation": "0",
+		} {
+			if err == nil {
+				err = setMeta(ctx, tx, k, v)
+			}
+		}
 		if err == nil {
-			err = setMeta(ctx, db, k, v)
+			err = tx.Commit()
+		} else {
+			tx.Rollback()
 		}
 	}
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		os.Remove(filepath.Join(dir, dbFile))
+		db.Close()
+		_ = s.cat.Drop(context.WithoutCancel(ctx), name)
 		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
 	}
-	b, err := openBase(ctx, name, dir, s.newStore)
+	b, err := s.openBase(ctx, name, db)
+	if err != nil {
+		_ = s.cat.Drop(context.WithoutCancel(ctx), name)
+		return nil, err
+	}
+	s.setSynced(b, b.gen)
+	s.open[name] = b
+	return b, nil
+}
+
+// openKB opens the knowledge base name from the catalog.
+func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
+	if err := os.MkdirAll(filepath.Join(s.kbDir(name), contentDir), 0o755); err != nil {
+		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
+	}
+	db, err := s.cat.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	s.open[name] = b
+	if s.shared != nil {
+		// This replica's snapshots may be tagged with a generation whose
+		// rows they do not all hold (its writes interleaved with others'):
+		// the indexes are built from the rows instead. The first search
+		// then checks them against the rows (refresh).
+		for _, f := range []string{lexSnapshot, vecSnapshot} {
+			if err := os.Remove(filepath.Join(s.kbDir(name), f)); err != nil && !os.IsNotExist(err) {
+				db.Close()
+				return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
+			}
+		}
+	}
+	return s.openBase(ctx, name, db)
+}
+
+// openBase opens the KB whose database is db (closed on failure).
+func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base, error) {
+	b := &base{name: name, dir: s.kbDir(name), db: db, dbOriginals: s.shared != nil}
+	if err := b.load(ctx, s.newStore); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
+	}
 	return b, nil
 }
 
@@ -492,9 +524,7 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 	if rerr := os.RemoveAll(s.kbDir(name)); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
-	if s.pg != nil {
-		err = errors.Join(err, s.pg.drop(ctx, name))
-	}
+	err = errors.Join(err, s.cat.Drop(ctx, name))
 	if err != nil {
 		return fmt.Errorf("delete knowledge base %s: %w", name, err)
 	}

@@ -380,7 +380,10 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 		return res, err
 	}
 	if !found {
-		if _, err := os.Stat(s.kbDir(name)); (err != nil || s.pg != nil) && !opts.AllowEmpty {
+		// Without allow_empty only a folder of originals copied in by hand
+		// becomes a knowledge base (a shared catalog keeps no originals in
+		// folders).
+		if _, err := os.Stat(s.kbDir(name)); (err != nil || s.shared != nil) && !opts.AllowEmpty {
 			return res, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
 		if vs == "" {
@@ -507,13 +510,14 @@ func (b *base) originals(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// checkOriginalSize refuses an original the store cannot keep: with the
-// PostgreSQL store, one larger than kb.max_upload_bytes (an upload over
-// HTTP cannot be larger; the CLI is held to the same limit).
+// checkOriginalSize refuses an original the store cannot keep: with a
+// shared catalog, which keeps the originals in the database, one larger
+// than kb.max_upload_bytes (an upload over HTTP cannot be larger; the CLI
+// is held to the same limit).
 func (s *Service) checkOriginalSize(name string, n int) error {
-	if s.pg != nil && int64(n) > s.cfg.MaxUploadBytes {
+	if s.shared != nil && int64(n) > s.cfg.MaxUploadBytes {
 		return fmt.Errorf("%w: file %s is %d bytes, more than kb.max_upload_bytes (%d) allows with kb.store %s",
-			ErrBadRequest, name, n, s.cfg.MaxUploadBytes, KBStorePostgres)
+			ErrBadRequest, name, n, s.cfg.MaxUploadBytes, s.cfg.Store)
 	}
 	return nil
 }

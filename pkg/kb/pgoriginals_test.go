@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
 )
 
 // The originals with kb.store postgres: kept in the knowledge base's
@@ -368,12 +369,12 @@ func TestPostgresOriginalSizeLimit(t *testing.T) {
 	cfg.Dir = t.TempDir()
 	cfg.EmbedModel = "hash-64"
 	cfg.Store, cfg.DSN = KBStorePostgres, dsn
-	cfg.MaxUploadBytes = pgMaxOriginal + 1
-	if _, err := New(cfg, retrieve.NewHashEmbedder(64), nil); err == nil || !strings.Contains(err.Error(), "kb.max_upload_bytes") {
+	cfg.MaxUploadBytes = postgres.MaxOriginal + 1
+	if _, err := newWithStore(cfg, retrieve.NewHashEmbedder(64), nil); err == nil || !strings.Contains(err.Error(), "kb.max_upload_bytes") {
 		t.Errorf("a limit above what PostgreSQL stores: %v", err)
 	}
 	cfg.MaxUploadBytes = int64(len(kunDoc))
-	s, err := New(cfg, retrieve.NewHashEmbedder(64), nil)
+	s, err := newWithStore(cfg, retrieve.NewHashEmbedder(64), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 	t.Cleanup(func() { mgr.Close() })
 	kcfg := kb.DefaultConfig()
 	kcfg.Dir = filepath.Join(dir, "kb")
-	svc, err := kb.New(kcfg, retrieve.NewHashEmbedder(256), models)
+	svc, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), retrieve.NewHashEmbedder(256), models)
 	if err != nil {
 		t.Fatal(err)
 	}

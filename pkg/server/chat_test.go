@@ -472,7 +472,9 @@ func TestConversationsAPI(t *testing.T) {
 func TestSingleAnswererRepliesAreStored(t *testing.T) {
 	ts := newTestServer(t, nil)
 	ctx := context.Background()
-	kbs, err := kb.New(func() kb.Config { c := kb.DefaultConfig(); c.Dir = t.TempDir(); return c }(), retrieve.NewHashEmbedder(128), ts.models)
+	kcfg := kb.DefaultConfig()
+	kcfg.Dir = t.TempDir()
+	kbs, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), retrieve.NewHashEmbedder(128), ts.models)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func newKBTestServerWith(t *testing.T, edit func(*kb.Config), server func(*Optio
 	if edit != nil {
 		edit(&cfg)
 	}
-	svc, err := kb.New(cfg, retrieve.NewHashEmbedder(512), models)
+	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(512), models)
 	if err != nil {
 		t.Fatal(err)
 	}

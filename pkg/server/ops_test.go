@@ -51,7 +51,7 @@ func newReadyServer(t *testing.T, f readyFixture) (*Server, string) {
 	if f.kbDir != "" {
 		cfg := kb.DefaultConfig()
 		cfg.Dir = f.kbDir
-		svc, err := kb.New(cfg, retrieve.NewHashEmbedder(64), models)
+		svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(64), models)
 		if err != nil {
 			t.Fatal(err)
 		}

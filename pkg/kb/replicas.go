@@ -1,7 +1,8 @@
 package kb
 
-// Knowledge bases in PostgreSQL (Config.Store "postgres"), for several
-// replicas serving the same knowledge bases. What lives where:
+// Knowledge bases in a SharedCatalog (PostgreSQL, Config.Store
+// "postgres"), for several replicas serving the same knowledge bases. What
+// lives where:
 //
 //   - the list of knowledge bases: the table mixchat_kb_registry in the
 //     DSN's schema (name → schema); the knowledge bases' schemas are
@@ -9,7 +10,7 @@ package kb
 //     schema other than public);
 //   - each knowledge base's documents, chunks (text, metadata, BM25 term
 //     frequencies, vectors) and settings: a schema of its own, with the
-//     tables of the SQLite file (pgdb.go), written in the same transactions
+//     tables of the SQLite file (pkg/store/postgres), written in the same transactions
 //     as with SQLite, each under the knowledge base's advisory lock;
 //   - the vectors: with vector_store "embedded", in an HNSW graph in
 //     every replica's memory, like BM25 below; with "qdrant", only in the
@@ -56,34 +57,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"sync"
-	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 )
-
-// Knowledge-base stores (Config.Store).
-const (
-	KBStoreFiles    = "files"    // a folder per KB with a SQLite file (the default, also "")
-	KBStorePostgres = "postgres" // PostgreSQL at Config.DSN, shared by replicas
-)
-
-// pgStore is the registry of knowledge bases in PostgreSQL and what this
-// replica has synchronised of each.
-type pgStore struct {
-	dsn    string
-	prefix string // schema prefix
-	reg    *sql.DB
-
-	mu      sync.Mutex
-	synced  map[string]syncState // by KB name
-	retired []*base              // deleted by another replica, closed by close
-}
 
 // syncState is the generation whose rows an open base's indexes hold.
 type syncState struct {
@@ -91,222 +66,43 @@ type syncState struct {
 	gen uint64
 }
 
-const pgRegistry = `CREATE TABLE IF NOT EXISTS mixchat_kb_registry (
-	name       TEXT PRIMARY KEY,
-	schema     TEXT NOT NULL UNIQUE,
-	created_at BIGINT NOT NULL
-)`
-
-func openPGStore(ctx context.Context, dsn string) (*pgStore, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("kb.dsn: %w", err)
-	}
-	reg := stdlib.OpenDB(*cfg)
-	reg.SetMaxOpenConns(4)
-	if _, err := reg.ExecContext(ctx, pgRegistry); err != nil {
-		// Replicas starting at once may race on the catalog; the table is
-		// there when another won.
-		if _, err2 := reg.ExecContext(ctx, `SELECT 1 FROM mixchat_kb_registry LIMIT 1`); err2 != nil {
-			reg.Close()
-			return nil, fmt.Errorf("kb store: create registry: %w", err)
-		}
-	}
-	// The knowledge bases' schemas are named after the registry's, so two
-	// deployments (or tests) on one database, each with its search_path,
-	// keep apart.
-	var cur string
-	if err := reg.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&cur); err != nil {
-		reg.Close()
-		return nil, fmt.Errorf("kb store: %w", err)
-	}
-	prefix := "mixchat_kb_"
-	if cur != "public" {
-		prefix = cur + "_kb_"
-	}
-	return &pgStore{dsn: dsn, prefix: prefix, reg: reg, synced: map[string]syncState{}}, nil
+// setSynced records that b's indexes hold the rows of generation gen.
+func (s *Service) setSynced(b *base, gen uint64) {
+	s.syncMu.Lock()
+	s.synced[b.name] = syncState{b: b, gen: gen}
+	s.syncMu.Unlock()
 }
 
-// close closes the retired bases and the registry's connections.
-func (p *pgStore) close() error {
-	p.mu.Lock()
-	retired := p.retired
-	p.retired = nil
-	p.mu.Unlock()
+// isSynced reports whether b's indexes hold the rows of generation gen.
+func (s *Service) isSynced(b *base, gen uint64) bool {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	st, ok := s.synced[b.name]
+	return ok && st.b == b && st.gen == gen
+}
+
+// closeRetired closes the bases retire took out of service.
+func (s *Service) closeRetired() error {
+	s.syncMu.Lock()
+	retired := s.retired
+	s.retired = nil
+	s.syncMu.Unlock()
 	var errs []error
 	for _, b := range retired {
 		errs = append(errs, b.close())
 	}
-	return errors.Join(append(errs, p.reg.Close())...)
-}
-
-func (p *pgStore) schema(name string) string { return pgSchemaName(p.prefix, name) }
-
-// exists reports whether name is registered. A failed lookup (the
-// database down or unreachable) is an error, never "not registered": an
-// outage must not read as a missing knowledge base.
-func (p *pgStore) exists(ctx context.Context, name string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var one int
-	switch err := p.reg.QueryRowContext(ctx, `SELECT 1 FROM mixchat_kb_registry WHERE name = $1`, name).Scan(&one); {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, sql.ErrNoRows):
-		return false, nil
-	default:
-		return false, fmt.Errorf("knowledge base %s: look up in the PostgreSQL registry: %w", name, err)
-	}
-}
-
-func (p *pgStore) names(ctx context.Context) ([]string, error) {
-	rows, err := p.reg.QueryContext(ctx, `SELECT name FROM mixchat_kb_registry ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("list knowledge bases: %w", err)
-	}
-	defer rows.Close()
-	names := []string{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		names = append(names, n)
-	}
-	return names, rows.Err()
-}
-
-// open opens a registered knowledge base's schema; dir is the replica's
-// folder for it (snapshots, originals), created if missing.
-func (p *pgStore) open(ctx context.Context, name, dir string) (*sql.DB, error) {
-	if err := os.MkdirAll(filepath.Join(dir, contentDir), 0o755); err != nil {
-		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
-	}
-	return openPGDB(ctx, p.dsn, p.schema(name))
-}
-
-// create registers name (ErrExists when it is taken) and opens its new
-// schema.
-func (p *pgStore) create(ctx context.Context, name, dir string) (*sql.DB, error) {
-	res, err := p.reg.ExecContext(ctx, `INSERT INTO mixchat_kb_registry (name, schema, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
-		name, p.schema(name), time.Now().UnixMilli())
-	if err != nil {
-		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, fmt.Errorf("knowledge base %s: %w", name, ErrExists)
-	}
-	// A schema left by a knowledge base of that name deleted half-way goes.
-	if err := dropPGSchema(ctx, p.dsn, p.schema(name)); err == nil {
-		var db *sql.DB
-		if db, err = p.open(ctx, name, dir); err == nil {
-			return db, nil
-		}
-	}
-	_, _ = p.reg.ExecContext(context.WithoutCancel(ctx), `DELETE FROM mixchat_kb_registry WHERE name = $1`, name)
-	return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
-}
-
-// drop unregisters name and removes its schema.
-func (p *pgStore) drop(ctx context.Context, name string) error {
-	if _, err := p.reg.ExecContext(ctx, `DELETE FROM mixchat_kb_registry WHERE name = $1`, name); err != nil {
-		return fmt.Errorf("unregister knowledge base %s: %w", name, err)
-	}
-	return dropPGSchema(ctx, p.dsn, p.schema(name))
-}
-
-// setSynced records that b's indexes hold the rows of generation gen.
-func (p *pgStore) setSynced(b *base, gen uint64) {
-	p.mu.Lock()
-	p.synced[b.name] = syncState{b: b, gen: gen}
-	p.mu.Unlock()
-}
-
-// isSynced reports whether b's indexes hold the rows of generation gen.
-func (p *pgStore) isSynced(b *base, gen uint64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.synced[b.name]
-	return ok && st.b == b && st.gen == gen
-}
-
-// openKB opens the knowledge base name from the configured store.
-func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
-	if s.pg == nil {
-		return openBase(ctx, name, s.kbDir(name), s.newStore)
-	}
-	db, err := s.pg.open(ctx, name, s.kbDir(name))
-	if err != nil {
-		return nil, err
-	}
-	// This replica's snapshots may be tagged with a generation whose rows
-	// they do not all hold (its writes interleaved with others'): the
-	// indexes are built from the rows instead. The first search then
-	// checks them against the rows (refresh).
-	for _, f := range []string{lexSnapshot, vecSnapshot} {
-		if err := os.Remove(filepath.Join(s.kbDir(name), f)); err != nil && !os.IsNotExist(err) {
-			db.Close()
-			return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
-		}
-	}
-	b, err := openBaseDB(ctx, name, s.kbDir(name), db, s.newStore)
-	if err != nil {
-		return nil, err
-	}
-	b.dbOriginals = true
-	return b, nil
-}
-
-// createPG registers and opens a new knowledge base in PostgreSQL; s.mu
-// is held.
-func (s *Service) createPG(ctx context.Context, name, vs, model, info string) (*base, error) {
-	db, err := s.pg.create(ctx, name, s.kbDir(name))
-	if err != nil {
-		return nil, err
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err == nil {
-		for k, v := range map[string]string{
-			"name": name, "info": info, "vector_store": vs, "embed_model": model, "dim": "0",
-			"created_at": strconv.FormatInt(time.Now().UnixMilli(), 10), "lex_version": lexVersion, "generation": "0",
-		} {
-			if err == nil {
-				err = setMeta(ctx, tx, k, v)
-			}
-		}
-		if err == nil {
-			err = tx.Commit()
-		} else {
-			tx.Rollback()
-		}
-	}
-	if err != nil {
-		db.Close()
-		_ = s.pg.drop(context.WithoutCancel(ctx), name)
-		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
-	}
-	b, err := openBaseDB(ctx, name, s.kbDir(name), db, s.newStore)
-	if err != nil {
-		_ = s.pg.drop(context.WithoutCancel(ctx), name)
-		return nil, err
-	}
-	b.dbOriginals = true
-	s.pg.setSynced(b, b.gen)
-	s.open[name] = b
-	return b, nil
+	return errors.Join(errs...)
 }
 
 // refresh brings b's in-memory indexes and settings up to the rows when
 // another replica (or this one) changed them since the last refresh. The
 // caller holds b open (acquire).
 func (s *Service) refresh(ctx context.Context, b *base) error {
-	p := s.pg
-	if p == nil {
+	if s.shared == nil {
 		return nil
 	}
-	cur, err := pgGeneration(ctx, b.db)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == pgUndefinedTable {
+	cur, err := readGeneration(ctx, b.db)
+	if err != nil && s.shared.Gone(err) {
 		// Deleted by another replica: take it out of service here too.
 		s.retire(b)
 		return fmt.Errorf("knowledge base %s: %w", b.name, ErrNotFound)
@@ -314,18 +110,18 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	if err != nil {
 		return fmt.Errorf("knowledge base %s: read generation: %w", b.name, err)
 	}
-	if p.isSynced(b, cur) {
+	if s.isSynced(b, cur) {
 		return nil
 	}
 	// One refresh at a time per KB, and none during a local write.
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	if p.isSynced(b, cur) {
+	if s.isSynced(b, cur) {
 		return nil
 	}
 	// The generation first: rows read after it are at least as new, and a
 	// change after it shows as a new generation next time.
-	gen, err := pgGeneration(ctx, b.db)
+	gen, err := readGeneration(ctx, b.db)
 	if err != nil {
 		return err
 	}
@@ -421,7 +217,7 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	b.mu.Unlock()
 	b.gen = gen
 	b.epoch = epoch
-	p.setSynced(b, gen)
+	s.setSynced(b, gen)
 	return nil
 }
 
@@ -433,9 +229,9 @@ func (s *Service) retire(b *base) {
 	s.mu.Lock()
 	if s.open[b.name] == b {
 		delete(s.open, b.name)
-		s.pg.mu.Lock()
-		s.pg.retired = append(s.pg.retired, b)
-		s.pg.mu.Unlock()
+		s.syncMu.Lock()
+		s.retired = append(s.retired, b)
+		s.syncMu.Unlock()
 	}
 	s.mu.Unlock()
 }
@@ -482,11 +278,8 @@ func (b *base) addChunks(ctx context.Context, ids []string) error {
 	return b.mem.Upsert(ctx, batch)
 }
 
-// pgUndefinedTable is PostgreSQL's error code for a missing table.
-const pgUndefinedTable = "42P01"
-
-// pgGeneration reads a knowledge base's change counter.
-func pgGeneration(ctx context.Context, db *sql.DB) (uint64, error) {
+// readGeneration reads a knowledge base's change counter.
+func readGeneration(ctx context.Context, db *sql.DB) (uint64, error) {
 	v, err := getMeta(ctx, db, "generation")
 	if err != nil {
 		return 0, err
