@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/mixchat/mixchat/internal/pgtest"
+	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/kb/catalogtest"
 )
 
 // TestKBCatalogOutage needs no server: with the registry at a closed port,
@@ -44,59 +45,27 @@ func TestKBCatalogOutage(t *testing.T) {
 	}
 }
 
-// TestKBCatalog: what one catalog creates, another on the same registry
-// lists and opens; a name is created once; dropping removes the schema,
-// after which queries on a database still open on it are Gone.
+// openKBCatalog opens a catalog on a registry schema of t's own (see
+// pgtest.Schema), closed at the end of t.
+func openKBCatalog(t *testing.T, dsn string) *KBCatalog {
+	t.Helper()
+	c, err := OpenKBCatalog(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 func TestKBCatalog(t *testing.T) {
-	dsn := pgtest.Schema(t, "kbcat")
-	ctx := context.Background()
-	a, err := OpenKBCatalog(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := OpenKBCatalog(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	db, err := a.Create(ctx, "周易")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := b.Create(ctx, "周易"); !errors.Is(err, fs.ErrExist) {
-		t.Errorf("creating it again: %v, want fs.ErrExist", err)
-	}
-	if ok, err := b.Exists(ctx, "周易"); !ok || err != nil {
-		t.Errorf("Exists on the other catalog = %v, %v", ok, err)
-	}
-	if names, err := b.Names(ctx); err != nil || !slices.Equal(names, []string{"周易"}) {
-		t.Errorf("Names = %v, %v", names, err)
-	}
-	other, err := b.Open(ctx, "周易")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := db.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?)`, "info", "易经"); err != nil {
-		t.Fatal(err)
-	}
-	var v string
-	if err := other.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, "info").Scan(&v); err != nil || v != "易经" {
-		t.Errorf("the other replica reads %q, %v", v, err)
-	}
-	if err := a.Drop(ctx, "周易"); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := b.Exists(ctx, "周易"); ok || err != nil {
-		t.Errorf("Exists after Drop = %v, %v", ok, err)
-	}
-	err = other.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, "info").Scan(&v)
-	if !b.Gone(err) {
-		t.Errorf("a query after the drop: %v, want Gone", err)
-	}
-	if b.Gone(errors.New("other")) || b.Gone(nil) {
-		t.Error("Gone of another error")
-	}
+	pgtest.DSN(t)
+	catalogtest.Run(t, func(t *testing.T) kb.Catalog { return openKBCatalog(t, pgtest.Schema(t, "kbcat")) })
+}
+
+func TestKBCatalogShared(t *testing.T) {
+	pgtest.DSN(t)
+	catalogtest.RunShared(t, func(t *testing.T) (kb.SharedCatalog, kb.SharedCatalog) {
+		dsn := pgtest.Schema(t, "kbcat")
+		return openKBCatalog(t, dsn), openKBCatalog(t, dsn)
+	})
 }
