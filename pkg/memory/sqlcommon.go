@@ -175,6 +175,25 @@ func affectedOne(res sql.Result, op string) error {
 	return nil
 }
 
+// queryRows runs query and scans each row with scan; an empty result is
+// an empty, non-nil slice.
+func queryRows[T any](ctx context.Context, db *sql.DB, query string, args []any, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // messageRow is one row of the messages table as read.
 type messageRow struct {
 	Message

@@ -57,20 +57,7 @@ func (s *SQLStore) Conversation(ctx context.Context, id string) (Conversation, e
 
 // conversations runs a query listing conversations.
 func (s *SQLStore) conversations(ctx context.Context, query string, args ...any) ([]Conversation, error) {
-	rows, err := s.read.QueryContext(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cs := []Conversation{}
-	for rows.Next() {
-		c, err := scanConversation(rows)
-		if err != nil {
-			return nil, err
-		}
-		cs = append(cs, c)
-	}
-	return cs, rows.Err()
+	return queryRows(ctx, s.read, s.q(query), args, scanConversation)
 }
 
 // Conversations implements Store.
@@ -226,20 +213,7 @@ func (s *SQLStore) Turns(ctx context.Context, conversationID string, limit int) 
 }
 
 func (s *SQLStore) messages(ctx context.Context, query string, args ...any) ([]messageRow, error) {
-	rows, err := s.read.QueryContext(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ms []messageRow
-	for rows.Next() {
-		r, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, r)
-	}
-	return ms, rows.Err()
+	return queryRows(ctx, s.read, s.q(query), args, scanMessage)
 }
 
 // Message implements Store.

@@ -9,7 +9,9 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -328,4 +330,37 @@ func testDeleteConversation(t *testing.T, s memory.Store) {
 	if turns := mustTurns(t, s, "del", 0); len(turns) != 1 {
 		t.Errorf("re-created conversation has %d turns, want 1", len(turns))
 	}
+}
+
+// OpenConcurrently opens n stores at once through open, as processes
+// starting together would, fails t unless every one opens, registers
+// their Close with t.Cleanup and appends a turn to conversation "c"
+// through each. The engines' tests then check that the schema was
+// migrated once.
+func OpenConcurrently(t *testing.T, n int, open func(ctx context.Context) (memory.Store, error)) []memory.Store {
+	t.Helper()
+	ctx := context.Background()
+	stores := make([]memory.Store, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { stores[i], errs[i] = open(ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("open %d: %v", i, err)
+			continue
+		}
+		t.Cleanup(func() { stores[i].Close() })
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	for i, s := range stores {
+		if _, err := s.AppendTurn(ctx, "c", memory.Message{Content: fmt.Sprint(i)}, memory.Message{Content: "a"}); err != nil {
+			t.Errorf("AppendTurn through store %d: %v", i, err)
+		}
+	}
+	return stores
 }

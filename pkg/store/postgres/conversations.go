@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -56,36 +57,15 @@ func OpenConversations(ctx context.Context, dsn string) (*Conversations, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	if err := migrateDB(ctx, db); err != nil {
+	if err := migrate.Run(ctx, db, migrationSchema, migrations, "migrations"); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	return &Conversations{SQLStore: memory.NewSQLStore(db, db, Dialect), db: db, cfg: cfg}, nil
 }
 
-func migrateDB(ctx context.Context, db *sql.DB) error {
-	ms, err := migrate.Load(migrations, "migrations")
-	if err != nil {
-		return err
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer tx.Rollback()
-	if err := lockTx(ctx, tx, migrationLockKey); err != nil { // held until the transaction ends
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := migrate.Apply(ctx, tx, migrationSchema, ms); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
-}
-
 var migrationSchema = migrate.Schema{
+	Lock: `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(migrationLockKey, 10) + `)`,
 	Create: `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    BIGINT NOT NULL PRIMARY KEY,
 		name       TEXT   NOT NULL,

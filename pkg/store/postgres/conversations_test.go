@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -14,20 +13,12 @@ import (
 )
 
 // The PostgreSQL tests run against the server at MIXCHAT_TEST_POSTGRES_DSN
-// (scripts/postgres.sh starts one), each test in a new schema dropped
-// afterwards.
-func postgresDSN(t testing.TB) string {
-	t.Helper()
-	return pgtest.DSN(t)
-}
+// (scripts/postgres.sh starts one), each test in a schema of its own
+// dropped afterwards (pgtest.Schema).
 
-// newPostgresSchema is a schema of t's own (see pgtest.Schema).
-func newPostgresSchema(t testing.TB) string {
-	t.Helper()
-	return pgtest.Schema(t, "mixchat_test")
-}
-
-func openPostgres(t testing.TB, dsn string) *postgres.Conversations {
+// openConversations opens the store on the database at dsn, closed at the
+// end of t.
+func openConversations(t testing.TB, dsn string) *postgres.Conversations {
 	t.Helper()
 	s, err := postgres.OpenConversations(context.Background(), dsn)
 	if err != nil {
@@ -38,48 +29,30 @@ func openPostgres(t testing.TB, dsn string) *postgres.Conversations {
 }
 
 func TestPostgres(t *testing.T) {
-	postgresDSN(t)
+	pgtest.DSN(t)
 	storetest.Run(t, func(t testing.TB) memory.Store {
-		return openPostgres(t, newPostgresSchema(t))
+		return openConversations(t, pgtest.Schema(t, "mixchat_test"))
 	})
 }
 
 func TestPostgresShared(t *testing.T) {
 	// Two pools on one database behave as two processes would.
-	postgresDSN(t)
+	pgtest.DSN(t)
 	storetest.RunShared(t, func(t testing.TB) (memory.Store, memory.Store) {
-		dsn := newPostgresSchema(t)
-		return openPostgres(t, dsn), openPostgres(t, dsn)
+		dsn := pgtest.Schema(t, "mixchat_test")
+		return openConversations(t, dsn), openConversations(t, dsn)
 	})
 }
 
 func TestPostgresConcurrentOpen(t *testing.T) {
 	// Processes starting together migrate a new database once: the advisory
 	// lock makes the others wait and then find the schema in place.
-	dsn := newPostgresSchema(t)
+	dsn := pgtest.Schema(t, "mixchat_test")
 	ctx := context.Background()
 	const n = 6
-	stores := make([]*postgres.Conversations, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			stores[i], errs[i] = postgres.OpenConversations(ctx, dsn)
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("OpenConversations %d: %v", i, err)
-			continue
-		}
-		defer stores[i].Close()
-	}
-	if t.Failed() {
-		return
-	}
+	stores := storetest.OpenConcurrently(t, n, func(ctx context.Context) (memory.Store, error) {
+		return postgres.OpenConversations(ctx, dsn)
+	})
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -99,10 +72,10 @@ func TestPostgresConcurrentOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := openPostgres(t, dsn)
+	again := openConversations(t, dsn)
 	turns, err := again.Turns(ctx, "c", 0)
-	if err != nil || len(turns) != 1 || turns[0].Answer.ID != turn.Answer.ID {
-		t.Errorf("after reopening Turns = %+v, %v; want [%+v]", turns, err, turn)
+	if err != nil || len(turns) != n+1 || turns[n].Answer.ID != turn.Answer.ID {
+		t.Errorf("after reopening Turns = %+v, %v; want %d turns ending with %+v", turns, err, n+1, turn)
 	}
 }
 
@@ -117,15 +90,14 @@ func TestOpenConversationsErrors(t *testing.T) {
 }
 
 func BenchmarkPostgres(b *testing.B) {
-	postgresDSN(b)
+	pgtest.DSN(b)
 	storetest.Benchmark(b, func(t testing.TB) memory.Store {
-		return openPostgres(t, newPostgresSchema(t))
+		return openConversations(t, pgtest.Schema(t, "mixchat_test"))
 	})
 }
 
-
 func TestPing(t *testing.T) {
-	dsn := newPostgresSchema(t)
+	dsn := pgtest.Schema(t, "mixchat_test")
 	ctx := context.Background()
 	p, err := postgres.OpenConversations(ctx, dsn)
 	if err != nil {

@@ -16,7 +16,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -77,12 +76,4 @@ func Rebind(query string) string {
 		b.WriteByte(ch)
 	}
 	return b.String()
-}
-
-// lockTx takes the advisory lock key for the rest of tx.
-func lockTx(ctx context.Context, tx *sql.Tx, key int64) error {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, key); err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
-	return nil
 }

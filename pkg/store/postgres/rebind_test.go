@@ -15,4 +15,3 @@ func TestRebind(t *testing.T) {
 		}
 	}
 }
-

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -87,34 +86,15 @@ func openConversations(ctx context.Context, path string) (*Conversations, error)
 		}
 		return err
 	}
-	if err := migrateDB(ctx, w); err != nil {
+	if err := migrate.Run(ctx, w, migrationSchema, migrations, "migrations"); err != nil {
 		closeAll()
 		return nil, err
 	}
 	return &Conversations{SQLStore: memory.NewSQLStore(w, r, Dialect), close: closeAll}, nil
 }
 
-// migrateDB applies the conversations' migrations in one BEGIN IMMEDIATE
-// transaction: one migrating process at a time.
-func migrateDB(ctx context.Context, w *sql.DB) error {
-	ms, err := migrate.Load(migrations, "migrations")
-	if err != nil {
-		return err
-	}
-	tx, err := w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer tx.Rollback()
-	if err := migrate.Apply(ctx, tx, migrationSchema, ms); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
-}
-
+// migrationSchema records the conversations' migrations; they run in one
+// BEGIN IMMEDIATE transaction: one migrating process at a time.
 var migrationSchema = migrate.Schema{
 	Create: `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER NOT NULL PRIMARY KEY,

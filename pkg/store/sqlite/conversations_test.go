@@ -3,9 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -13,7 +11,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
-func openSQLite(t testing.TB, path string) *sqlite.Conversations {
+func openConversations(t testing.TB, path string) *sqlite.Conversations {
 	t.Helper()
 	s, err := sqlite.OpenConversations(context.Background(), path)
 	if err != nil {
@@ -29,13 +27,13 @@ func openSQLite(t testing.TB, path string) *sqlite.Conversations {
 
 func TestSQLite(t *testing.T) {
 	storetest.Run(t, func(t testing.TB) memory.Store {
-		return openSQLite(t, filepath.Join(t.TempDir(), "memory.db"))
+		return openConversations(t, filepath.Join(t.TempDir(), "memory.db"))
 	})
 }
 
 func TestSQLiteInMemory(t *testing.T) {
 	storetest.Run(t, func(t testing.TB) memory.Store {
-		return openSQLite(t, ":memory:")
+		return openConversations(t, ":memory:")
 	})
 }
 
@@ -43,7 +41,7 @@ func TestSQLiteShared(t *testing.T) {
 	// Two stores on one file behave as two processes would.
 	storetest.RunShared(t, func(t testing.TB) (memory.Store, memory.Store) {
 		path := filepath.Join(t.TempDir(), "memory.db")
-		return openSQLite(t, path), openSQLite(t, path)
+		return openConversations(t, path), openConversations(t, path)
 	})
 }
 
@@ -62,7 +60,7 @@ func TestSQLiteReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s = openSQLite(t, path)
+	s = openConversations(t, path)
 	turns, err := s.Turns(ctx, "c", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -104,33 +102,9 @@ func checkSQLiteSchema(t *testing.T, path string) {
 func TestSQLiteConcurrentOpen(t *testing.T) {
 	// Processes starting together migrate a new file once, without SQLITE_BUSY.
 	path := filepath.Join(t.TempDir(), "memory.db")
-	const n = 6
-	stores := make([]*sqlite.Conversations, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			stores[i], errs[i] = sqlite.OpenConversations(context.Background(), path)
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("OpenConversations %d: %v", i, err)
-			continue
-		}
-		defer stores[i].Close()
-	}
-	if t.Failed() {
-		return
-	}
-	for i, s := range stores {
-		if _, err := s.AppendTurn(context.Background(), "c", memory.Message{Content: fmt.Sprint(i)}, memory.Message{Content: "a"}); err != nil {
-			t.Errorf("AppendTurn through store %d: %v", i, err)
-		}
-	}
+	storetest.OpenConcurrently(t, 6, func(ctx context.Context) (memory.Store, error) {
+		return sqlite.OpenConversations(ctx, path)
+	})
 	checkSQLiteSchema(t, path)
 }
 
@@ -145,7 +119,7 @@ func TestOpenConversationsErrors(t *testing.T) {
 
 func BenchmarkSQLite(b *testing.B) {
 	storetest.Benchmark(b, func(t testing.TB) memory.Store {
-		return openSQLite(t, filepath.Join(t.TempDir(), "memory.db"))
+		return openConversations(t, filepath.Join(t.TempDir(), "memory.db"))
 	})
 }
 

@@ -61,6 +61,10 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 
 // Schema is how an engine keeps the record of applied migrations.
 type Schema struct {
+	// Lock, when not empty, is run first in the migration transaction so
+	// that processes opening one database at once migrate it one after
+	// the other (SQLite's BEGIN IMMEDIATE needs none).
+	Lock string
 	// Create makes the schema_migrations table (version, name, applied_at)
 	// if it is missing.
 	Create string
@@ -69,10 +73,34 @@ type Schema struct {
 	Insert string
 }
 
+// Run applies the migrations in dir of fsys to db in one transaction.
+func Run(ctx context.Context, db *sql.DB, s Schema, fsys fs.FS, dir string) error {
+	ms, err := Load(fsys, dir)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if err := Apply(ctx, tx, s, ms); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
 // Apply runs, in tx, the migrations of ms that schema_migrations does not
-// record, in order, and records them. The caller makes tx exclusive
-// (SQLite's BEGIN IMMEDIATE, a PostgreSQL advisory lock) and commits it.
+// record, in order, and records them, after s.Lock. The caller commits tx.
 func Apply(ctx context.Context, tx *sql.Tx, s Schema, ms []Migration) error {
+	if s.Lock != "" {
+		if _, err := tx.ExecContext(ctx, s.Lock); err != nil {
+			return fmt.Errorf("migrate: lock: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, s.Create); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
