@@ -244,11 +244,6 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 	if vecOK && b.mem == nil {
 		cols = `id, file, seq, '', metadata, terms, NULL`
 	}
-	rows, err := b.db.QueryContext(ctx, `SELECT `+cols+` FROM chunks`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var batch []Chunk
 	flush := func() error {
 		if len(batch) == 0 {
@@ -258,30 +253,25 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 		batch = batch[:0]
 		return err
 	}
-	for rows.Next() {
-		c, err := scanChunk(rows, true)
-		if err != nil {
-			return err
-		}
+	err = eachChunk(ctx, b.db, `SELECT `+cols+` FROM chunks`, nil, func(c storedChunk) error {
 		if !lexOK {
 			b.lexAdd(c.ID, c.Terms)
 		} else if b.lexIDs != nil {
 			b.lexIDs[c.ID] = struct{}{} // lex holds it from the snapshot
 		}
-		if b.mem != nil {
-			if vecOK {
-				b.mem.setPayload(c.ID, c.File, c.Metadata)
-			} else if len(c.Vector) > 0 {
-				batch = append(batch, c.Chunk)
-				if len(batch) >= 1024 {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
+		switch {
+		case b.mem == nil:
+		case vecOK:
+			b.mem.setPayload(c.ID, c.File, c.Metadata)
+		case len(c.Vector) > 0:
+			batch = append(batch, c.Chunk)
+			if len(batch) >= 1024 {
+				return flush()
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	if err := flush(); err != nil {

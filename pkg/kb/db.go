@@ -261,6 +261,27 @@ func scanChunk(rows *sql.Rows, full bool) (storedChunk, error) {
 	return c, nil
 }
 
+// eachChunk runs query, which selects chunk rows in full (id, file, seq,
+// text, metadata, terms, vector), and calls fn with each chunk; an error
+// from fn stops it.
+func eachChunk(ctx context.Context, q querier, query string, args []any, fn func(storedChunk) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanChunk(rows, true)
+		if err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // chunksByID loads the chunks with the given ids (those that exist).
 func chunksByID(ctx context.Context, q querier, ids []string) (map[string]Chunk, error) {
 	out := make(map[string]Chunk, len(ids))

@@ -98,18 +98,11 @@ func (s *Service) writable(b *base) error { return s.checkModel(b) }
 // context).
 func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, opts AddOptions, progress func(Progress)) (AddResult, error) {
 	res := AddResult{Failed: map[string]error{}}
-	sp, params, err := s.splitter(opts.SplitOptions)
-	if err != nil {
-		return res, err
-	}
-	b, release, err := s.get(ctx, name)
+	b, release, sp, params, err := s.openForWrite(ctx, name, opts.SplitOptions)
 	if err != nil {
 		return res, err
 	}
 	defer release()
-	if err := s.writable(b); err != nil {
-		return res, err
-	}
 	var jobs []ingestJob
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -132,49 +125,86 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 		}
 		jobs = append(jobs, job)
 	}
-	for fname, docs := range opts.Docs {
-		if seen[fname] {
-			continue
+	jobs = docsJobs(jobs, opts.Docs, seen, res.Failed, opts.Force, sp, params)
+	return s.runJobs(ctx, b, jobs, &res, progress, func(i int, job ingestJob) bool {
+		if !opts.Override && job.data != nil && s.sameUpload(ctx, b, job.name, job.data) {
+			res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
+			report(progress, Progress{File: job.name, Index: i + 1, Total: len(jobs), Stage: StageFailed, Err: res.Failed[job.name]})
+			return true
 		}
-		if err := ValidFileName(fname); err != nil {
-			res.Failed[fname] = err
-			continue
+		if !opts.SaveOnly {
+			return false
 		}
-		seen[fname] = true
-		jobs = append(jobs, ingestJob{name: fname, docs: docs, force: opts.Force, split: sp, params: params})
+		if job.data == nil {
+			return true // custom docs need indexing to be kept at all
+		}
+		var err error
+		if b.dbOriginals {
+			err = putOriginal(ctx, b.db, job.name, job.data)
+		} else {
+			err = b.saveOriginal(job.name, job.data)
+		}
+		if err != nil {
+			res.Failed[job.name] = err
+		} else {
+			res.Added = append(res.Added, job.name)
+		}
+		return true
+	})
+}
+
+// openForWrite holds the KB name open for a write request and checks that
+// it is writable, and builds the splitter the request asks for.
+func (s *Service) openForWrite(ctx context.Context, name string, o SplitOptions) (*base, func(), Splitter, fileParams, error) {
+	sp, params, err := s.splitter(o)
+	if err != nil {
+		return nil, nil, sp, params, err
 	}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return nil, nil, sp, params, err
+	}
+	if err := s.writable(b); err != nil {
+		release()
+		return nil, nil, sp, params, err
+	}
+	return b, release, sp, params, nil
+}
+
+// docsJobs adds a job for each document of custom docs whose name the
+// request did not name otherwise (seen), recording invalid names in failed.
+func docsJobs(jobs []ingestJob, docs map[string][]Document, seen map[string]bool, failed map[string]error, force bool, sp Splitter, params fileParams) []ingestJob {
+	for name, d := range docs {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if err := ValidFileName(name); err != nil {
+			failed[name] = err
+			continue
+		}
+		jobs = append(jobs, ingestJob{name: name, docs: d, force: force, split: sp, params: params})
+	}
+	return jobs
+}
+
+// runJobs ingests jobs one after the other under b's write lock, recording
+// their outcomes in res, and saves the snapshots after. handle, when not
+// nil, sees each job first and reports whether it dealt with it itself.
+func (s *Service) runJobs(ctx context.Context, b *base, jobs []ingestJob, res *AddResult, progress func(Progress), handle func(i int, job ingestJob) bool) (AddResult, error) {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	defer b.saveSnapshots()
 	for i, job := range jobs {
 		if err := ctx.Err(); err != nil {
-			return res, err
+			return *res, err
 		}
-		if !opts.Override && job.data != nil && s.sameUpload(ctx, b, job.name, job.data) {
-			res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
-			report(progress, Progress{File: job.name, Index: i + 1, Total: len(jobs), Stage: StageFailed, Err: res.Failed[job.name]})
+		if handle != nil && handle(i, job) {
 			continue
 		}
-		if opts.SaveOnly {
-			if job.data == nil {
-				continue // custom docs need indexing to be kept at all
-			}
-			var err error
-			if b.dbOriginals {
-				err = putOriginal(ctx, b.db, job.name, job.data)
-			} else {
-				err = b.saveOriginal(job.name, job.data)
-			}
-			if err != nil {
-				res.Failed[job.name] = err
-				continue
-			}
-			res.Added = append(res.Added, job.name)
-			continue
-		}
-		s.run(ctx, b, job, i+1, len(jobs), &res, progress)
+		s.run(ctx, b, job, i+1, len(jobs), res, progress)
 	}
-	return res, ctx.Err()
+	return *res, ctx.Err()
 }
 
 // sameUpload reports whether the KB already holds data as the document
@@ -232,18 +262,11 @@ type UpdateOptions struct {
 // request's chunking), or from custom docs given in opts.Docs.
 func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, opts UpdateOptions, progress func(Progress)) (AddResult, error) {
 	res := AddResult{Failed: map[string]error{}}
-	sp, params, err := s.splitter(opts.SplitOptions)
-	if err != nil {
-		return res, err
-	}
-	b, release, err := s.get(ctx, name)
+	b, release, sp, params, err := s.openForWrite(ctx, name, opts.SplitOptions)
 	if err != nil {
 		return res, err
 	}
 	defer release()
-	if err := s.writable(b); err != nil {
-		return res, err
-	}
 	var jobs []ingestJob
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -274,26 +297,8 @@ func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, 
 		// the rows (legacy: see readOriginal).
 		jobs = append(jobs, ingestJob{name: f, data: data, save: legacy, force: opts.Force, split: sp, params: params})
 	}
-	for f, docs := range opts.Docs {
-		if !seen[f] {
-			seen[f] = true
-			if err := ValidFileName(f); err != nil {
-				res.Failed[f] = err
-				continue
-			}
-			jobs = append(jobs, ingestJob{name: f, docs: docs, force: opts.Force, split: sp, params: params})
-		}
-	}
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	defer b.saveSnapshots()
-	for i, job := range jobs {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		s.run(ctx, b, job, i+1, len(jobs), &res, progress)
-	}
-	return res, ctx.Err()
+	jobs = docsJobs(jobs, opts.Docs, seen, res.Failed, opts.Force, sp, params)
+	return s.runJobs(ctx, b, jobs, &res, progress, nil)
 }
 
 // DeleteFiles removes documents from a knowledge base (each in its own

@@ -289,26 +289,17 @@ func (s *Service) syncRemote(ctx context.Context, b *base) error {
 	if have >= want {
 		return nil
 	}
-	rows, err := b.db.QueryContext(ctx, `SELECT id, file, seq, text, metadata, terms, vector FROM chunks`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var batch []Chunk
-	for rows.Next() {
-		c, err := scanChunk(rows, true)
-		if err != nil {
-			return err
-		}
+	err = eachChunk(ctx, b.db, `SELECT id, file, seq, text, metadata, terms, vector FROM chunks`, nil, func(c storedChunk) error {
 		batch = append(batch, c.Chunk)
-		if len(batch) == 256 {
-			if err := q.Upsert(ctx, batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
+		if len(batch) < 256 {
+			return nil
 		}
-	}
-	if err := rows.Err(); err != nil {
+		err := q.Upsert(ctx, batch)
+		batch = batch[:0]
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	return q.Upsert(ctx, batch)

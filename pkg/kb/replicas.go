@@ -253,23 +253,15 @@ func (b *base) addChunks(ctx context.Context, ids []string) error {
 		}
 		q += "?"
 	}
-	rows, err := b.db.QueryContext(ctx, q+`)`, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var batch []Chunk
-	for rows.Next() {
-		c, err := scanChunk(rows, true)
-		if err != nil {
-			return err
-		}
+	err := eachChunk(ctx, b.db, q+`)`, args, func(c storedChunk) error {
 		b.lexAdd(c.ID, c.Terms)
 		if b.mem != nil && len(c.Vector) > 0 {
 			batch = append(batch, c.Chunk)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	if len(batch) == 0 || b.mem == nil {
