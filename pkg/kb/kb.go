@@ -82,7 +82,7 @@ func WithReranker(r Reranker) Option { return func(s *Service) { s.rerank = r } 
 // Qdrant (instead of one dialled from Config.Qdrant). The Service does not
 // close it.
 func WithQdrantClient(c *qdrant.Client) Option {
-	return func(s *Service) { s.qdrant, s.ownQdrant = c, false }
+	return func(s *Service) { s.vs.qdrant, s.vs.ownQdrant = c, false }
 }
 
 // Service manages knowledge bases and answers from them. It is safe for
@@ -95,17 +95,13 @@ type Service struct {
 	// vectorWeight is the vector share of the hybrid score.
 	vectorWeight float64
 
-	qmu       sync.Mutex
-	qdrant    *qdrant.Client
-	ownQdrant bool
+	vs vectorStores
 
 	cat Catalog
 	// shared is cat when replicas share it (a SharedCatalog), else nil.
 	shared SharedCatalog
-
-	syncMu  sync.Mutex
-	synced  map[string]syncState // with shared: what this replica holds of each KB
-	retired []*base              // deleted or rebuilt by another replica, closed by Close
+	// replicas is what this replica holds of each KB of a shared catalog.
+	replicas replicas
 
 	mu       sync.Mutex
 	open     map[string]*base
@@ -136,8 +132,10 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models Models, opts ...
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kb: create %s: %w", cfg.Dir, err)
 	}
-	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared, synced: map[string]syncState{},
-		open: map[string]*base{}, deleting: map[string]bool{}, ownQdrant: true}
+	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared,
+		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
+		replicas: replicas{synced: map[string]syncState{}},
+		open:     map[string]*base{}, deleting: map[string]bool{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -175,70 +173,13 @@ func (s *Service) Close() error {
 	for _, b := range open {
 		errs = append(errs, b.close()) // waits for the KB's running operations
 	}
-	errs = append(errs, s.closeRetired(), s.cat.Close())
-	s.qmu.Lock()
-	if s.qdrant != nil && s.ownQdrant {
-		errs = append(errs, s.qdrant.Close())
-	}
-	s.qmu.Unlock()
+	errs = append(errs, s.replicas.closeRetired(), s.cat.Close(), s.vs.close())
 	return errors.Join(errs...)
 }
 
-// qdrantClient returns the Qdrant client, dialling it on first use.
-func (s *Service) qdrantClient() (*qdrant.Client, error) {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if s.qdrant != nil {
-		return s.qdrant, nil
-	}
-	host, portStr, err := splitHostPort(s.cfg.Qdrant.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("kb.qdrant.addr %q: %w", s.cfg.Qdrant.Addr, err)
-	}
-	port, _ := strconv.Atoi(portStr)
-	c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: port, APIKey: s.cfg.Qdrant.APIKey, UseTLS: s.cfg.Qdrant.TLS, SkipCompatibilityCheck: true})
-	if err != nil {
-		return nil, fmt.Errorf("connect to qdrant at %s: %w", s.cfg.Qdrant.Addr, err)
-	}
-	s.qdrant = c
-	return c, nil
-}
 
-func splitHostPort(addr string) (string, string, error) {
-	i := strings.LastIndex(addr, ":")
-	if i <= 0 || i == len(addr)-1 {
-		return "", "", errors.New("want host:port")
-	}
-	if _, err := strconv.Atoi(addr[i+1:]); err != nil {
-		return "", "", errors.New("want host:port with a numeric port")
-	}
-	return strings.Trim(addr[:i], "[]"), addr[i+1:], nil
-}
-
-// newStore makes the vector store a KB's info asks for.
-func (s *Service) newStore(info Info) (store, error) {
-	switch info.VectorStore {
-	case StoreEmbedded, "":
-		return NewMemIndex(info.Dim), nil
-	case StoreQdrant:
-		c, err := s.qdrantClient()
-		if err != nil {
-			return nil, err
-		}
-		return NewQdrantIndex(c, s.cfg.Qdrant.CollectionPrefix+info.Name), nil
-	}
-	return nil, fmt.Errorf("%w: vector store %q (use %s or %s)", ErrBadRequest, info.VectorStore, StoreEmbedded, StoreQdrant)
-}
-
-func (s *Service) kbDir(name string) string { return filepath.Join(s.cfg.Dir, name) }
-
-// exists reports whether a KB of that name exists in the catalog. It
-// fails only when the check itself does (the database is unreachable), so
-// that an outage is reported as such rather than as a missing knowledge
-// base.
-func (s *Service) exists(ctx context.Context, name string) (bool, error) {
-	return s.cat.Exists(ctx, name)
-}
+// kbDir is the folder of the knowledge base name.
+func (c Config) kbDir(name string) string { return filepath.Join(c.Dir, name) }
 
 // get returns the open KB name, opening it if needed, held for one
 // operation: call release when done.
@@ -256,7 +197,7 @@ func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
 		found := false
 		if !s.deleting[name] {
 			var err error
-			if found, err = s.exists(ctx, name); err != nil {
+			if found, err = s.cat.Exists(ctx, name); err != nil {
 				s.mu.Unlock()
 				return nil, nil, err
 			}
@@ -342,12 +283,12 @@ func (s *Service) Info(ctx context.Context, name string) (Info, error) {
 // Exists reports whether the knowledge base exists; an invalid name does
 // not. An error means the check itself failed (the PostgreSQL store is
 // unreachable, say), which callers must not take for a missing knowledge
-// base.
+// base: the catalog's Exists never reads an outage as "no".
 func (s *Service) Exists(ctx context.Context, name string) (bool, error) {
 	if ValidName(name) != nil {
 		return false, nil
 	}
-	return s.exists(ctx, name)
+	return s.cat.Exists(ctx, name)
 }
 
 // CreateOptions are the settings of a new knowledge base.
@@ -361,10 +302,10 @@ type CreateOptions struct {
 }
 
 // resolveStore maps a requested vector store to one this server has.
-func (s *Service) resolveStore(vs string) (string, error) {
+func (c Config) resolveStore(vs string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(vs)) {
 	case "", "faiss", "default":
-		return s.cfg.VectorStore, nil
+		return c.VectorStore, nil
 	case StoreEmbedded:
 		return StoreEmbedded, nil
 	case StoreQdrant:
@@ -373,12 +314,13 @@ func (s *Service) resolveStore(vs string) (string, error) {
 	return "", fmt.Errorf("%w: vector store %q is not supported: use %s or %s", ErrBadRequest, vs, StoreEmbedded, StoreQdrant)
 }
 
-func (s *Service) resolveModel(m string) (string, error) {
+// resolveModel checks a requested embedding model against this server's.
+func (c Config) resolveModel(m string) (string, error) {
 	m = strings.TrimSpace(m)
-	if m == "" || m == s.cfg.EmbedModel {
-		return s.cfg.EmbedModel, nil
+	if m == "" || m == c.EmbedModel {
+		return c.EmbedModel, nil
 	}
-	return "", fmt.Errorf("%w: embedding model %q is not available: this server embeds with %q", ErrEmbedModel, m, s.cfg.EmbedModel)
+	return "", fmt.Errorf("%w: embedding model %q is not available: this server embeds with %q", ErrEmbedModel, m, c.EmbedModel)
 }
 
 // Create makes an empty knowledge base. It fails with ErrEmptyName,
@@ -387,11 +329,11 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if err := ValidName(name); err != nil {
 		return Info{}, err
 	}
-	vs, err := s.resolveStore(opts.VectorStore)
+	vs, err := s.cfg.resolveStore(opts.VectorStore)
 	if err != nil {
 		return Info{}, err
 	}
-	model, err := s.resolveModel(opts.EmbedModel)
+	model, err := s.cfg.resolveModel(opts.EmbedModel)
 	if err != nil {
 		return Info{}, err
 	}
@@ -400,7 +342,7 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if s.closed {
 		return Info{}, errors.New("kb: service closed")
 	}
-	if ok, err := s.exists(ctx, name); err != nil {
+	if ok, err := s.cat.Exists(ctx, name); err != nil {
 		return Info{}, err
 	} else if ok {
 		return Info{}, fmt.Errorf("knowledge base %s: %w", name, ErrExists)
@@ -415,7 +357,7 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 // createLocked registers a new KB with its settings and opens it; s.mu
 // is held.
 func (s *Service) createLocked(ctx context.Context, name, vs, model, info string) (*base, error) {
-	if err := os.MkdirAll(filepath.Join(s.kbDir(name), contentDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(s.cfg.kbDir(name), contentDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
 	}
 	db, err := s.cat.Create(ctx, name)
@@ -451,14 +393,14 @@ func (s *Service) createLocked(ctx context.Context, name, vs, model, info string
 		_ = s.cat.Drop(context.WithoutCancel(ctx), name)
 		return nil, err
 	}
-	s.setSynced(b, b.gen)
+	s.replicas.setSynced(b, b.gen)
 	s.open[name] = b
 	return b, nil
 }
 
 // openKB opens the knowledge base name from the catalog.
 func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
-	if err := os.MkdirAll(filepath.Join(s.kbDir(name), contentDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(s.cfg.kbDir(name), contentDir), 0o755); err != nil {
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 	}
 	db, err := s.cat.Open(ctx, name)
@@ -471,7 +413,7 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 		// the indexes are built from the rows instead. The first search
 		// then checks them against the rows (refresh).
 		for _, f := range []string{lexSnapshot, vecSnapshot} {
-			if err := os.Remove(filepath.Join(s.kbDir(name), f)); err != nil && !os.IsNotExist(err) {
+			if err := os.Remove(filepath.Join(s.cfg.kbDir(name), f)); err != nil && !os.IsNotExist(err) {
 				db.Close()
 				return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 			}
@@ -482,8 +424,8 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 
 // openBase opens the KB whose database is db (closed on failure).
 func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base, error) {
-	b := &base{name: name, dir: s.kbDir(name), db: db, dbOriginals: s.shared != nil}
-	if err := b.load(ctx, s.newStore); err != nil {
+	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil}
+	if err := b.load(ctx, s.vs.newStore); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 	}
@@ -521,7 +463,7 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 	derr := b.vec.Drop(ctx)
 	err = errors.Join(derr, b.vec.Close(), b.db.Close())
 	b.life.Unlock()
-	if rerr := os.RemoveAll(s.kbDir(name)); rerr != nil {
+	if rerr := os.RemoveAll(s.cfg.kbDir(name)); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
 	err = errors.Join(err, s.cat.Drop(ctx, name))

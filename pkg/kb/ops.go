@@ -56,8 +56,8 @@ type AddResult struct {
 }
 
 // splitter builds the splitter a request asks for.
-func (s *Service) splitter(o SplitOptions) (Splitter, fileParams, error) {
-	size, overlap := s.cfg.ChunkSize, s.cfg.ChunkOverlap
+func (c Config) splitter(o SplitOptions) (Splitter, fileParams, error) {
+	size, overlap := c.ChunkSize, c.ChunkOverlap
 	if o.ChunkSize > 0 {
 		size = o.ChunkSize
 		if o.ChunkOverlap == 0 && overlap >= size {
@@ -67,7 +67,7 @@ func (s *Service) splitter(o SplitOptions) (Splitter, fileParams, error) {
 	if o.ChunkOverlap > 0 {
 		overlap = o.ChunkOverlap
 	}
-	zh := s.cfg.ZhTitleEnhance
+	zh := c.ZhTitleEnhance
 	if o.ZhTitleEnhance != nil {
 		zh = *o.ZhTitleEnhance
 	}
@@ -78,17 +78,14 @@ func (s *Service) splitter(o SplitOptions) (Splitter, fileParams, error) {
 		return Splitter{}, fileParams{}, fmt.Errorf("%w: chunk_overlap %d: use 0..chunk_size-1 (%d)", ErrBadRequest, overlap, size-1)
 	}
 	sp := Splitter{Size: size, Overlap: overlap, TitleEnhance: zh}
-	if s.cfg.ChunkUnit == UnitTokens {
-		tok := llm.NewTokenizer(s.cfg.EmbedModel)
+	if c.ChunkUnit == UnitTokens {
+		tok := llm.NewTokenizer(c.EmbedModel)
 		sp.Len = tok.Count
 	} else {
 		sp.Len = utf8.RuneCountInString
 	}
 	return sp, fileParams{chunkSize: size, chunkOverlap: overlap, zhTitle: zh}, nil
 }
-
-// writable checks that b may be written with the service's embedder.
-func (s *Service) writable(b *base) error { return s.checkModel(b) }
 
 // AddFiles indexes uploaded documents into a knowledge base, each in its own
 // transaction: a failing file (unsupported, corrupt, empty, embedding
@@ -115,7 +112,7 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 			continue
 		}
 		seen[f.Name] = true
-		if err := s.checkOriginalSize(f.Name, len(f.Data)); err != nil {
+		if err := b.checkOriginalSize(s.cfg, f.Name, len(f.Data)); err != nil {
 			res.Failed[f.Name] = err
 			continue
 		}
@@ -127,7 +124,7 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 	}
 	jobs = docsJobs(jobs, opts.Docs, seen, res.Failed, opts.Force, sp, params)
 	return s.runJobs(ctx, b, jobs, &res, progress, func(i int, job ingestJob) bool {
-		if !opts.Override && job.data != nil && s.sameUpload(ctx, b, job.name, job.data) {
+		if !opts.Override && job.data != nil && b.sameUpload(ctx, job.name, job.data) {
 			res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
 			report(progress, Progress{File: job.name, Index: i + 1, Total: len(jobs), Stage: StageFailed, Err: res.Failed[job.name]})
 			return true
@@ -156,7 +153,7 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 // openForWrite holds the KB name open for a write request and checks that
 // it is writable, and builds the splitter the request asks for.
 func (s *Service) openForWrite(ctx context.Context, name string, o SplitOptions) (*base, func(), Splitter, fileParams, error) {
-	sp, params, err := s.splitter(o)
+	sp, params, err := s.cfg.splitter(o)
 	if err != nil {
 		return nil, nil, sp, params, err
 	}
@@ -164,7 +161,7 @@ func (s *Service) openForWrite(ctx context.Context, name string, o SplitOptions)
 	if err != nil {
 		return nil, nil, sp, params, err
 	}
-	if err := s.writable(b); err != nil {
+	if err := s.checkModel(b); err != nil {
 		release()
 		return nil, nil, sp, params, err
 	}
@@ -210,7 +207,7 @@ func (s *Service) runJobs(ctx context.Context, b *base, jobs []ingestJob, res *A
 // sameUpload reports whether the KB already holds data as the document
 // name: its stored original has the same bytes or, without an original,
 // the indexed document was made from the same content.
-func (s *Service) sameUpload(ctx context.Context, b *base, name string, data []byte) bool {
+func (b *base) sameUpload(ctx context.Context, name string, data []byte) bool {
 	if b.dbOriginals {
 		if h, ok, err := originalHash(ctx, b.db, name); err == nil && ok {
 			return h == contentHash(data, nil)
@@ -366,21 +363,21 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 	if err := ValidName(name); err != nil {
 		return res, err
 	}
-	sp, params, err := s.splitter(opts.SplitOptions)
+	sp, params, err := s.cfg.splitter(opts.SplitOptions)
 	if err != nil {
 		return res, err
 	}
-	model, err := s.resolveModel(opts.EmbedModel)
+	model, err := s.cfg.resolveModel(opts.EmbedModel)
 	if err != nil {
 		return res, err
 	}
 	var vs string
 	if strings.TrimSpace(opts.VectorStore) != "" {
-		if vs, err = s.resolveStore(opts.VectorStore); err != nil {
+		if vs, err = s.cfg.resolveStore(opts.VectorStore); err != nil {
 			return res, err
 		}
 	}
-	found, err := s.exists(ctx, name)
+	found, err := s.cat.Exists(ctx, name)
 	if err != nil {
 		return res, err
 	}
@@ -388,14 +385,14 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 		// Without allow_empty only a folder of originals copied in by hand
 		// becomes a knowledge base (a shared catalog keeps no originals in
 		// folders).
-		if _, err := os.Stat(s.kbDir(name)); (err != nil || s.shared != nil) && !opts.AllowEmpty {
+		if _, err := os.Stat(s.cfg.kbDir(name)); (err != nil || s.shared != nil) && !opts.AllowEmpty {
 			return res, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
 		if vs == "" {
 			vs = s.cfg.VectorStore
 		}
 		s.mu.Lock()
-		if found, err = s.exists(ctx, name); err == nil && !found {
+		if found, err = s.cat.Exists(ctx, name); err == nil && !found {
 			_, err = s.createLocked(ctx, name, vs, model, "")
 		}
 		s.mu.Unlock()
@@ -515,14 +512,14 @@ func (b *base) originals(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// checkOriginalSize refuses an original the store cannot keep: with a
-// shared catalog, which keeps the originals in the database, one larger
-// than kb.max_upload_bytes (an upload over HTTP cannot be larger; the CLI
-// is held to the same limit).
-func (s *Service) checkOriginalSize(name string, n int) error {
-	if s.shared != nil && int64(n) > s.cfg.MaxUploadBytes {
+// checkOriginalSize refuses an original the store cannot keep: when the
+// originals live in the database (b.dbOriginals), one larger than
+// kb.max_upload_bytes (an upload over HTTP cannot be larger; the CLI is
+// held to the same limit).
+func (b *base) checkOriginalSize(cfg Config, name string, n int) error {
+	if b.dbOriginals && int64(n) > cfg.MaxUploadBytes {
 		return fmt.Errorf("%w: file %s is %d bytes, more than kb.max_upload_bytes (%d) allows with kb.store %s",
-			ErrBadRequest, name, n, s.cfg.MaxUploadBytes, s.cfg.Store)
+			ErrBadRequest, name, n, cfg.MaxUploadBytes, cfg.Store)
 	}
 	return nil
 }

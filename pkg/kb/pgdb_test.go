@@ -185,13 +185,13 @@ func TestPostgresDBLoadsOnAnotherReplica(t *testing.T) {
 	}
 	newBase := func(db *sql.DB) *base {
 		b := &base{name: "乾坤", dir: t.TempDir(), db: db}
-		if err := b.load(ctx, s.newStore); err != nil {
+		if err := b.load(ctx, s.vs.newStore); err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
 	a := newBase(dbA)
-	sp, params, err := s.splitter(SplitOptions{})
+	sp, params, err := s.cfg.splitter(SplitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

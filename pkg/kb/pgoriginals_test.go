@@ -70,12 +70,12 @@ func download(t *testing.T, s *Service, file string) ([]byte, error) {
 // noLocalOriginals checks that s kept no original in its own folder.
 func noLocalOriginals(t *testing.T, s *Service) {
 	t.Helper()
-	files, err := contentFiles(s.kbDir(pgKB))
+	files, err := contentFiles(s.cfg.kbDir(pgKB))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) > 0 {
-		t.Errorf("originals written to the replica's folder %s: %v", s.kbDir(pgKB), files)
+		t.Errorf("originals written to the replica's folder %s: %v", s.cfg.kbDir(pgKB), files)
 	}
 }
 
@@ -405,7 +405,7 @@ func TestPostgresLegacyLocalOriginal(t *testing.T) {
 		if _, err := deleteOriginal(ctx, db, name); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(a.kbDir(pgKB), contentDir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(a.cfg.kbDir(pgKB), contentDir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -58,6 +58,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // syncState is the generation whose rows an open base's indexes hold.
@@ -66,27 +67,43 @@ type syncState struct {
 	gen uint64
 }
 
+// replicas is what this replica holds of the knowledge bases of a shared
+// catalog, and the bases taken out of service because another replica
+// deleted or rebuilt them.
+type replicas struct {
+	mu      sync.Mutex
+	synced  map[string]syncState // by KB name
+	retired []*base              // closed by closeRetired (Service.Close)
+}
+
 // setSynced records that b's indexes hold the rows of generation gen.
-func (s *Service) setSynced(b *base, gen uint64) {
-	s.syncMu.Lock()
-	s.synced[b.name] = syncState{b: b, gen: gen}
-	s.syncMu.Unlock()
+func (r *replicas) setSynced(b *base, gen uint64) {
+	r.mu.Lock()
+	r.synced[b.name] = syncState{b: b, gen: gen}
+	r.mu.Unlock()
 }
 
 // isSynced reports whether b's indexes hold the rows of generation gen.
-func (s *Service) isSynced(b *base, gen uint64) bool {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	st, ok := s.synced[b.name]
+func (r *replicas) isSynced(b *base, gen uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.synced[b.name]
 	return ok && st.b == b && st.gen == gen
 }
 
-// closeRetired closes the bases retire took out of service.
-func (s *Service) closeRetired() error {
-	s.syncMu.Lock()
-	retired := s.retired
-	s.retired = nil
-	s.syncMu.Unlock()
+// addRetired keeps b, taken out of service, to be closed later.
+func (r *replicas) addRetired(b *base) {
+	r.mu.Lock()
+	r.retired = append(r.retired, b)
+	r.mu.Unlock()
+}
+
+// closeRetired closes the bases taken out of service.
+func (r *replicas) closeRetired() error {
+	r.mu.Lock()
+	retired := r.retired
+	r.retired = nil
+	r.mu.Unlock()
 	var errs []error
 	for _, b := range retired {
 		errs = append(errs, b.close())
@@ -110,13 +127,13 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	if err != nil {
 		return fmt.Errorf("knowledge base %s: read generation: %w", b.name, err)
 	}
-	if s.isSynced(b, cur) {
+	if s.replicas.isSynced(b, cur) {
 		return nil
 	}
 	// One refresh at a time per KB, and none during a local write.
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	if s.isSynced(b, cur) {
+	if s.replicas.isSynced(b, cur) {
 		return nil
 	}
 	// The generation first: rows read after it are at least as new, and a
@@ -217,7 +234,7 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 	b.mu.Unlock()
 	b.gen = gen
 	b.epoch = epoch
-	s.setSynced(b, gen)
+	s.replicas.setSynced(b, gen)
 	return nil
 }
 
@@ -229,9 +246,7 @@ func (s *Service) retire(b *base) {
 	s.mu.Lock()
 	if s.open[b.name] == b {
 		delete(s.open, b.name)
-		s.syncMu.Lock()
-		s.retired = append(s.retired, b)
-		s.syncMu.Unlock()
+		s.replicas.addRetired(b)
 	}
 	s.mu.Unlock()
 }
