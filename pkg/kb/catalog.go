@@ -46,7 +46,8 @@ type Catalog interface {
 // transaction of the file's chunks) rather than in this replica's folder,
 // builds the in-memory indexes from the rows rather than from this
 // replica's snapshots, and before each search brings them up to what the
-// other replicas changed (see replicas.go).
+// other replicas changed (see replicas.go). It is a Catalog and the two
+// abilities sharing adds, checked at run time as http.Flusher is.
 type SharedCatalog interface {
 	Catalog
 	// MaxOriginal is the largest original the databases keep, in bytes.

@@ -74,7 +74,9 @@ func (m UserMemory) Empty() bool { return m.Summary == "" && len(m.Facts) == 0 }
 // keeps state in process memory for a Store that does not.
 //
 // Each method writes only its own fields, so compression saving a digest
-// and a client setting system messages never undo each other.
+// and a client setting system messages never undo each other. (Hence more
+// than four methods: one per field group, plus the users' memories that
+// live beside them.)
 type StateStore interface {
 	// State returns a conversation's state; the zero State when none was
 	// saved.
