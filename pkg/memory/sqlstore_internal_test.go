@@ -14,8 +14,8 @@ import (
 // OpenSQLite opens an SQLStore on a SQLite database at p (":memory:"
 // included) for the package's internal tests, which cannot import
 // pkg/store/sqlite (it imports this package). It applies the migrations of
-// pkg/store/sqlite from its source folder and uses the dialect that package
-// declares; the external tests use pkg/store/sqlite itself.
+// pkg/store/sqlite from its source folder and writes SQLite's dialect as
+// that package does; the external tests use pkg/store/sqlite itself.
 func OpenSQLite(ctx context.Context, p string) (*testSQLite, error) {
 	db, err := sql.Open("sqlite", p+"?_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)")
 	if err != nil {

@@ -21,8 +21,8 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Dialect is how PostgreSQL's SQL differs from what memory.SQLStore writes.
-var Dialect = memory.SQLDialect{
+// dialect is how PostgreSQL's SQL differs from what memory.SQLStore writes.
+var dialect = memory.SQLDialect{
 	Rebind:      Rebind,
 	Greatest:    "greatest",
 	JSONArg:     "?::jsonb",
@@ -61,7 +61,7 @@ func OpenConversations(ctx context.Context, dsn string) (*Conversations, error) 
 		db.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	return &Conversations{SQLStore: memory.NewSQLStore(db, db, Dialect), db: db, cfg: cfg}, nil
+	return &Conversations{SQLStore: memory.NewSQLStore(db, db, dialect), db: db, cfg: cfg}, nil
 }
 
 var migrationSchema = migrate.Schema{

@@ -19,8 +19,8 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Dialect is how SQLite's SQL differs from what memory.SQLStore writes.
-var Dialect = memory.SQLDialect{
+// dialect is how SQLite's SQL differs from what memory.SQLStore writes.
+var dialect = memory.SQLDialect{
 	Greatest:    "max",
 	JSONArg:     "?",
 	JSONText:    "%s",
@@ -90,7 +90,7 @@ func openConversations(ctx context.Context, path string) (*Conversations, error)
 		closeAll()
 		return nil, err
 	}
-	return &Conversations{SQLStore: memory.NewSQLStore(w, r, Dialect), close: closeAll}, nil
+	return &Conversations{SQLStore: memory.NewSQLStore(w, r, dialect), close: closeAll}, nil
 }
 
 // migrationSchema records the conversations' migrations; they run in one
