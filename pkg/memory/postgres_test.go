@@ -7,6 +7,7 @@ import (
 
 	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/memory/storetest"
 	"github.com/mixchat/mixchat/pkg/store/postgres"
 )
 
@@ -26,11 +27,7 @@ func newPostgresSchema(t testing.TB) string {
 func openPostgres(t testing.TB, dsn string) *postgres.Conversations {
 	t.Helper()
 	s, err := postgres.OpenConversations(context.Background(), dsn)
-	if err != nil {
-		t.Fatalf("OpenConversations: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.Opened(t, s, err)
 }
 
 // TestPostgresConcurrentCloseAcrossManagers: two Managers on one database

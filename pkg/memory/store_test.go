@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/memory/storetest"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
@@ -14,13 +15,5 @@ import (
 func openSQLite(t testing.TB, path string) *sqlite.Conversations {
 	t.Helper()
 	s, err := sqlite.OpenConversations(context.Background(), path)
-	if err != nil {
-		t.Fatalf("OpenConversations(%s): %v", path, err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return s
+	return storetest.Opened(t, s, err)
 }

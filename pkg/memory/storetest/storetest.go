@@ -364,3 +364,19 @@ func OpenConcurrently(t *testing.T, n int, open func(ctx context.Context) (memor
 	}
 	return stores
 }
+
+// Opened is what an Opener does with a store just opened: it fails t when
+// err is set, and otherwise closes s at the end of t (a failing Close fails
+// t too).
+func Opened[S memory.Store](t testing.TB, s S, err error) S {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close store: %v", err)
+		}
+	})
+	return s
+}

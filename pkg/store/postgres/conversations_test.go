@@ -21,11 +21,7 @@ import (
 func openConversations(t testing.TB, dsn string) *postgres.Conversations {
 	t.Helper()
 	s, err := postgres.OpenConversations(context.Background(), dsn)
-	if err != nil {
-		t.Fatalf("OpenConversations: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.Opened(t, s, err)
 }
 
 func TestPostgres(t *testing.T) {

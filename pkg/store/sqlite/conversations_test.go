@@ -14,15 +14,7 @@ import (
 func openConversations(t testing.TB, path string) *sqlite.Conversations {
 	t.Helper()
 	s, err := sqlite.OpenConversations(context.Background(), path)
-	if err != nil {
-		t.Fatalf("OpenConversations(%s): %v", path, err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return s
+	return storetest.Opened(t, s, err)
 }
 
 func TestSQLite(t *testing.T) {
