@@ -107,3 +107,13 @@ func TestPing(t *testing.T) {
 		t.Fatal("Ping on a closed pool succeeded")
 	}
 }
+
+// TestPoolSettingsInDSN: a DSN written for pgx's pool (pool_max_conns)
+// opens, as it did when the store was a pgxpool.Pool.
+func TestPoolSettingsInDSN(t *testing.T) {
+	dsn := pgtest.Schema(t, "mixchat_test")
+	s := openConversations(t, dsn+"&pool_max_conns=2")
+	if _, err := s.AppendTurn(context.Background(), "c", memory.Message{Content: "q"}, memory.Message{Content: "a"}); err != nil {
+		t.Fatal(err)
+	}
+}

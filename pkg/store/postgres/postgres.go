@@ -16,27 +16,30 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// open connects to dsn through database/sql with pgx's driver, on at most
-// maxConns connections (0: as many as pgx's own pool would open), and
-// checks that the server answers. The parsed configuration is returned for
-// connections of their own outside the pool.
+// open connects to dsn through database/sql with pgx's driver and checks
+// that the server answers. The DSN is read as pgx's pool reads it, so its
+// pool_max_conns (default: 4 or the number of cores, whichever is more)
+// bounds the connections; maxConns, when positive, overrides it. The
+// parsed configuration is returned for connections of their own outside
+// the pool.
 func open(ctx context.Context, dsn string, maxConns int) (*sql.DB, *pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(dsn)
+	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, nil, err
 	}
-	db := stdlib.OpenDB(*cfg.Copy())
 	if maxConns <= 0 {
-		maxConns = max(4, runtime.NumCPU())
+		maxConns = int(pcfg.MaxConns)
 	}
+	cfg := pcfg.ConnConfig
+	db := stdlib.OpenDB(*cfg.Copy())
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	if err := db.PingContext(ctx); err != nil {
