@@ -177,7 +177,6 @@ func (s *Service) Close() error {
 	return errors.Join(errs...)
 }
 
-
 // kbDir is the folder of the knowledge base name.
 func (c Config) kbDir(name string) string { return filepath.Join(c.Dir, name) }
 

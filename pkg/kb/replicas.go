@@ -10,8 +10,9 @@ package kb
 //     schema other than public);
 //   - each knowledge base's documents, chunks (text, metadata, BM25 term
 //     frequencies, vectors) and settings: a schema of its own, with the
-//     tables of the SQLite file (pkg/store/postgres), written in the same transactions
-//     as with SQLite, each under the knowledge base's advisory lock;
+//     tables of the SQLite file (pkg/store/postgres makes them), written
+//     in the same transactions as with SQLite, each under the knowledge
+//     base's advisory lock;
 //   - the vectors: with vector_store "embedded", in an HNSW graph in
 //     every replica's memory, like BM25 below; with "qdrant", only in the
 //     knowledge base's Qdrant collection, which every replica searches

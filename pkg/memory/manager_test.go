@@ -12,8 +12,8 @@ import (
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
-	"github.com/mixchat/mixchat/pkg/store/sqlite"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // newManager returns a manager over store with cfg adjusted by adjust,
