@@ -260,6 +260,9 @@ func newKB(cfg Config, models *llm.Registry) (*kb.Service, error) {
 // openKBCatalog opens where kb.store keeps the knowledge bases: kb.db files
 // under kb.dir, or the PostgreSQL registry at kb.dsn.
 func openKBCatalog(kcfg kb.Config) (kb.Catalog, error) {
+	if err := kcfg.Validate(); err != nil {
+		return nil, err
+	}
 	if kcfg.Store != kb.KBStorePostgres {
 		return sqlite.NewKBCatalog(kcfg.Dir), nil
 	}
