@@ -94,39 +94,36 @@ func (c Config) splitter(o SplitOptions) (Splitter, fileParams, error) {
 // whole (unknown KB, bad chunk size, embedding model mismatch, cancelled
 // context).
 func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, opts AddOptions, progress func(Progress)) (AddResult, error) {
-	res := AddResult{Failed: map[string]error{}}
-	b, release, sp, params, err := s.openForWrite(ctx, name, opts.SplitOptions)
+	w, err := s.startWrite(ctx, name, opts.SplitOptions, opts.Force)
 	if err != nil {
-		return res, err
+		return newResult(), err
 	}
-	defer release()
-	var jobs []ingestJob
-	seen := map[string]bool{}
+	defer w.release()
+	b := w.b
 	for _, f := range files {
 		if err := ValidFileName(f.Name); err != nil {
-			res.Failed[f.Name] = err
+			w.res.Failed[f.Name] = err
 			continue
 		}
-		if seen[f.Name] {
-			res.Failed[f.Name] = fmt.Errorf("%w: the request names %s twice", ErrExists, f.Name)
+		if w.seen[f.Name] {
+			w.res.Failed[f.Name] = fmt.Errorf("%w: the request names %s twice", ErrExists, f.Name)
 			continue
 		}
-		seen[f.Name] = true
+		w.seen[f.Name] = true
 		if err := b.checkOriginalSize(s.cfg, f.Name, len(f.Data)); err != nil {
-			res.Failed[f.Name] = err
+			w.res.Failed[f.Name] = err
 			continue
 		}
-		job := ingestJob{name: f.Name, data: f.Data, save: true, force: opts.Force, split: sp, params: params}
-		if docs, ok := opts.Docs[f.Name]; ok {
-			job.docs = docs
-		}
-		jobs = append(jobs, job)
+		job := w.job(f.Name)
+		job.data, job.save = f.Data, true
+		job.docs = opts.Docs[f.Name]
+		w.jobs = append(w.jobs, job)
 	}
-	jobs = docsJobs(jobs, opts.Docs, seen, res.Failed, opts.Force, sp, params)
-	return s.runJobs(ctx, b, jobs, &res, progress, func(i int, job ingestJob) bool {
+	w.addDocs(opts.Docs)
+	return s.runJobs(ctx, w, progress, func(i int, job ingestJob) bool {
 		if !opts.Override && job.data != nil && b.sameUpload(ctx, job.name, job.data) {
-			res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
-			report(progress, Progress{File: job.name, Index: i + 1, Total: len(jobs), Stage: StageFailed, Err: res.Failed[job.name]})
+			w.res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
+			report(progress, Progress{File: job.name, Index: i + 1, Total: len(w.jobs), Stage: StageFailed, Err: w.res.Failed[job.name]})
 			return true
 		}
 		if !opts.SaveOnly {
@@ -142,66 +139,89 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 			err = b.saveOriginal(job.name, job.data)
 		}
 		if err != nil {
-			res.Failed[job.name] = err
+			w.res.Failed[job.name] = err
 		} else {
-			res.Added = append(res.Added, job.name)
+			w.res.Added = append(w.res.Added, job.name)
 		}
 		return true
 	})
 }
 
-// openForWrite holds the KB name open for a write request and checks that
+func newResult() AddResult { return AddResult{Failed: map[string]error{}} }
+
+// writeBatch is a write request under way (AddFiles, UpdateFiles): the KB
+// held open, the chunking the request asks for, the jobs gathered and
+// what happened to them.
+type writeBatch struct {
+	b       *base
+	release func()
+	sp      Splitter
+	params  fileParams
+	force   bool
+	jobs    []ingestJob
+	seen    map[string]bool // the documents the request named
+	res     AddResult
+}
+
+// startWrite holds the KB name open for a write request and checks that
 // it is writable, and builds the splitter the request asks for.
-func (s *Service) openForWrite(ctx context.Context, name string, o SplitOptions) (*base, func(), Splitter, fileParams, error) {
+func (s *Service) startWrite(ctx context.Context, name string, o SplitOptions, force bool) (*writeBatch, error) {
 	sp, params, err := s.cfg.splitter(o)
 	if err != nil {
-		return nil, nil, sp, params, err
+		return nil, err
 	}
 	b, release, err := s.get(ctx, name)
 	if err != nil {
-		return nil, nil, sp, params, err
+		return nil, err
 	}
 	if err := s.checkModel(b); err != nil {
 		release()
-		return nil, nil, sp, params, err
+		return nil, err
 	}
-	return b, release, sp, params, nil
+	return &writeBatch{b: b, release: release, sp: sp, params: params, force: force, seen: map[string]bool{}, res: newResult()}, nil
 }
 
-// docsJobs adds a job for each document of custom docs whose name the
-// request did not name otherwise (seen), recording invalid names in failed.
-func docsJobs(jobs []ingestJob, docs map[string][]Document, seen map[string]bool, failed map[string]error, force bool, sp Splitter, params fileParams) []ingestJob {
+// job is a job of the batch for the document name.
+func (w *writeBatch) job(name string) ingestJob {
+	return ingestJob{name: name, force: w.force, split: w.sp, params: w.params}
+}
+
+// addDocs adds a job for each document of custom docs the request did not
+// name otherwise.
+func (w *writeBatch) addDocs(docs map[string][]Document) {
 	for name, d := range docs {
-		if seen[name] {
+		if w.seen[name] {
 			continue
 		}
-		seen[name] = true
+		w.seen[name] = true
 		if err := ValidFileName(name); err != nil {
-			failed[name] = err
+			w.res.Failed[name] = err
 			continue
 		}
-		jobs = append(jobs, ingestJob{name: name, docs: d, force: force, split: sp, params: params})
+		job := w.job(name)
+		job.docs = d
+		w.jobs = append(w.jobs, job)
 	}
-	return jobs
 }
 
-// runJobs ingests jobs one after the other under b's write lock, recording
-// their outcomes in res, and saves the snapshots after. handle, when not
-// nil, sees each job first and reports whether it dealt with it itself.
-func (s *Service) runJobs(ctx context.Context, b *base, jobs []ingestJob, res *AddResult, progress func(Progress), handle func(i int, job ingestJob) bool) (AddResult, error) {
+// runJobs ingests the batch's jobs one after the other under the KB's
+// write lock, and saves the snapshots after. handle, when not nil, sees
+// each job first and reports whether it dealt with it itself.
+func (s *Service) runJobs(ctx context.Context, w *writeBatch, progress func(Progress), handle func(i int, job ingestJob) bool) (AddResult, error) {
+	b := w.b
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	defer b.saveSnapshots()
-	for i, job := range jobs {
+	for i, job := range w.jobs {
 		if err := ctx.Err(); err != nil {
-			return *res, err
+			return w.res, err
 		}
 		if handle != nil && handle(i, job) {
 			continue
 		}
-		s.run(ctx, b, job, i+1, len(jobs), res, progress)
+		s.run(ctx, b, job, i+1, len(w.jobs), &w.res, progress)
 	}
-	return *res, ctx.Err()
+	return w.res, ctx.Err()
 }
 
 // sameUpload reports whether the KB already holds data as the document
@@ -258,44 +278,44 @@ type UpdateOptions struct {
 // UpdateFiles re-indexes documents from their stored originals (with the
 // request's chunking), or from custom docs given in opts.Docs.
 func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, opts UpdateOptions, progress func(Progress)) (AddResult, error) {
-	res := AddResult{Failed: map[string]error{}}
-	b, release, sp, params, err := s.openForWrite(ctx, name, opts.SplitOptions)
+	w, err := s.startWrite(ctx, name, opts.SplitOptions, opts.Force)
 	if err != nil {
-		return res, err
+		return newResult(), err
 	}
-	defer release()
-	var jobs []ingestJob
-	seen := map[string]bool{}
+	defer w.release()
 	for _, f := range files {
-		if seen[f] {
+		if w.seen[f] {
 			continue
 		}
-		seen[f] = true
+		w.seen[f] = true
 		if err := ValidFileName(f); err != nil {
-			res.Failed[f] = err
+			w.res.Failed[f] = err
 			continue
 		}
+		job := w.job(f)
 		if docs, ok := opts.Docs[f]; ok {
-			jobs = append(jobs, ingestJob{name: f, docs: docs, force: opts.Force, split: sp, params: params})
+			job.docs = docs
+			w.jobs = append(w.jobs, job)
 			continue
 		}
-		if old, err := getFile(ctx, b.db, f); err == nil && old.CustomDocs && !opts.OverrideCustomDocs {
+		if old, err := getFile(ctx, w.b.db, f); err == nil && old.CustomDocs && !opts.OverrideCustomDocs {
 			continue
 		}
-		data, _, legacy, err := b.readOriginal(ctx, f)
+		data, _, legacy, err := w.b.readOriginal(ctx, f)
 		if err != nil {
 			if errors.Is(err, ErrNotFound) {
 				err = fmt.Errorf("file %s: %w", f, ErrNotFound)
 			}
-			res.Failed[f] = err
+			w.res.Failed[f] = err
 			continue
 		}
 		// An original found only in this replica's folder is stored with
 		// the rows (legacy: see readOriginal).
-		jobs = append(jobs, ingestJob{name: f, data: data, save: legacy, force: opts.Force, split: sp, params: params})
+		job.data, job.save = data, legacy
+		w.jobs = append(w.jobs, job)
 	}
-	jobs = docsJobs(jobs, opts.Docs, seen, res.Failed, opts.Force, sp, params)
-	return s.runJobs(ctx, b, jobs, &res, progress, nil)
+	w.addDocs(opts.Docs)
+	return s.runJobs(ctx, w, progress, nil)
 }
 
 // DeleteFiles removes documents from a knowledge base (each in its own
