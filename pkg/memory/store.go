@@ -1,7 +1,8 @@
-// Package memory keeps conversations: the conversation store (SQLite by
-// default, PostgreSQL for several machines), turns written atomically, and
-// the memory strategies that decide which part of a conversation's history a
-// model sees.
+// Package memory keeps conversations: the conversation store (Store, with
+// its SQL implementation SQLStore, which pkg/store/sqlite opens on a file by
+// default and pkg/store/postgres on PostgreSQL for several machines), turns
+// written atomically, and the memory strategies that decide which part of a
+// conversation's history a model sees.
 package memory
 
 import (
