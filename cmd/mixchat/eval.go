@@ -41,7 +41,7 @@ func (e exitStatus) Error() string { return "exit status " + strconv.Itoa(int(e)
 func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	bin, err := findEval()
 	if err != nil {
-		if len(args) == 0 || args[0] == "help" || wantsHelp(args[:1]) {
+		if len(args) == 0 || args[0] == "help" || wantsHelp(args) {
 			fmt.Fprint(stdout, evalMissing)
 			return nil
 		}
