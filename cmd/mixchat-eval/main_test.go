@@ -5,50 +5,21 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// mixchatBinary builds the server command (cmd/mixchat) once per test run:
-// the crash benchmark runs it.
+// mixchatBinary builds the server command (cmd/mixchat), which the crash
+// benchmark runs, into a folder removed after the test.
 func mixchatBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mixchat-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "mixchat")
-		out, err := exec.Command("go", "build", "-o", binPath, "../mixchat").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	bin := filepath.Join(t.TempDir(), "mixchat")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mixchat").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return binPath
-}
-
-// TestMain removes the built binary.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
+	return bin
 }
 
 // TestHelp: -h on the command and on every benchmark prints its usage and
