@@ -21,7 +21,7 @@ type dataset struct {
 var (
 	scifactData = dataset{
 		name:    "BEIR SciFact",
-		layout:  "a folder in BEIR layout: corpus.jsonl, queries.jsonl and qrels/test.tsv",
+		layout:  "a folder in BEIR layout (corpus.jsonl, queries.jsonl, qrels/test.tsv)",
 		license: "CC BY-NC 2.0",
 		source:  "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/scifact.zip (allenai/scifact via BEIR; unzip it and pass the scifact folder)",
 	}
@@ -41,12 +41,12 @@ var (
 
 // where says what the data is and where it comes from.
 func (d dataset) where() string {
-	return fmt.Sprintf("--data names %s: the public %s data set (%s), from %s", d.layout, d.name, d.license, d.source)
+	return fmt.Sprintf("it names %s of the public %s data set (%s), from %s", d.layout, d.name, d.license, d.source)
 }
 
 // required is the error for a missing --data flag.
 func (d dataset) required() error {
-	return fmt.Errorf("--data is required: %s", d.where())
+	return fmt.Errorf("--data is required; %s", d.where())
 }
 
 // check fails unless path exists and, below it, every one of files (for a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -27,6 +26,7 @@ import (
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/childserver"
 	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/search"
@@ -339,24 +339,19 @@ func request(ctx context.Context, hc *http.Client, u string, body any) outcome {
 	defer resp.Body.Close()
 	o := outcome{status: resp.StatusCode}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
 		var text strings.Builder
-		for sc.Scan() {
-			line, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
-			}
+		err := sseclient.Read(resp.Body, func(data []byte) error {
 			var ev map[string]any
-			if json.Unmarshal([]byte(line), &ev) != nil {
-				ev = map[string]any{"error": "undecodable event: " + line}
+			if json.Unmarshal(data, &ev) != nil {
+				ev = map[string]any{"error": "undecodable event: " + string(data)}
 			}
 			o.events = append(o.events, ev)
 			if s, _ := ev["text"].(string); s != "" && (ev["type"] == nil || ev["type"] == "delta") {
 				text.WriteString(s)
 			}
-		}
-		if err := sc.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			o.events = append(o.events, map[string]any{"error": "stream: " + err.Error()})
 		}
 		o.msg = text.String()
