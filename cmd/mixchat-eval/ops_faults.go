@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,12 +23,16 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/mixchat/mixchat/internal/app"
+	"github.com/mixchat/mixchat/internal/childserver"
+	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
-const evalFaultsUsage = `mixchat eval faults [flags]
+const evalFaultsUsage = `mixchat-eval faults [flags]
 
 Runs the mixchat app in this process on loopback against upstreams that
 fail on purpose, one fault at a time, and checks the answer to each: the
@@ -89,7 +91,7 @@ type outcome struct {
 	events []map[string]any
 }
 
-// runEvalFaults is `mixchat eval faults`.
+// runEvalFaults is `mixchat-eval faults`.
 func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval faults", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -120,7 +122,7 @@ func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer os.RemoveAll(dir)
 
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Server.DataDir = dir
 	cfg.LLM.BaseURL, cfg.LLM.Model = up.URL(), "test"
 	cfg.LLM.Timeout, cfg.LLM.MaxRetries, cfg.LLM.RetryBackoff = *llmTimeout, 2, 20*time.Millisecond
@@ -138,7 +140,7 @@ func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	a, err := newApp(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(ctx, cfg, app.Options{})
 	if err != nil {
 		return err
 	}
@@ -147,7 +149,7 @@ func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: a.server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	defer hs.Close()
 	base := "http://" + ln.Addr().String()
@@ -200,10 +202,10 @@ func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 	// The search engine does not answer within its timeout; mix_chat asks
 	// a knowledge base too.
-	if err := apiKBCreate(ctx, hc, base, "faults"); err != nil {
+	if err := childserver.CreateKB(ctx, hc, base, "faults"); err != nil {
 		return err
 	}
-	if err := apiKBUpload(ctx, hc, base, "faults", "qian.md", []byte("# 乾卦\n\n乾：元，亨，利，贞。天行健，君子以自强不息。\n")); err != nil {
+	if err := childserver.UploadKB(ctx, hc, base, "faults", "qian.md", []byte("# 乾卦\n\n乾：元，亨，利，贞。天行健，君子以自强不息。\n")); err != nil {
 		return err
 	}
 	t := time.Now()
@@ -337,24 +339,19 @@ func request(ctx context.Context, hc *http.Client, u string, body any) outcome {
 	defer resp.Body.Close()
 	o := outcome{status: resp.StatusCode}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
 		var text strings.Builder
-		for sc.Scan() {
-			line, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
-			}
+		err := sseclient.Read(resp.Body, func(data []byte) error {
 			var ev map[string]any
-			if json.Unmarshal([]byte(line), &ev) != nil {
-				ev = map[string]any{"error": "undecodable event: " + line}
+			if json.Unmarshal(data, &ev) != nil {
+				ev = map[string]any{"error": "undecodable event: " + string(data)}
 			}
 			o.events = append(o.events, ev)
 			if s, _ := ev["text"].(string); s != "" && (ev["type"] == nil || ev["type"] == "delta") {
 				text.WriteString(s)
 			}
-		}
-		if err := sc.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			o.events = append(o.events, map[string]any{"error": "stream: " + err.Error()})
 		}
 		o.msg = text.String()
@@ -502,7 +499,7 @@ func startPrivatePostgres(ctx context.Context, dir string, port int) (*privatePo
 		}
 	}
 	if out, err := asOwner(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("initdb: %v: %s", err, lastLines(string(out), 10))
+		return nil, fmt.Errorf("initdb: %v: %s", err, childserver.LastLines(string(out), 10))
 	}
 	if err := p.start(); err != nil {
 		p.destroy()
@@ -515,7 +512,7 @@ func (p *privatePostgres) ctl(args ...string) error {
 	args = append([]string{"-D", filepath.Join(p.dir, "data"), "-w", "-t", "60"}, args...)
 	out, err := asOwner(filepath.Join(p.bin, "pg_ctl"), args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("pg_ctl %s: %v: %s", strings.Join(args, " "), err, lastLines(string(out), 10))
+		return fmt.Errorf("pg_ctl %s: %v: %s", strings.Join(args, " "), err, childserver.LastLines(string(out), 10))
 	}
 	return nil
 }

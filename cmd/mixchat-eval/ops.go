@@ -1,13 +1,12 @@
 package main
 
-// The operations benchmarks: `mixchat eval crash` (kill -9 during ingestion
-// and streamed replies, then check the stores), `mixchat eval faults`
-// (upstream failures, see eval_ops_faults.go) and `mixchat eval load` (many
+// The operations benchmarks: `mixchat-eval crash` (kill -9 during ingestion
+// and streamed replies, then check the stores), `mixchat-eval faults`
+// (upstream failures, see eval_ops_faults.go) and `mixchat-eval load` (many
 // concurrent conversations, see eval_ops_load.go). Everything runs on
 // loopback against test upstreams the command starts itself.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -19,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
@@ -27,239 +25,16 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/mixchat/mixchat/internal/childserver"
+	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
-
-// serverProc is a mixchat server running as a child process.
-type serverProc struct {
-	cmd  *exec.Cmd
-	URL  string // http://127.0.0.1:PORT
-	logs *addrWriter
-	done chan struct{} // closed when the process has exited
-	err  error         // Wait's error, set before done is closed
-}
-
-// addrWriter collects a child's log and picks the listening address out of
-// the "mixchat listening addr=http://..." line.
-type addrWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	addr chan string
-	sent bool
-}
-
-func (w *addrWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.buf.Len() < 1<<20 {
-		w.buf.Write(p)
-	}
-	if !w.sent {
-		s := w.buf.String()
-		if i := strings.Index(s, "addr=http://"); i >= 0 {
-			rest := s[i+len("addr="):]
-			if j := strings.IndexAny(rest, " \n\""); j > 0 {
-				w.addr <- rest[:j]
-				w.sent = true
-			}
-		}
-	}
-	return len(p), nil
-}
-
-// String returns the log so far.
-func (w *addrWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
-// childEnv is the environment of a child server: ours without any MIXCHAT_
-// setting (so the caller's configuration does not leak in), plus env.
-func childEnv(env []string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MIXCHAT_") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, env...)
-}
-
-// startServerProc runs `bin serve --addr 127.0.0.1:0 --data dir` with env
-// added to a clean environment and waits until it listens and answers
-// /healthz.
-func startServerProc(ctx context.Context, bin, dir string, env []string, timeout time.Duration) (*serverProc, error) {
-	w := &addrWriter{addr: make(chan string, 1)}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir)
-	cmd.Env = childEnv(env)
-	cmd.Stdout = w
-	cmd.Stderr = w
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	p := &serverProc{cmd: cmd, logs: w, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case p.URL = <-w.addr:
-	case <-p.done:
-		return nil, fmt.Errorf("server exited before listening (%v): %s", p.err, lastLines(w.String(), 20))
-	case <-t.C:
-		p.kill()
-		return nil, fmt.Errorf("server not listening after %s: %s", timeout, lastLines(w.String(), 20))
-	case <-ctx.Done():
-		p.kill()
-		return nil, ctx.Err()
-	}
-	for {
-		resp, err := http.Get(p.URL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
-		}
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("server exited (%v): %s", p.err, lastLines(w.String(), 20))
-		case <-t.C:
-			p.kill()
-			return nil, fmt.Errorf("server not healthy after %s", timeout)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (p *serverProc) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
-
-// stop asks the server to shut down (SIGTERM) and waits up to d before
-// killing it.
-func (p *serverProc) stop(d time.Duration) error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return p.err
-	case <-time.After(d):
-		p.kill()
-		return fmt.Errorf("server did not stop within %s", d)
-	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// postJSON posts body as JSON and decodes a 200 reply into out (nil: drop
-// it).
-func postJSON(ctx context.Context, hc *http.Client, u string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: status %d: %s", u, resp.StatusCode, bytes.TrimSpace(data))
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("POST %s: decode %q: %w", u, data, err)
-		}
-	}
-	return nil
-}
-
-// kbEnvelope is the {code, msg, data} reply of the knowledge-base API.
-type kbEnvelope struct {
-	Code int             `json:"code"`
-	Msg  string          `json:"msg"`
-	Data json.RawMessage `json:"data"`
-}
-
-// apiKBCreate creates a knowledge base through the API.
-func apiKBCreate(ctx context.Context, hc *http.Client, base, name string) error {
-	var env kbEnvelope
-	if err := postJSON(ctx, hc, base+"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": name}, &env); err != nil {
-		return err
-	}
-	if env.Code != 200 {
-		return fmt.Errorf("create knowledge base %s: %d %s", name, env.Code, env.Msg)
-	}
-	return nil
-}
-
-// apiKBUpload uploads one file (override) through the API and fails unless it
-// was indexed.
-func apiKBUpload(ctx context.Context, hc *http.Client, base, kbName, file string, data []byte) error {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("knowledge_base_name", kbName)
-	_ = mw.WriteField("override", "true")
-	fw, err := mw.CreateFormFile("files", file)
-	if err != nil {
-		return err
-	}
-	fw.Write(data)
-	mw.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/knowledge_base/upload_docs", &body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var env kbEnvelope
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &env) != nil || env.Code != 200 {
-		return fmt.Errorf("upload %s: status %d: %s", file, resp.StatusCode, bytes.TrimSpace(raw))
-	}
-	var d struct {
-		Failed map[string]string `json:"failed_files"`
-	}
-	_ = json.Unmarshal(env.Data, &d)
-	if len(d.Failed) > 0 {
-		return fmt.Errorf("upload %s: failed: %v", file, d.Failed)
-	}
-	return nil
-}
 
 // streamResult is what a streamed /chat/chat reply delivered.
 type streamResult struct {
@@ -296,7 +71,7 @@ func chatStream(ctx context.Context, hc *http.Client, base, conv, query string, 
 	}
 	var text strings.Builder
 	first := true
-	err = readEvents(resp.Body, "chat", func(ev chatEvent) (bool, error) {
+	err = sseclient.Decode(resp.Body, func(ev chatEvent) (bool, error) {
 		if first && started != nil {
 			started()
 		}
@@ -320,32 +95,10 @@ func chatStream(ctx context.Context, hc *http.Client, base, conv, query string, 
 	return res, nil
 }
 
-// readEvents decodes the data lines of an SSE stream into T, one fresh T
-// each, and calls fn with them until it says stop, fails or the stream
-// ends. what names the stream in errors.
-func readEvents[T any](r io.Reader, what string, fn func(ev T) (stop bool, err error)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev T
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			return fmt.Errorf("%s event %q: %w", what, line, err)
-		}
-		if stop, err := fn(ev); stop || err != nil {
-			return err
-		}
-	}
-	return sc.Err()
-}
+const evalCrashUsage = `mixchat-eval crash [flags]
 
-const evalCrashUsage = `mixchat eval crash [flags]
-
-Kills a mixchat server (a child process of this command, SQLite stores in a
-temporary data directory) with SIGKILL at a random moment during a
+Kills a mixchat server (the mixchat binary, --bin, run as a child process
+of this command, SQLite stores in a temporary data directory) with SIGKILL at a random moment during a
 knowledge-base upload or a streamed /chat/chat reply, --n times, and after
 every kill checks the stores before starting the server again on the same
 data:
@@ -363,7 +116,7 @@ The chat model and the embeddings are test upstreams this command runs on
 loopback, slowed down so that kills land inside the work.
 `
 
-// runEvalCrash is `mixchat eval crash`.
+// runEvalCrash is `mixchat-eval crash`.
 func runEvalCrash(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval crash", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -371,7 +124,7 @@ func runEvalCrash(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	n := fs.Int("n", 100, "number of kills")
 	limit := fs.Duration("timeout", 15*time.Minute, "give up after this long")
 	seed := fs.Uint64("seed", 1, "random seed (kill moments, contents)")
-	bin := fs.String("bin", "", "mixchat binary to run (default: this program)")
+	bin := fs.String("bin", "", "mixchat server binary to run (default: mixchat next to this program, else on PATH)")
 	keep := fs.Bool("keep", false, "keep the data directory")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -380,11 +133,11 @@ func runEvalCrash(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return errors.New("eval crash: --n must be at least 1")
 	}
 	if *bin == "" {
-		exe, err := os.Executable()
+		b, err := findMixchat()
 		if err != nil {
-			return fmt.Errorf("eval crash: find this program: %w", err)
+			return fmt.Errorf("eval crash: %w", err)
 		}
-		*bin = exe
+		*bin = b
 	}
 	ctx, cancel := context.WithTimeout(ctx, *limit)
 	defer cancel()
@@ -488,19 +241,19 @@ func hashOf(data []byte) string {
 // calibrate starts the server, creates the KB, times uploads and streamed
 // replies (keeping the quickest), and stops it gracefully.
 func (c *crashRun) calibrate(ctx context.Context) error {
-	p, err := startServerProc(ctx, c.bin, c.dir, c.env, 30*time.Second)
+	p, err := childserver.Start(ctx, c.bin, c.dir, c.env, 30*time.Second)
 	if err != nil {
 		return err
 	}
-	defer p.stop(10 * time.Second)
-	if err := apiKBCreate(ctx, c.hc, p.URL, crashKB); err != nil {
+	defer p.Stop(10 * time.Second)
+	if err := childserver.CreateKB(ctx, c.hc, p.URL, crashKB); err != nil {
 		return err
 	}
 	for _, f := range crashFiles {
 		data := c.content(f)
 		c.hashes[hashOf(data)] = true
 		t := time.Now()
-		if err := apiKBUpload(ctx, c.hc, p.URL, crashKB, f, data); err != nil {
+		if err := childserver.UploadKB(ctx, c.hc, p.URL, crashKB, f, data); err != nil {
 			return err
 		}
 		if d := time.Since(t); c.ingestTime == 0 || d < c.ingestTime {
@@ -520,7 +273,7 @@ func (c *crashRun) calibrate(ctx context.Context) error {
 		}
 		c.acked["crash-0"] = res.turnID
 	}
-	if err := p.stop(10 * time.Second); err != nil {
+	if err := p.Stop(10 * time.Second); err != nil {
 		return err
 	}
 	return c.check()
@@ -529,7 +282,7 @@ func (c *crashRun) calibrate(ctx context.Context) error {
 // once starts the server, starts an upload or a streamed reply, kills the
 // server at a random moment and checks the stores.
 func (c *crashRun) once(ctx context.Context, i int) error {
-	p, err := startServerProc(ctx, c.bin, c.dir, c.env, 30*time.Second)
+	p, err := childserver.Start(ctx, c.bin, c.dir, c.env, 30*time.Second)
 	if err != nil {
 		c.openFailures++
 		c.problems = append(c.problems, fmt.Sprintf("run %d: server start: %v", i+1, err))
@@ -560,7 +313,7 @@ func (c *crashRun) once(ctx context.Context, i int) error {
 		defer wg.Done()
 		var err error
 		if ingest {
-			err = apiKBUpload(ctx, c.hc, p.URL, crashKB, file, data)
+			err = childserver.UploadKB(ctx, c.hc, p.URL, crashKB, file, data)
 		} else {
 			var r streamResult
 			r, err = chatStream(ctx, c.hc, p.URL, conv, fmt.Sprintf("第%d问：乾卦是什么意思？", i), nil)
@@ -576,7 +329,7 @@ func (c *crashRun) once(ctx context.Context, i int) error {
 	mu.Lock()
 	done := finished
 	mu.Unlock()
-	p.kill()
+	p.Kill()
 	wg.Wait()
 	switch {
 	case done:
@@ -733,4 +486,19 @@ func (c *crashRun) print(w io.Writer, elapsed time.Duration) {
 	fmt.Fprintf(tw, "KB inconsistencies\t%d\n", c.kbBad)
 	fmt.Fprintf(tw, "elapsed\t%s\n", elapsed.Round(time.Millisecond))
 	tw.Flush()
+}
+
+// findMixchat returns the mixchat server binary: next to this program, else
+// on PATH.
+func findMixchat() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "mixchat")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("mixchat"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("no mixchat binary next to this program or on PATH: build it (go build -o bin/ ./cmd/mixchat ./cmd/mixchat-eval) or name it with --bin")
 }

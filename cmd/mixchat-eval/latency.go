@@ -22,17 +22,15 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/internal/app"
+	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
-	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
-	"github.com/mixchat/mixchat/pkg/obs"
-	"github.com/mixchat/mixchat/pkg/server"
-	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
-const evalLatencyUsage = `mixchat eval latency [flags]
+const evalLatencyUsage = `mixchat-eval latency [flags]
 
 Measures /chat/mix_chat end to end (HTTP, SSE, memory recall, the SQLite turn
 write) against a local OpenAI-compatible test server whose every call takes
@@ -43,9 +41,9 @@ the same latency L:
   - the "context" fusion mode's latency and tokens next to the "answers" mode's;
   - mixchat's overhead per request with an instant LLM;
   - requests/s with -concurrency conversations at once and an instant LLM.
-The server is wired as "mixchat serve" wires it (conversation memory recalling
-history and rewriting follow-ups, metrics and traces around every answerer and
-model call). The LLM-chat answerer is the real one; the knowledge-base and
+The app is built by the constructor of "mixchat serve" (conversation memory
+recalling history and rewriting follow-ups, metrics and traces around every
+answerer and model call). The LLM-chat answerer is the real one; the knowledge-base and
 search answerers are stand-ins making the one model call each of them makes
 (their retrieval is local and not what is measured here).
 `
@@ -99,7 +97,7 @@ func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer
 	slow := llmtest.NewServer(tb, llmtest.WithLatency(*latency), llmtest.WithHandler(evalReply))
 	instant := llmtest.NewServer(tb, llmtest.WithHandler(evalReply))
 	newApp := func(name string, up *llmtest.Server, serial bool) (*evalApp, error) {
-		return startEvalApp(ctx, filepath.Join(dir, name+".db"), up.URL(), serial)
+		return startEvalApp(ctx, filepath.Join(dir, name), up.URL(), serial)
 	}
 	conc, err := newApp("concurrent", slow, false)
 	if err != nil {
@@ -277,8 +275,7 @@ func pct(v []float64, p float64) float64 {
 type evalApp struct {
 	url    string
 	client *http.Client
-	store  memory.Store
-	mem    *memory.Manager
+	app    *app.App
 	hs     *http.Server
 }
 
@@ -303,70 +300,58 @@ func (a evalAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, 
 	}, nil
 }
 
-// startEvalApp starts a mixchat server wired as mixchat serve wires it:
-// the conversation memory (memory.Manager, extractive) recalls history and
-// rewrites follow-ups for the Mixer, and every answerer and model call is
-// measured and traced (obs, no exporter).
-func startEvalApp(ctx context.Context, dbPath, upstream string, serial bool) (_ *evalApp, err error) {
-	store, err := sqlite.OpenConversations(ctx, dbPath)
+// startEvalApp starts mixchat in dataDir through app.New, the constructor
+// of mixchat serve, with the model endpoint upstream as the default model:
+// the conversation memory (extractive: memory.model is the offline model)
+// recalls history and rewrites follow-ups for the Mixer, and every
+// answerer and model call is measured and traced (no exporter). The
+// knowledge-base and search answerers are evalAnswerer stand-ins; serial
+// makes the answerers take turns (the design's sequential reference).
+func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*evalApp, error) {
+	cfg := config.DefaultConfig()
+	cfg.Server.DataDir = dataDir
+	cfg.LLM.BaseURL, cfg.LLM.Model = upstream, "test"
+	cfg.LLM.Timeout, cfg.LLM.MaxRetries = time.Minute, 0
+	cfg.Memory.Model = "offline"
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pool := func() *http.Client {
+		return &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}}
+	}
+	a, err := app.New(ctx, cfg, app.Options{
+		LLMHTTPClient: pool(),
+		Answerers: func(models *llm.Registry, answerers map[string]mix.Answerer) {
+			answerers[mix.KB] = evalAnswerer{from: mix.KB, models: models}
+			answerers[mix.Search] = evalAnswerer{from: mix.Search, models: models}
+			if serial {
+				var turn sync.Mutex
+				for name, a := range answerers {
+					answerers[name] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+						turn.Lock()
+						defer turn.Unlock()
+						return a.Answer(ctx, q, fn)
+					})
+				}
+			}
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			store.Close()
-		}
-	}()
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}}
-	models := llm.NewRegistry("test")
-	models.Add("test", llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: upstream, Model: "test", Timeout: time.Minute, HTTPClient: hc}))
-	o := obs.New(obs.Options{})
-	o.InstrumentRegistry(models)
-	mem, err := memory.NewManager(store, memory.DefaultConfig(), memory.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			mem.Close()
-		}
-	}()
-	answerer := chat.New(models, chat.Options{})
-	answerers := map[string]mix.Answerer{
-		mix.LLM:    o.Answerer(mix.LLM, answerer),
-		mix.KB:     o.Answerer(mix.KB, evalAnswerer{from: mix.KB, models: models}),
-		mix.Search: o.Answerer(mix.Search, evalAnswerer{from: mix.Search, models: models}),
-	}
-	if serial {
-		// The design's reference: one answerer after the other.
-		var turn sync.Mutex
-		for name, a := range answerers {
-			answerers[name] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
-				turn.Lock()
-				defer turn.Unlock()
-				return a.Answer(ctx, q, fn)
-			})
-		}
-	}
-	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: answerers, Condenser: mem, Recaller: mem})
-	if err != nil {
-		return nil, err
-	}
-	srv := server.New(server.Options{Store: store, Models: models, Chat: answerer, Memory: mem, Mixer: mixer, Obs: o})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		a.Close()
 		return nil, err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
-	return &evalApp{url: "http://" + ln.Addr().String(), store: store, mem: mem, hs: hs,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}}}, nil
+	return &evalApp{url: "http://" + ln.Addr().String(), app: a, hs: hs, client: pool()}, nil
 }
 
 func (a *evalApp) close() {
 	a.hs.Close()
-	a.mem.Close()
-	a.store.Close()
+	a.app.Close()
 }
 
 // evalRun is what one streamed mix_chat request took.
@@ -408,7 +393,7 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 	var run evalRun
 	var slowest float64
 	var done bool
-	err = readEvents(resp.Body, "mix_chat", func(ev mixEvent) (bool, error) {
+	err = sseclient.Decode(resp.Body, func(ev mixEvent) (bool, error) {
 		switch ev.Type {
 		case "delta":
 			if run.firstToken == 0 {

@@ -1,4 +1,9 @@
-package main
+// Package config is mixchat's configuration: the embedded defaults, the
+// YAML file (configs/mixchat.yaml documents every field), MIXCHAT_*
+// environment variables and the command-line flags every command that
+// builds the app shares, with one validation naming each field. The server
+// (cmd/mixchat) and the benchmarks (cmd/mixchat-eval) load it the same way.
+package config
 
 import (
 	"bytes"
@@ -398,7 +403,7 @@ func (c *Config) Validate() error {
 	if c.Chat.MaxTokens < 0 {
 		add(fieldError("chat.max_tokens", c.Chat.MaxTokens, "want 0 (no limit) or a positive number"))
 	}
-	add(c.kbConfig().Validate())
+	add(c.KBConfig().Validate())
 	add(c.Search.Validate())
 	add(c.Mix.Validate())
 	add(c.Auth.Validate())
@@ -422,7 +427,7 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // defaultKBConfig is kb's defaults with the folder and embedding model left
-// to be derived from server.data_dir and embed (see kbConfig).
+// to be derived from server.data_dir and embed (see KBConfig).
 func defaultKBConfig() kb.Config {
 	c := kb.DefaultConfig()
 	c.Dir = ""
@@ -430,19 +435,19 @@ func defaultKBConfig() kb.Config {
 	return c
 }
 
-// offlineEmbedDim is the dimension of the offline hashed n-gram embedder.
-const offlineEmbedDim = 512
+// OfflineEmbedDim is the dimension of the offline hashed n-gram embedder.
+const OfflineEmbedDim = 512
 
-// kbConfig resolves the knowledge bases' settings: kb.dir defaults to
+// KBConfig resolves the knowledge bases' settings: kb.dir defaults to
 // DATA_DIR/kb; kb.embed_model to embed.model when an embeddings endpoint is
 // configured, else to the offline embedder's name; kb.dsn to store.dsn.
-func (c *Config) kbConfig() kb.Config {
+func (c *Config) KBConfig() kb.Config {
 	k := c.KB
 	if k.Dir == "" {
 		k.Dir = filepath.Join(c.Server.DataDir, "kb")
 	}
 	if k.EmbedModel == "" {
-		k.EmbedModel = fmt.Sprintf("hash-%d", offlineEmbedDim)
+		k.EmbedModel = fmt.Sprintf("hash-%d", OfflineEmbedDim)
 		if c.Embed.BaseURL != "" {
 			k.EmbedModel = c.Embed.Model
 		}
@@ -456,17 +461,17 @@ func (c *Config) kbConfig() kb.Config {
 	return k
 }
 
-// searchLocalDir is the offline search engine's folder: search.local.dir,
+// SearchLocalDir is the offline search engine's folder: search.local.dir,
 // or DATA_DIR/search.
-func (c *Config) searchLocalDir() string {
+func (c *Config) SearchLocalDir() string {
 	if c.Search.Local.Dir != "" {
 		return c.Search.Local.Dir
 	}
 	return filepath.Join(c.Server.DataDir, "search")
 }
 
-// sqlitePath is where the SQLite conversation store lives.
-func (c *Config) sqlitePath() string {
+// SQLitePath is where the SQLite conversation store lives.
+func (c *Config) SQLitePath() string {
 	if c.Store.DSN != "" {
 		return c.Store.DSN
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/auth"
 )
 
@@ -28,7 +29,7 @@ func TestNewAccess(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.DefaultConfig()
 			cfg.Server.Addr = tt.addr
 			cfg.Server.DataDir = t.TempDir()
 			var logs bytes.Buffer
@@ -52,5 +53,19 @@ func TestNewAccess(t *testing.T) {
 				t.Fatalf("limits not passed: %+v", access)
 			}
 		})
+	}
+}
+
+func TestNewModels(t *testing.T) {
+	c := config.DefaultConfig()
+	c.LLM.BaseURL, c.LLM.Model = "https://api.example.com/v1", "deepseek-chat"
+	c.LLM.Models = []config.ModelConfig{{Name: "qwen", BaseURL: "https://dashscope.example.com/v1", Model: "qwen-plus"}}
+	models := NewModels(c.LLM)
+	if models.Default() != "deepseek-chat" || len(models.Names()) != 3 {
+		t.Errorf("models default %q names %v", models.Default(), models.Names())
+	}
+	c.LLM.BaseURL, c.LLM.Models = "", nil
+	if models := NewModels(c.LLM); models.Default() != "offline" {
+		t.Errorf("without an endpoint the default is %q, want offline", models.Default())
 	}
 }

@@ -1,6 +1,6 @@
 package main
 
-// "mixchat eval locomo": the conversation-memory benchmark on LoCoMo
+// "mixchat-eval locomo": the conversation-memory benchmark on LoCoMo
 // (snap-research/LoCoMo, locomo10.json: 10 long two-person conversations,
 // 1,986 questions with the ids of their evidence turns).
 //
@@ -119,7 +119,7 @@ var locomoDefaultStrategies = []string{memory.Combined, memory.Retrieval, memory
 func runEvalLoCoMo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", "", "path of locomo10.json (required)")
+	data := fs.String("data", "", "path of locomo10.json (required; "+locomoData.source+")")
 	k := fs.Int("k", 10, "recall@k: messages retrieved per question")
 	budget := fs.Int("budget", 2000, "token budget of the assembled history")
 	strategy := fs.String("strategy", "", "comma-separated strategies (default: all, combined first)")
@@ -129,11 +129,11 @@ func runEvalLoCoMo(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *data == "" {
-		return errors.New("eval locomo: --data PATH of locomo10.json is required")
-	}
 	if *k <= 0 || *budget < 100 {
 		return fmt.Errorf("eval locomo: --k must be positive and --budget at least 100 (got %d, %d)", *k, *budget)
+	}
+	if err := locomoData.check(*data); err != nil {
+		return fmt.Errorf("eval locomo: %w", err)
 	}
 	strategies := locomoDefaultStrategies
 	if *strategy != "" {

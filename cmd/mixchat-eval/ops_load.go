@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -24,10 +23,14 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/mixchat/mixchat/internal/app"
+	"github.com/mixchat/mixchat/internal/childserver"
+	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 )
 
-const evalLoadUsage = `mixchat eval load [flags]
+const evalLoadUsage = `mixchat-eval load [flags]
 
 Runs the whole mixchat app (the same wiring as serve: SQLite conversation
 store, knowledge bases with the offline embedder, the local search engine)
@@ -41,7 +44,7 @@ before, at the peak and after (the run passes when no request failed and
 goroutines and heap are back near the baseline).
 `
 
-// runEvalLoad is `mixchat eval load`.
+// runEvalLoad is `mixchat-eval load`.
 func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -72,13 +75,13 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := os.WriteFile(filepath.Join(dir, "search", "qian.md"), []byte("# 乾卦\n\n乾：元，亨，利，贞。天行健，君子以自强不息。\n"), 0o644); err != nil {
 		return err
 	}
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Server.DataDir = dir
 	cfg.LLM.BaseURL, cfg.LLM.Model = up.URL(), "test"
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	a, err := newApp(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(ctx, cfg, app.Options{})
 	if err != nil {
 		return err
 	}
@@ -87,7 +90,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		a.Close()
 		return err
 	}
-	hs := &http.Server{Handler: a.server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	base := "http://" + ln.Addr().String()
 	tr := &http.Transport{MaxIdleConns: 2 * *convs, MaxIdleConnsPerHost: 2 * *convs}
@@ -99,11 +102,11 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 
 	// Warm up: the KB with one document, one request of each kind.
-	if err := apiKBCreate(ctx, hc, base, "load"); err != nil {
+	if err := childserver.CreateKB(ctx, hc, base, "load"); err != nil {
 		closeAll()
 		return err
 	}
-	if err := apiKBUpload(ctx, hc, base, "load", "qian.md", loadDoc(0, 0)); err != nil {
+	if err := childserver.UploadKB(ctx, hc, base, "load", "qian.md", loadDoc(0, 0)); err != nil {
 		closeAll()
 		return err
 	}
@@ -169,13 +172,13 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 
 	l.print(stdout, *convs, elapsed, *latency)
-	if info, err := a.kb.Info(ctx, "load"); err == nil {
+	if info, err := a.KB.Info(ctx, "load"); err == nil {
 		fmt.Fprintf(stdout, "\nknowledge base after the run: %d files, %d chunks (its BM25 and HNSW indexes stay in memory)\n", info.Files, info.Chunks)
 	}
 	fmt.Fprintf(stdout, "goroutines: baseline %d, peak %d, after %d\n", baseG, peakG.Load(), afterG)
 	fmt.Fprintf(stdout, "heap in use: baseline %.1f MiB, at the end of the run %.1f MiB, after %.1f MiB\n",
 		mib(baseHeap), mib(peakHeap), mib(afterHeap))
-	st := a.memory.Stats()
+	st := a.Memory.Stats()
 	fmt.Fprintf(stdout, "  held while serving: the memory of %d cached conversations (memory.cache_conversations: %d) and the knowledge base's indexes\n",
 		st.Cached, cfg.Memory.CacheConversations)
 	closeAll()
@@ -291,7 +294,7 @@ func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
 			Answer string            `json:"answer"`
 			Docs   []json.RawMessage `json:"docs"`
 		}
-		err := postJSON(ctx, l.hc, l.base+"/chat/knowledge_base_chat", map[string]any{
+		err := childserver.PostJSON(ctx, l.hc, l.base+"/chat/knowledge_base_chat", map[string]any{
 			"query": "乾卦是什么意思？", "knowledge_base_name": "load", "conversation_id": conv + "-kb", "stream": false,
 		}, &r)
 		if err == nil && r.Answer == "" {
@@ -299,7 +302,7 @@ func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
 		}
 		return r.Answer, err
 	default:
-		return "", apiKBUpload(ctx, l.hc, l.base, "load", fmt.Sprintf("w%d.md", w), loadDoc(w, i))
+		return "", childserver.UploadKB(ctx, l.hc, l.base, "load", fmt.Sprintf("w%d.md", w), loadDoc(w, i))
 	}
 }
 
@@ -329,7 +332,7 @@ func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	}
 	var text strings.Builder
 	done := false
-	err = readEvents(resp.Body, "mix_chat", func(ev mixEvent) (bool, error) {
+	err = sseclient.Decode(resp.Body, func(ev mixEvent) (bool, error) {
 		switch ev.Type {
 		case "delta":
 			text.WriteString(ev.Text)

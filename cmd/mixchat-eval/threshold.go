@@ -1,7 +1,7 @@
 package main
 
-// The threshold calibration of "mixchat eval cmrc --threshold D" and
-// "mixchat eval beir --threshold D": instead of ranking quality it measures
+// The threshold calibration of "mixchat-eval cmrc --threshold D" and
+// "mixchat-eval beir --threshold D": instead of ranking quality it measures
 // what a knowledge base's relevance threshold lets through. The documents go
 // into a real knowledge base with the offline defaults (kb.DefaultConfig,
 // the hash embedder, the embedded store) and every question is asked as
@@ -17,6 +17,8 @@ import (
 	"os"
 	"sort"
 
+	"github.com/mixchat/mixchat/internal/app"
+	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
@@ -65,10 +67,10 @@ func runCalibration(ctx context.Context, dataset string, docs []evalDoc, qs []ca
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Server.DataDir = dir
-	kcfg := cfg.kbConfig()
-	svc, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), newEmbedder(cfg), nil)
+	kcfg := cfg.KBConfig()
+	svc, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), app.NewEmbedder(cfg), nil)
 	if err != nil {
 		return err
 	}

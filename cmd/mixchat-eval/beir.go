@@ -1,8 +1,8 @@
 package main
 
-// The retrieval benchmarks: "mixchat eval beir" (BEIR-format data such as
+// The retrieval benchmarks: "mixchat-eval beir" (BEIR-format data such as
 // SciFact: nDCG@10 and recall@100 with trec_eval's definitions) and
-// "mixchat eval cmrc" (CMRC 2018: each question must find its paragraph
+// "mixchat-eval cmrc" (CMRC 2018: each question must find its paragraph
 // among all paragraphs: recall@1 and recall@5). Both index with the same
 // pieces a knowledge base uses: BM25 over text.Terms, the offline
 // HashEmbedder with exact cosine search, and retrieve.Hybrid with the
@@ -154,7 +154,7 @@ func (ix *evalIndex) search(ctx context.Context, query string, k int) ([]retriev
 	return fused[:min(k, len(fused))], nil
 }
 
-// beirResult is what "mixchat eval beir --json" prints.
+// beirResult is what "mixchat-eval beir --json" prints.
 type beirResult struct {
 	Dataset      string  `json:"dataset"`
 	Split        string  `json:"split"`
@@ -172,13 +172,13 @@ type beirResult struct {
 	Dim          int     `json:"dim,omitempty"`
 }
 
-// runEvalBEIR runs "mixchat eval beir": retrieval quality on a dataset in
+// runEvalBEIR runs "mixchat-eval beir": retrieval quality on a dataset in
 // BEIR layout (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv).
 func runEvalBEIR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval beir", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opt evalOptions
-	data := fs.String("data", "", "dataset folder in BEIR layout (for example ../shared/data/scifact)")
+	data := fs.String("data", "", "dataset folder in BEIR layout: corpus.jsonl, queries.jsonl, qrels/ (BEIR SciFact: "+scifactData.source+")")
 	split := fs.String("split", "test", "qrels split to evaluate: test, or train for tuning")
 	opt.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -188,9 +188,12 @@ func runEvalBEIR(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("eval beir: unexpected argument %q", fs.Arg(0))
 	}
 	if *data == "" {
-		return errors.New("eval beir: --data is required: a folder with corpus.jsonl, queries.jsonl and qrels/")
+		return fmt.Errorf("eval beir: %w", scifactData.required())
 	}
 	if err := opt.check(); err != nil {
+		return fmt.Errorf("eval beir: %w", err)
+	}
+	if err := scifactData.check(*data, "corpus.jsonl", "queries.jsonl", filepath.Join("qrels", *split+".tsv")); err != nil {
 		return fmt.Errorf("eval beir: %w", err)
 	}
 	docs, queries, qrels, err := loadBEIR(*data, *split)
@@ -425,7 +428,7 @@ func sortIDs(ids []string) {
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
-// cmrcResult is what "mixchat eval cmrc --json" prints.
+// cmrcResult is what "mixchat-eval cmrc --json" prints.
 type cmrcResult struct {
 	Mode         string  `json:"mode"`
 	Queries      int     `json:"queries"`
@@ -438,13 +441,13 @@ type cmrcResult struct {
 	Dim          int     `json:"dim,omitempty"`
 }
 
-// runEvalCMRC runs "mixchat eval cmrc": every CMRC 2018 question must
+// runEvalCMRC runs "mixchat-eval cmrc": every CMRC 2018 question must
 // retrieve its own paragraph among all paragraphs of the file.
 func runEvalCMRC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval cmrc", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opt evalOptions
-	data := fs.String("data", "", "CMRC 2018 file in SQuAD format (for example ../shared/data/cmrc2018/cmrc2018_dev.json)")
+	data := fs.String("data", "", "CMRC 2018 file in SQuAD format ("+cmrcData.source+")")
 	opt.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -453,9 +456,12 @@ func runEvalCMRC(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("eval cmrc: unexpected argument %q", fs.Arg(0))
 	}
 	if *data == "" {
-		return errors.New("eval cmrc: --data is required: a CMRC 2018 JSON file (SQuAD format)")
+		return fmt.Errorf("eval cmrc: %w", cmrcData.required())
 	}
 	if err := opt.check(); err != nil {
+		return fmt.Errorf("eval cmrc: %w", err)
+	}
+	if err := cmrcData.check(*data); err != nil {
 		return fmt.Errorf("eval cmrc: %w", err)
 	}
 	raw, err := os.ReadFile(*data)

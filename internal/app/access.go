@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -6,17 +6,18 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/server"
 )
 
 // newAccess builds the server's access settings from the auth section ac
-// (Config.Auth) and checks that the listen address cfg.Server.Addr fits
+// (config.Config.Auth) and checks that the listen address cfg.Server.Addr fits
 // them: authentication off on a non-loopback address fails unless
 // auth.allow_anonymous_remote says so, and then logs a warning. With
 // authentication on it opens the key store in the conversation store's
 // database; close the returned Closer (nil when none) on exit.
-func newAccess(ctx context.Context, cfg Config, ac auth.Config, log *slog.Logger) (server.Access, io.Closer, error) {
+func newAccess(ctx context.Context, cfg config.Config, ac auth.Config, log *slog.Logger) (server.Access, io.Closer, error) {
 	access := server.Access{RequestsPerMinute: ac.RequestsPerMinute, TokensPerMinute: ac.TokensPerMinute, CORS: ac.CORS}
 	warning, err := ac.CheckListen(cfg.Server.Addr)
 	if err != nil {
@@ -28,7 +29,7 @@ func newAccess(ctx context.Context, cfg Config, ac auth.Config, log *slog.Logger
 	if !ac.Enabled {
 		return access, nil, nil
 	}
-	keys, err := openKeyStore(ctx, cfg)
+	keys, err := OpenKeyStore(ctx, cfg)
 	if err != nil {
 		return access, nil, fmt.Errorf("open key store: %w", err)
 	}

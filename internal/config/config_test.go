@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -78,10 +78,6 @@ llm:
 	}
 	if c.Server.Addr != "127.0.0.1:8000" || c.LLM.APIKey != "sk-secret" || c.LLM.Timeout != 5*time.Second || c.LLM.MaxRetries != 1 || len(c.LLM.Models) != 1 {
 		t.Errorf("config = %+v", c)
-	}
-	models := newModels(c.LLM)
-	if models.Default() != "deepseek-chat" || len(models.Names()) != 3 {
-		t.Errorf("models default %q names %v", models.Default(), models.Names())
 	}
 }
 
