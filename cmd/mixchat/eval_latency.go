@@ -347,7 +347,7 @@ func startEvalApp(ctx context.Context, dbPath, upstream string, serial bool) (_ 
 			})
 		}
 	}
-	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: answerers, Condenser: mem, Recaller: mem})
+	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: answerers, Condenser: mem})
 	if err != nil {
 		return nil, err
 	}

@@ -195,7 +195,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (_ *app, err erro
 		mix.KB:     o.Answerer(mix.KB, a.kb),
 		mix.Search: o.Answerer(mix.Search, searcher),
 	}
-	mixer, err := mix.New(cfg.Mix, mix.Deps{Models: a.models, Answerers: answerers, Condenser: a.memory, Recaller: a.memory})
+	mixer, err := mix.New(cfg.Mix, mix.Deps{Models: a.models, Answerers: answerers, Condenser: a.memory})
 	if err != nil {
 		return nil, fmt.Errorf("mix_chat: %w", err)
 	}

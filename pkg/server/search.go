@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/turn"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -121,6 +121,10 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	if err := s.checkQuery(req.Query); err != nil {
+		writeError(c, err)
+		return
+	}
 	topK, err := s.validateSearch(req.Query, req.SearchEngineName, req.TopK)
 	if err != nil {
 		writeError(c, err)
@@ -151,57 +155,66 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		q.MaxTokens = *req.MaxTokens
 	}
 	opts := search.AnswerOptions{Split: req.SplitResult}
+	// The endpoint's own answerer: the search answerer with Chatchat's
+	// split_result, keeping the retrieval for Chatchat's docs.
+	var ret search.Retrieval
+	answer := mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+		ans, r, err := s.search.AnswerWith(ctx, q, opts, fn)
+		ret = r
+		return ans, err
+	})
+	w := &searchChatWriter{c: c}
+	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, From: mix.Search, Answerer: answer,
+		Record: func(res turn.Result) map[string]any {
+			w.docs = docsEvent(res.Answer, ret)
+			return map[string]any{"answerer": mix.Search, "sources": w.docs.Sources}
+		}}
+	if req.Stream {
+		w.out = newSSE(c)
+	}
+	s.runTurn(c, tr, w, req.Stream)
+}
 
-	ctx, done := s.replyContext(c.Request.Context())
-	defer done()
-	if !req.Stream {
-		ans, ret, err := s.search.AnswerWith(ctx, q, opts, nil)
-		if err != nil {
-			writeError(c, err)
+// searchChatWriter writes a search_engine_chat reply in Chatchat's shapes.
+type searchChatWriter struct {
+	c    *gin.Context
+	out  *sse // nil: not streamed
+	docs searchDocsEvent
+}
+
+func (w *searchChatWriter) event(ev turn.Event) error {
+	if ev.Type != turn.EventDelta {
+		return nil
+	}
+	return w.out.Send(kbChatDelta{Answer: ev.Text})
+}
+
+func (w *searchChatWriter) done(res turn.Result, err error) {
+	ev := w.docs
+	ev.MessageID = res.MessageID()
+	if w.out == nil {
+		if res.StoreErr != nil {
+			writeError(w.c, res.StoreErr)
 			return
 		}
-		ev := docsEvent(ans, ret)
-		ev.MessageID, err = s.storeReply(ctx, req.ConversationID, req.Query, "search", ans.Text, ans.Text, ans.Response, ev.Sources)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		c.JSON(http.StatusOK, searchChatReply{
-			Answer: ans.Text, searchDocsEvent: ev,
-			Model: ans.Response.Model, Extractive: ans.Response.Extractive, Usage: ans.Response.Usage,
+		w.c.JSON(http.StatusOK, searchChatReply{
+			Answer: res.Text, searchDocsEvent: ev,
+			Model: res.Response.Model, Extractive: res.Response.Extractive, Usage: res.Response.Usage,
 		})
 		return
 	}
-	out := newSSE(c)
-	var sent, received strings.Builder
-	ans, ret, err := s.search.AnswerWith(ctx, q, opts, func(delta string) error {
-		received.WriteString(delta)
-		if err := out.Send(gin.H{"answer": delta}); err != nil {
-			return err
-		}
-		sent.WriteString(delta)
-		return nil
-	})
 	if err != nil {
-		if ctx.Err() != nil && received.Len() > 0 {
-			if _, serr := s.storeReply(ctx, req.ConversationID, req.Query, "search", received.String(), sent.String(), ans.Response, nil); serr != nil {
-				s.log.ErrorContext(ctx, "store interrupted turn", "conversation", req.ConversationID, "err", serr)
-			}
-		}
-		if !out.started {
-			writeError(c, err)
-			return
-		}
-		if ctx.Err() == nil || errors.Is(context.Cause(ctx), errShuttingDown) {
-			_ = out.Send(searchErrorEvent{Error: err.Error(), Code: errorStatus(err)})
-		}
+		_ = w.out.Send(searchErrorEvent{Error: err.Error(), Code: errorStatus(err)})
 		return
 	}
-	ev := docsEvent(ans, ret)
-	if ev.MessageID, err = s.storeReply(ctx, req.ConversationID, req.Query, "search", ans.Text, ans.Text, ans.Response, ev.Sources); err != nil {
-		ev.Error = err.Error()
+	if res.StoreErr != nil {
+		ev.Error = res.StoreErr.Error()
 	}
-	_ = out.Send(ev)
+	_ = w.out.Send(ev)
+}
+
+func (w *searchChatWriter) fail(_ turn.Result, err error) {
+	endStream(w.c, w.out, err, func() any { return searchErrorEvent{Error: err.Error(), Code: errorStatus(err)} })
 }
 
 // docsEvent builds the sources of an answer in Chatchat's Markdown form

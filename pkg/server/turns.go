@@ -1,0 +1,92 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/mixchat/mixchat/pkg/turn"
+)
+
+// turnWriter encodes one turn in an endpoint's wire format. runTurn calls
+// event for each event of a streamed turn, then exactly one of done and
+// fail.
+type turnWriter interface {
+	// event writes one event; its error (the client went away) stops the
+	// turn, which is then stored as interrupted.
+	event(ev turn.Event) error
+	// done ends a turn that was answered and stored (unless no
+	// conversation was named). err, when not nil, is why the reply broke
+	// off after part of it was sent; res.StoreErr why storing failed.
+	done(res turn.Result, err error)
+	// fail reports a turn that said nothing, or a stream cut by shutdown:
+	// as an HTTP error when nothing was written yet, else in the stream.
+	fail(res turn.Result, err error)
+}
+
+// runTurn runs req under the reply context (cancelled by the client going
+// away and by CutStreams), streaming its events through w when stream is
+// set, and ends the reply: the one cut-off and shutdown path of every chat
+// endpoint. A stream cut by the client ends silently (nobody listens); one
+// cut by a shutdown ends with an error saying so.
+func (s *Server) runTurn(c *gin.Context, req turn.Request, w turnWriter, stream bool) {
+	ctx, done := s.replyContext(c.Request.Context())
+	defer done()
+	var emit func(turn.Event) error
+	if stream {
+		emit = w.event
+	}
+	res, err := s.turns.Run(ctx, req, emit)
+	switch {
+	case !res.Answered:
+		w.fail(res, err)
+	case res.Cut:
+		if cause := context.Cause(ctx); errors.Is(cause, errShuttingDown) && res.WriteErr == nil {
+			w.fail(res, cause)
+		}
+	default:
+		w.done(res, err)
+	}
+}
+
+// newAnswerID is the id of the answer a turn stores, known before the turn
+// runs so that streamed events can carry it.
+func newAnswerID() string { return uuid.NewString() }
+
+// messageID is the id a client refers to a reply by: the answer's, or ""
+// when the request names no conversation (nothing is stored).
+func messageID(conversationID, answerID string) string {
+	if conversationID == "" {
+		return ""
+	}
+	return answerID
+}
+
+// defaultMaxQueryChars bounds a question when Options.MaxQueryChars is 0.
+const defaultMaxQueryChars = 32000
+
+// checkQuery refuses a question longer than the configured limit, before
+// any work is done for it.
+func (s *Server) checkQuery(query string) error {
+	if n := utf8.RuneCountInString(query); n > s.opts.MaxQueryChars {
+		return &Error{Status: http.StatusRequestEntityTooLarge,
+			Msg: fmt.Sprintf("query is %d characters, more than the limit of %d (server.max_query_chars)", n, s.opts.MaxQueryChars)}
+	}
+	return nil
+}
+
+// endStream reports err at the end of a stream that already started, or
+// as an HTTP error when nothing was written yet; event is the stream's
+// error event, built only when needed.
+func endStream(c *gin.Context, out *sse, err error, event func() any) {
+	if out == nil || !out.started {
+		writeError(c, err)
+		return
+	}
+	_ = out.Send(event())
+}
