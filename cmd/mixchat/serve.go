@@ -211,7 +211,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (_ *app, err erro
 	a.server = server.New(server.Options{
 		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, Memory: a.memory,
 		KB: a.kb, Search: searcher, Mixer: mixer, Access: access, Obs: o,
-		MaxBodyBytes: cfg.Server.MaxBodyBytes, HistoryLen: cfg.Memory.HistoryLen,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
 	})
 	return a, nil
 }

@@ -1,17 +1,22 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
@@ -152,5 +157,75 @@ func TestOpenAIKBModelNeedsAKnowledgeBase(t *testing.T) {
 		"metadata": map[string]string{"knowledge_base_name": "notes"}}, nil)
 	if rec.Code != http.StatusOK {
 		t.Errorf("knowledge base named in metadata → %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A shutdown cutting a stream ends it with an error event saying so, in the
+// endpoint's shape, on every single-answerer endpoint, and stores the reply
+// as interrupted.
+func TestSingleAnswererStreamCutOnShutdown(t *testing.T) {
+	for _, tc := range []struct {
+		path  string
+		body  string
+		field string // where the shutdown notice is
+	}{
+		{"/chat/knowledge_base_chat", `{"query":"乾卦是什么","knowledge_base_name":"notes","conversation_id":"x1","stream":true,"model_name":"test"}`, "msg"},
+		{"/chat/search_engine_chat", `{"query":"乾卦","conversation_id":"x1","stream":true,"model_name":"test"}`, "error"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			up := llmtest.NewServer(t)
+			up.Script(llmtest.Reply{Text: strings.Repeat("变。", 200), ChunkDelay: 20 * time.Millisecond})
+			ts := newTestServer(t, up)
+			ctx := context.Background()
+			kcfg := kb.DefaultConfig()
+			kcfg.Dir = t.TempDir()
+			kbs, err := kb.New(kcfg, retrieve.NewHashEmbedder(128), ts.models)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer kbs.Close()
+			if _, err := kbs.Create(ctx, "notes", kb.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			scfg := search.DefaultConfig()
+			scfg.Local.Dir = t.TempDir()
+			if err := os.WriteFile(filepath.Join(scfg.Local.Dir, "qian.txt"), []byte("乾卦是六十四卦的第一卦。"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			searcher, err := search.New(scfg, search.Options{Models: ts.models})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts.kb, ts.search = kbs, searcher
+
+			resp, err := http.Post(ts.http.URL+tc.path, "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: ") {
+				t.Fatalf("first line %q, %v", line, err)
+			}
+			ts.CutStreams()
+			rest, _ := io.ReadAll(br)
+			lines := strings.Split(strings.TrimSpace(string(rest)), "\n\n")
+			var last map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[len(lines)-1], "data: ")), &last); err != nil {
+				t.Fatal(err)
+			}
+			if s, _ := last[tc.field].(string); !strings.Contains(s, "shutting down") || last["code"] != float64(http.StatusServiceUnavailable) {
+				t.Errorf("last event = %v, want a shutdown notice with code 503", last)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := ts.Wait(wctx); err != nil {
+				t.Fatal(err)
+			}
+			turns, err := ts.store.Turns(ctx, "x1", 0)
+			if err != nil || len(turns) != 1 || !turns[0].Answer.Metadata.Interrupted || turns[0].Answer.Content == "" {
+				t.Fatalf("turns = %+v, %v; want one interrupted turn", turns, err)
+			}
+		})
 	}
 }

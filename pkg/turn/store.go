@@ -100,9 +100,10 @@ func Title(question string) string {
 	if utf8.RuneCountInString(line) <= titleRunes {
 		return line
 	}
-	runes := []rune(line)[:titleRunes-1]
-	cut := string(runes)
-	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+	runes := []rune(line)
+	cut := string(runes[:titleRunes-1])
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 && runes[titleRunes-1] != ' ' {
+		// Cut inside a word: end at the word before it.
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " ,.;:，。；：") + "…"
