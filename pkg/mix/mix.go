@@ -37,7 +37,9 @@ func (q Query) Retrieval() string {
 	return q.Text
 }
 
-// Source is one piece of evidence an answer rests on.
+// Source is one piece of evidence an answer rests on. Its JSON form is a
+// persisted format: sources are stored in a turn's metadata (the "docs"
+// and "answers" records of a mixed turn).
 type Source struct {
 	Title   string  `json:"title,omitempty"`
 	URL     string  `json:"url,omitempty"`     // file link or web address
@@ -156,7 +158,8 @@ type Event struct {
 	Docs     []Doc
 }
 
-// Doc is a source labelled with the answerer that used it.
+// Doc is a source labelled with the answerer that used it. Its JSON form
+// is persisted in a mixed turn's metadata ("docs").
 type Doc struct {
 	From string `json:"from"` // "kb", "search"
 	Source

@@ -10,6 +10,7 @@ import (
 )
 
 // Outcome is what one answerer (or, in context mode, one retriever) did.
+// Its JSON form is persisted in a mixed turn's metadata ("answers").
 type Outcome struct {
 	From       string        `json:"from"`
 	Text       string        `json:"text,omitempty"`

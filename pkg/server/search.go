@@ -276,8 +276,45 @@ type debugSearchRequest struct {
 // debugSearchReply is what a search found: the raw results, the numbered
 // evidence an answer would rest on, and what failed on the way.
 type debugSearchReply struct {
-	search.Retrieval
-	Ms int64 `json:"ms"`
+	Engine   string         `json:"engine"`
+	Query    string         `json:"query"`
+	Results  []searchResult `json:"results"` // as the engine returned them, content filled by page reading
+	Docs     []searchDoc    `json:"docs"`    // the numbered evidence
+	Warnings []string       `json:"warnings,omitempty"`
+	Ms       int64          `json:"ms"`
+}
+
+// searchResult is one result of a search engine.
+type searchResult struct {
+	Title     string  `json:"title"`
+	URL       string  `json:"url"`
+	Snippet   string  `json:"snippet"`
+	Engine    string  `json:"engine,omitempty"`
+	Score     float64 `json:"score,omitempty"`
+	Published string  `json:"published,omitempty"`
+	Content   string  `json:"content,omitempty"`
+}
+
+// searchDoc is one numbered piece of evidence.
+type searchDoc struct {
+	N     int     `json:"n"`
+	Title string  `json:"title"`
+	URL   string  `json:"url"`
+	Text  string  `json:"text"`
+	Score float64 `json:"score,omitempty"`
+}
+
+func wireRetrieval(ret search.Retrieval, ms int64) debugSearchReply {
+	out := debugSearchReply{Engine: ret.Engine, Query: ret.Query, Results: make([]searchResult, 0, len(ret.Results)),
+		Docs: make([]searchDoc, 0, len(ret.Docs)), Warnings: ret.Warnings, Ms: ms}
+	for _, r := range ret.Results {
+		out.Results = append(out.Results, searchResult{Title: r.Title, URL: r.URL, Snippet: r.Snippet, Engine: r.Engine,
+			Score: r.Score, Published: r.Published, Content: r.Content})
+	}
+	for _, d := range ret.Docs {
+		out.Docs = append(out.Docs, searchDoc{N: d.N, Title: d.Title, URL: d.URL, Text: d.Text, Score: d.Score})
+	}
+	return out
 }
 
 func (s *Server) handleDebugSearch(c *gin.Context) {
@@ -303,11 +340,5 @@ func (s *Server) handleDebugSearch(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if ret.Results == nil {
-		ret.Results = []search.Result{}
-	}
-	if ret.Docs == nil {
-		ret.Docs = []search.Doc{}
-	}
-	c.JSON(http.StatusOK, debugSearchReply{Retrieval: ret, Ms: time.Since(start).Milliseconds()})
+	c.JSON(http.StatusOK, wireRetrieval(ret, time.Since(start).Milliseconds()))
 }

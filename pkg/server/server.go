@@ -209,6 +209,14 @@ func (s *Server) routes() http.Handler {
 	return r
 }
 
+// healthReply is the body of GET /healthz (fields in the order clients
+// have always seen them).
+type healthReply struct {
+	Status  string `json:"status"`
+	Time    int64  `json:"time"`
+	Version string `json:"version"`
+}
+
 func (s *Server) handleHealth(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"status": "ok", "version": s.opts.Version, "time": time.Now().UnixMilli()})
+	c.JSON(http.StatusOK, healthReply{Status: "ok", Time: time.Now().UnixMilli(), Version: s.opts.Version})
 }
