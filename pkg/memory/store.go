@@ -24,8 +24,8 @@ type Conversation struct {
 	Name      string
 	ChatType  string // "llm_chat", "kb_chat", "search_chat", "mix_chat"
 	UserID    string
-	CreatedAt int64  // Unix milliseconds
-	UpdatedAt int64  // Unix milliseconds of the last turn
+	CreatedAt int64 // Unix milliseconds
+	UpdatedAt int64 // Unix milliseconds of the last turn
 }
 
 // Feedback is a user's rating of an assistant message.
@@ -55,18 +55,18 @@ type Metadata struct {
 
 // Message is one stored message.
 type Message struct {
-	ID             string  
-	ConversationID string  
-	TurnID         int64    // shared by a question and its answer; increasing per conversation
-	Role           string      // llm.RoleUser, llm.RoleAssistant, llm.RoleSystem
-	Content        string  
-	Timestamp      int64    // Unix milliseconds
+	ID             string
+	ConversationID string
+	TurnID         int64  // shared by a question and its answer; increasing per conversation
+	Role           string // llm.RoleUser, llm.RoleAssistant, llm.RoleSystem
+	Content        string
+	Timestamp      int64 // Unix milliseconds
 	Metadata       Metadata
 }
 
 // Turn is a question and its answer.
 type Turn struct {
-	ID       int64  
+	ID       int64
 	Question Message
 	Answer   Message
 }
