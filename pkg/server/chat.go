@@ -20,17 +20,40 @@ type historyItem struct {
 	Content string `json:"content"`
 }
 
+// chatchatFields are the fields every Chatchat chat request carries: the
+// client's history, streaming, and the model and its tuning.
+type chatchatFields struct {
+	History     []historyItem `json:"history"`
+	Stream      bool          `json:"stream"`
+	ModelName   string        `json:"model_name"`
+	Temperature *float32      `json:"temperature"`
+	MaxTokens   *int          `json:"max_tokens"`
+	PromptName  string        `json:"prompt_name"`
+}
+
+// check validates the model fields and returns the client's history.
+func (f chatchatFields) check(s *Server) ([]llm.Message, error) {
+	if err := s.validateTuning(f.ModelName, f.Temperature, f.MaxTokens); err != nil {
+		return nil, err
+	}
+	return validateHistory(f.History)
+}
+
+// query is the answerers' query for question with these fields.
+func (f chatchatFields) query(question string, history []llm.Message) mix.Query {
+	q := mix.Query{Text: question, History: history, Model: f.ModelName, Temperature: f.Temperature, PromptName: f.PromptName}
+	if f.MaxTokens != nil {
+		q.MaxTokens = *f.MaxTokens
+	}
+	return q
+}
+
 // chatRequest is the body of POST /chat/chat, Chatchat 0.2's fields.
 type chatRequest struct {
-	Query          string        `json:"query"`
-	ConversationID string        `json:"conversation_id"`
-	HistoryLen     *int          `json:"history_len"`
-	History        []historyItem `json:"history"`
-	Stream         bool          `json:"stream"`
-	ModelName      string        `json:"model_name"`
-	Temperature    *float32      `json:"temperature"`
-	MaxTokens      *int          `json:"max_tokens"`
-	PromptName     string        `json:"prompt_name"`
+	Query          string `json:"query"`
+	ConversationID string `json:"conversation_id"`
+	HistoryLen     *int   `json:"history_len"`
+	chatchatFields
 	// Memory names the memory strategy for this request (mixchat's
 	// extension); "" means the configured one.
 	Memory string `json:"memory"`
@@ -108,11 +131,7 @@ func (s *Server) handleChat(c *gin.Context) {
 		writeError(c, errBadRequest("query must not be empty"))
 		return
 	}
-	if err := s.validateTuning(req.ModelName, req.Temperature, req.MaxTokens); err != nil {
-		writeError(c, err)
-		return
-	}
-	history, err := validateHistory(req.History)
+	history, err := req.check(s)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -129,10 +148,7 @@ func (s *Server) handleChat(c *gin.Context) {
 	if req.HistoryLen != nil {
 		historyLen = *req.HistoryLen
 	}
-	q := mix.Query{Text: req.Query, History: history, Model: req.ModelName, Temperature: req.Temperature, PromptName: req.PromptName}
-	if req.MaxTokens != nil {
-		q.MaxTokens = *req.MaxTokens
-	}
+	q := req.query(req.Query, history)
 	if err := s.claimConversation(c.Request.Context(), req.ConversationID, "llm_chat"); err != nil {
 		writeError(c, err)
 		return
@@ -148,25 +164,17 @@ func (s *Server) handleChat(c *gin.Context) {
 	} else if q.PromptName == "" {
 		tr.Query.PromptName = "default"
 	}
-	w := &chatWriter{c: c, messageID: messageID(req.ConversationID, tr.AnswerID)}
-	if req.Stream {
-		w.out = newSSE(c)
-	}
-	s.runTurn(c, tr, w, req.Stream)
+	s.runTurn(c, tr, &chatWriter{reply: newReply(c, req.Stream), messageID: messageID(req.ConversationID, tr.AnswerID)})
 }
 
 // chatWriter writes a /chat/chat reply: chatChunk events, or one chatReply.
 type chatWriter struct {
-	c         *gin.Context
-	out       *sse // nil: not streamed
+	reply
 	messageID string
 }
 
 func (w *chatWriter) event(ev turn.Event) error {
-	if ev.Type != turn.EventDelta {
-		return nil
-	}
-	return w.out.Send(chatChunk{Text: ev.Text, MessageID: w.messageID})
+	return w.delta(ev, func(text string) any { return chatChunk{Text: text, MessageID: w.messageID} })
 }
 
 func (w *chatWriter) done(res turn.Result, err error) {
@@ -193,7 +201,7 @@ func (w *chatWriter) done(res turn.Result, err error) {
 }
 
 func (w *chatWriter) fail(res turn.Result, err error) {
-	endStream(w.c, w.out, err, func() any {
+	w.end(err, func() any {
 		return chatChunk{MessageID: w.messageID, Error: err.Error(), Done: true, TurnID: res.TurnID}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -132,34 +133,27 @@ func classify(err error) errClass {
 	return ofStatus(http.StatusInternalServerError)
 }
 
+// statusKinds are the kinds of the statuses that have one.
+var statusKinds = map[int]errKind{
+	http.StatusBadRequest:            kindBadRequest,
+	http.StatusUnauthorized:          kindUnauthorized,
+	http.StatusForbidden:             kindForbidden,
+	http.StatusNotFound:              kindNotFound,
+	http.StatusConflict:              kindConflict,
+	http.StatusRequestEntityTooLarge: kindTooLarge,
+	http.StatusTooManyRequests:       kindRateLimited,
+	http.StatusBadGateway:            kindUpstream,
+	http.StatusGatewayTimeout:        kindTimeout,
+	statusClientClosed:               kindCancelled,
+	http.StatusServiceUnavailable:    kindUnavailable,
+	http.StatusInternalServerError:   kindInternal,
+}
+
 // ofStatus classifies an HTTP status.
 func ofStatus(status int) errClass {
-	k := kindOther
-	switch status {
-	case http.StatusBadRequest:
-		k = kindBadRequest
-	case http.StatusUnauthorized:
-		k = kindUnauthorized
-	case http.StatusForbidden:
-		k = kindForbidden
-	case http.StatusNotFound:
-		k = kindNotFound
-	case http.StatusConflict:
-		k = kindConflict
-	case http.StatusRequestEntityTooLarge:
-		k = kindTooLarge
-	case http.StatusTooManyRequests:
-		k = kindRateLimited
-	case http.StatusBadGateway:
-		k = kindUpstream
-	case http.StatusGatewayTimeout:
-		k = kindTimeout
-	case statusClientClosed:
-		k = kindCancelled
-	case http.StatusServiceUnavailable:
-		k = kindUnavailable
-	case http.StatusInternalServerError:
-		k = kindInternal
+	k, ok := statusKinds[status]
+	if !ok {
+		k = kindOther
 	}
 	return errClass{kind: k, status: status}
 }
@@ -252,13 +246,28 @@ func jsonError(err error) error {
 	case errors.As(err, &syn):
 		return errBadRequest("malformed JSON at byte %d: %v", syn.Offset, syn)
 	case errors.As(err, &typ):
-		field := typ.Field
+		field := jsonPath(typ.Field)
 		if field == "" {
 			field = "body"
 		}
 		return errBadRequest("field %q must be %s, got %s", field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	}
 	return errBadRequest("malformed JSON: %v", err)
+}
+
+// jsonPath is a decoding error's field path as the client wrote it:
+// without the Go names of embedded structs (chatchatFields, mixOptions),
+// which are camel case where JSON names here are snake case.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if p != strings.ToLower(p) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return strings.Join(kept, ".")
 }
 
 func jsonKind(k string) string {

@@ -273,14 +273,10 @@ func (s *Server) handleListKBFiles(c *gin.Context) {
 // knowledge_base_names (several KBs) and min_relevance (a threshold on the
 // normalised relevance instead of score_threshold).
 type searchDocsRequest struct {
-	Query          string         `json:"query"`
-	KnowledgeBase  string         `json:"knowledge_base_name"`
-	KnowledgeBases []string       `json:"knowledge_base_names"`
-	TopK           *int           `json:"top_k"`
-	ScoreThreshold *float64       `json:"score_threshold"`
-	MinRelevance   *float64       `json:"min_relevance"`
-	FileName       string         `json:"file_name"`
-	Metadata       map[string]any `json:"metadata"`
+	Query string `json:"query"`
+	kbRetrieval
+	FileName string         `json:"file_name"`
+	Metadata map[string]any `json:"metadata"`
 	// History or ConversationID make a follow-up question standalone
 	// first (the mix pipeline's condensing); the reply is then an object
 	// with the standalone question and the docs found for it instead of
@@ -357,17 +353,11 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	k, err := topK(req.TopK)
+	names, k, minRel, err := req.params(s)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	minRel, err := s.threshold(req.ScoreThreshold, req.MinRelevance)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	names := kbNames(req.KnowledgeBase, req.KnowledgeBases)
 	if !s.kbReadable(c, names) {
 		return
 	}

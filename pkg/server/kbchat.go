@@ -17,21 +17,36 @@ import (
 // kbChatRequest is Chatchat's knowledge_base_chat body, plus mixchat's
 // knowledge_base_names and min_relevance.
 type kbChatRequest struct {
-	Query          string        `json:"query"`
-	KnowledgeBase  string        `json:"knowledge_base_name"`
-	KnowledgeBases []string      `json:"knowledge_base_names"`
-	TopK           *int          `json:"top_k"`
-	ScoreThreshold *float64      `json:"score_threshold"`
-	MinRelevance   *float64      `json:"min_relevance"`
-	History        []historyItem `json:"history"`
-	Stream         bool          `json:"stream"`
-	ModelName      string        `json:"model_name"`
-	Temperature    *float32      `json:"temperature"`
-	MaxTokens      *int          `json:"max_tokens"`
-	PromptName     string        `json:"prompt_name"`
+	Query string `json:"query"`
+	kbRetrieval
+	chatchatFields
 	// ConversationID, when set, stores the exchange in that conversation
 	// (mixchat's extension; the answer still sees no history unless sent).
 	ConversationID string `json:"conversation_id"`
+}
+
+// kbRetrieval are the retrieval fields of knowledge_base_chat and
+// search_docs: which knowledge bases, how many chunks, how relevant.
+type kbRetrieval struct {
+	KnowledgeBase  string   `json:"knowledge_base_name"`
+	KnowledgeBases []string `json:"knowledge_base_names"`
+	TopK           *int     `json:"top_k"`
+	// ScoreThreshold is Chatchat's distance; MinRelevance mixchat's
+	// relevance in [0,1], which wins when both are sent.
+	ScoreThreshold *float64 `json:"score_threshold"`
+	MinRelevance   *float64 `json:"min_relevance"`
+}
+
+// params validates the fields: the knowledge bases named, top_k (0 for
+// the default) and the minimum relevance.
+func (r kbRetrieval) params(s *Server) (names []string, k int, minRel float64, err error) {
+	if k, err = topK(r.TopK); err != nil {
+		return nil, 0, 0, err
+	}
+	if minRel, err = s.threshold(r.ScoreThreshold, r.MinRelevance); err != nil {
+		return nil, 0, 0, err
+	}
+	return kbNames(r.KnowledgeBase, r.KnowledgeBases), k, minRel, nil
 }
 
 // kbSource is the structured form of one cited chunk (mixchat's addition
@@ -93,22 +108,13 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		writeError(c, errBadRequest("query is empty"))
 		return
 	}
-	k, err := topK(req.TopK)
+	names, k, minRel, err := req.params(s)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	minRel, err := s.threshold(req.ScoreThreshold, req.MinRelevance)
+	history, err := req.check(s)
 	if err != nil {
-		writeError(c, err)
-		return
-	}
-	history, err := validateHistory(req.History)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	if err := s.validateTuning(req.ModelName, req.Temperature, req.MaxTokens); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -116,7 +122,6 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		writeError(c, errBadRequest("prompt_name %q does not exist for knowledge_base_chat", req.PromptName))
 		return
 	}
-	names := kbNames(req.KnowledgeBase, req.KnowledgeBases)
 	for _, n := range names {
 		exists, err := s.kb.Exists(c.Request.Context(), n)
 		if err != nil {
@@ -152,16 +157,13 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		found = reply.Results
 		return reply.Answer, err
 	})
-	w := &kbChatWriter{c: c}
+	w := &kbChatWriter{reply: newReply(c, req.Stream)}
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: mix.Query{Text: req.Query, History: history},
 		From: mix.KB, Answerer: answer, Record: func(turn.Result) map[string]any {
 			w.docs, w.sources = kbDocs(c, found)
 			return map[string]any{"answerer": mix.KB, "sources": w.sources}
 		}}
-	if req.Stream {
-		w.out = newSSE(c)
-	}
-	s.runTurn(c, tr, w, req.Stream)
+	s.runTurn(c, tr, w)
 }
 
 // kbChatDelta is one piece of a streamed knowledge_base_chat answer.
@@ -199,17 +201,13 @@ type chatchatError struct {
 
 // kbChatWriter writes a knowledge_base_chat reply in Chatchat's shapes.
 type kbChatWriter struct {
-	c       *gin.Context
-	out     *sse // nil: not streamed
+	reply
 	docs    []string
 	sources []kbSource
 }
 
 func (w *kbChatWriter) event(ev turn.Event) error {
-	if ev.Type != turn.EventDelta {
-		return nil
-	}
-	return w.out.Send(kbChatDelta{Answer: ev.Text})
+	return w.delta(ev, func(text string) any { return kbChatDelta{Answer: text} })
 }
 
 func (w *kbChatWriter) done(res turn.Result, err error) {
@@ -235,5 +233,5 @@ func (w *kbChatWriter) done(res turn.Result, err error) {
 }
 
 func (w *kbChatWriter) fail(_ turn.Result, err error) {
-	endStream(w.c, w.out, err, func() any { return chatchatError{Code: errorStatus(err), Msg: err.Error()} })
+	w.end(err, func() any { return chatchatError{Code: errorStatus(err), Msg: err.Error()} })
 }

@@ -232,18 +232,13 @@ func (s *Server) handleMixChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	w := &mixWriter{c: c, messageID: messageID(req.ConversationID, req.AnswerID)}
-	if body.Stream {
-		w.out = newSSE(c)
-	}
-	s.runTurn(c, req, w, body.Stream)
+	s.runTurn(c, req, &mixWriter{reply: newReply(c, body.Stream), messageID: messageID(req.ConversationID, req.AnswerID)})
 }
 
 // mixWriter writes a /chat/mix_chat reply: mixEvent events, or one
 // mixReply.
 type mixWriter struct {
-	c         *gin.Context
-	out       *sse // nil: not streamed
+	reply
 	messageID string
 }
 
@@ -283,7 +278,7 @@ func (w *mixWriter) done(t turn.Result, err error) {
 }
 
 func (w *mixWriter) fail(_ turn.Result, err error) {
-	endStream(w.c, w.out, err, func() any {
+	w.end(err, func() any {
 		return mixEvent{Type: "error", MessageID: w.messageID, Error: err.Error(), Code: errorStatus(err)}
 	})
 }

@@ -411,12 +411,8 @@ func (s *Server) handleOpenAIChat(c *gin.Context) {
 		writeOpenAIError(c, err, "", "")
 		return
 	}
-	w := &oaiWriter{c: c, id: "chatcmpl-" + strings.ReplaceAll(uuid.NewString(), "-", ""), model: body.Model, created: time.Now().Unix()}
-	if body.Stream {
-		w.out = newSSE(c)
-		w.usage = body.StreamOptions != nil && body.StreamOptions.IncludeUsage
-	}
-	s.runTurn(c, req, w, body.Stream)
+	s.runTurn(c, req, &oaiWriter{reply: newReply(c, body.Stream), id: "chatcmpl-" + strings.ReplaceAll(uuid.NewString(), "-", ""),
+		model: body.Model, created: time.Now().Unix(), usage: body.StreamOptions != nil && body.StreamOptions.IncludeUsage})
 }
 
 func finishReason(res mix.Result) string {
@@ -430,12 +426,11 @@ func finishReason(res mix.Result) string {
 // chat.completion.chunk events ending in data: [DONE]. Only the reply's
 // text is streamed; mixchat's record rides on the last chunk.
 type oaiWriter struct {
-	c       *gin.Context
-	out     *sse // nil: not streamed
+	reply
 	id      string
 	model   string
 	created int64
-	usage   bool // stream_options.include_usage
+	usage   bool // stream_options.include_usage (streamed replies)
 	opened  bool
 }
 

@@ -29,16 +29,11 @@ func (s *Server) searchRoutes(r gin.IRouter) {
 // searchChatRequest is the body of POST /chat/search_engine_chat, Chatchat
 // 0.2's fields.
 type searchChatRequest struct {
-	Query            string        `json:"query"`
-	SearchEngineName string        `json:"search_engine_name"` // "" means the configured default
-	TopK             *int          `json:"top_k"`
-	History          []historyItem `json:"history"`
-	Stream           bool          `json:"stream"`
-	ModelName        string        `json:"model_name"`
-	Temperature      *float32      `json:"temperature"`
-	MaxTokens        *int          `json:"max_tokens"`
-	PromptName       string        `json:"prompt_name"`
-	SplitResult      bool          `json:"split_result"`
+	Query            string `json:"query"`
+	SearchEngineName string `json:"search_engine_name"` // "" means the configured default
+	TopK             *int   `json:"top_k"`
+	chatchatFields
+	SplitResult bool `json:"split_result"`
 	// ConversationID, when set, stores the exchange in that conversation
 	// (mixchat's extension).
 	ConversationID string `json:"conversation_id"`
@@ -130,11 +125,7 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if err := s.validateTuning(req.ModelName, req.Temperature, req.MaxTokens); err != nil {
-		writeError(c, err)
-		return
-	}
-	history, err := validateHistory(req.History)
+	history, err := req.check(s)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -147,13 +138,8 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	q := mix.Query{
-		Text: req.Query, History: history, Model: req.ModelName, Temperature: req.Temperature,
-		PromptName: req.PromptName, TopK: topK, SearchEngine: req.SearchEngineName,
-	}
-	if req.MaxTokens != nil {
-		q.MaxTokens = *req.MaxTokens
-	}
+	q := req.query(req.Query, history)
+	q.TopK, q.SearchEngine = topK, req.SearchEngineName
 	opts := search.AnswerOptions{Split: req.SplitResult}
 	// The endpoint's own answerer: the search answerer with Chatchat's
 	// split_result, keeping the retrieval for Chatchat's docs.
@@ -163,30 +149,23 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		ret = r
 		return ans, err
 	})
-	w := &searchChatWriter{c: c}
+	w := &searchChatWriter{reply: newReply(c, req.Stream)}
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, From: mix.Search, Answerer: answer,
 		Record: func(res turn.Result) map[string]any {
 			w.docs = docsEvent(res.Answer, ret)
 			return map[string]any{"answerer": mix.Search, "sources": w.docs.Sources}
 		}}
-	if req.Stream {
-		w.out = newSSE(c)
-	}
-	s.runTurn(c, tr, w, req.Stream)
+	s.runTurn(c, tr, w)
 }
 
 // searchChatWriter writes a search_engine_chat reply in Chatchat's shapes.
 type searchChatWriter struct {
-	c    *gin.Context
-	out  *sse // nil: not streamed
+	reply
 	docs searchDocsEvent
 }
 
 func (w *searchChatWriter) event(ev turn.Event) error {
-	if ev.Type != turn.EventDelta {
-		return nil
-	}
-	return w.out.Send(kbChatDelta{Answer: ev.Text})
+	return w.delta(ev, func(text string) any { return kbChatDelta{Answer: text} })
 }
 
 func (w *searchChatWriter) done(res turn.Result, err error) {
@@ -214,7 +193,7 @@ func (w *searchChatWriter) done(res turn.Result, err error) {
 }
 
 func (w *searchChatWriter) fail(_ turn.Result, err error) {
-	endStream(w.c, w.out, err, func() any { return searchErrorEvent{Error: err.Error(), Code: errorStatus(err)} })
+	w.end(err, func() any { return searchErrorEvent{Error: err.Error(), Code: errorStatus(err)} })
 }
 
 // docsEvent builds the sources of an answer in Chatchat's Markdown form

@@ -27,6 +27,45 @@ type turnWriter interface {
 	// fail reports a turn that said nothing, or a stream cut by shutdown:
 	// as an HTTP error when nothing was written yet, else in the stream.
 	fail(res turn.Result, err error)
+	// streamed reports whether the reply is streamed.
+	streamed() bool
+}
+
+// reply is where a turn's reply goes: the request, and the SSE stream when
+// the reply is streamed. Each endpoint's turnWriter embeds it.
+type reply struct {
+	c   *gin.Context
+	out *sse // nil: not streamed
+}
+
+func newReply(c *gin.Context, stream bool) reply {
+	r := reply{c: c}
+	if stream {
+		r.out = newSSE(c)
+	}
+	return r
+}
+
+func (r reply) streamed() bool { return r.out != nil }
+
+// delta sends a piece of the reply as the event wrap makes of its text;
+// other events are not part of Chatchat's and OpenAI's streams.
+func (r reply) delta(ev turn.Event, wrap func(text string) any) error {
+	if ev.Type != turn.EventDelta {
+		return nil
+	}
+	return r.out.Send(wrap(ev.Text))
+}
+
+// end reports err at the end of a stream that already started, or as an
+// HTTP error when nothing was written yet; event is the stream's error
+// event, built only when needed.
+func (r reply) end(err error, event func() any) {
+	if r.out == nil || !r.out.started {
+		writeError(r.c, err)
+		return
+	}
+	_ = r.out.Send(event())
 }
 
 // runTurn runs req under the reply context (cancelled by the client going
@@ -34,11 +73,11 @@ type turnWriter interface {
 // set, and ends the reply: the one cut-off and shutdown path of every chat
 // endpoint. A stream cut by the client ends silently (nobody listens); one
 // cut by a shutdown ends with an error saying so.
-func (s *Server) runTurn(c *gin.Context, req turn.Request, w turnWriter, stream bool) {
+func (s *Server) runTurn(c *gin.Context, req turn.Request, w turnWriter) {
 	ctx, done := s.replyContext(c.Request.Context())
 	defer done()
 	var emit func(turn.Event) error
-	if stream {
+	if w.streamed() {
 		emit = w.event
 	}
 	res, err := s.turns.Run(ctx, req, emit)
@@ -78,15 +117,4 @@ func (s *Server) checkQuery(query string) error {
 			Msg: fmt.Sprintf("query is %d characters, more than the limit of %d (server.max_query_chars)", n, s.opts.MaxQueryChars)}
 	}
 	return nil
-}
-
-// endStream reports err at the end of a stream that already started, or
-// as an HTTP error when nothing was written yet; event is the stream's
-// error event, built only when needed.
-func endStream(c *gin.Context, out *sse, err error, event func() any) {
-	if out == nil || !out.started {
-		writeError(c, err)
-		return
-	}
-	_ = out.Send(event())
 }
