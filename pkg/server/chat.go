@@ -119,12 +119,7 @@ func (s *Server) validateTuning(model string, temperature *float32, maxTokens *i
 
 func (s *Server) handleChat(c *gin.Context) {
 	var req chatRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
-		return
-	}
-	if err := s.checkQuery(req.Query); err != nil {
-		writeError(c, err)
+	if !s.decodeTurn(c, &req) {
 		return
 	}
 	if strings.TrimSpace(req.Query) == "" {
@@ -222,3 +217,5 @@ func (s *Server) validMemory(strategy string) error {
 	}
 	return errBadRequest("memory %q unknown; available: %s", strategy, strings.Join(known, ", "))
 }
+
+func (r *chatRequest) question() string { return r.Query }

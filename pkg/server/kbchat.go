@@ -96,12 +96,7 @@ func kbDocs(c *gin.Context, rs []kb.Result) ([]string, []kbSource) {
 
 func (s *Server) handleKBChat(c *gin.Context) {
 	var req kbChatRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
-		return
-	}
-	if err := s.checkQuery(req.Query); err != nil {
-		writeError(c, err)
+	if !s.decodeTurn(c, &req) {
 		return
 	}
 	if strings.TrimSpace(req.Query) == "" {
@@ -235,3 +230,5 @@ func (w *kbChatWriter) done(res turn.Result, err error) {
 func (w *kbChatWriter) fail(_ turn.Result, err error) {
 	w.end(err, func() any { return chatchatError{Code: errorStatus(err), Msg: err.Error()} })
 }
+
+func (r *kbChatRequest) question() string { return r.Query }

@@ -112,12 +112,7 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		return
 	}
 	var req searchChatRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
-		return
-	}
-	if err := s.checkQuery(req.Query); err != nil {
-		writeError(c, err)
+	if !s.decodeTurn(c, &req) {
 		return
 	}
 	topK, err := s.validateSearch(req.Query, req.SearchEngineName, req.TopK)
@@ -321,3 +316,5 @@ func (s *Server) handleDebugSearch(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, wireRetrieval(ret, time.Since(start).Milliseconds()))
 }
+
+func (r *searchChatRequest) question() string { return r.Query }

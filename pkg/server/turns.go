@@ -106,6 +106,21 @@ func messageID(conversationID, answerID string) string {
 	return answerID
 }
 
+// decodeTurn decodes a chat endpoint's request and refuses a question over
+// the length limit before any work, writing the error; it reports whether
+// the handler goes on.
+func (s *Server) decodeTurn(c *gin.Context, req interface{ question() string }) bool {
+	if err := decodeJSON(c, req); err != nil {
+		writeError(c, err)
+		return false
+	}
+	if err := s.checkQuery(req.question()); err != nil {
+		writeError(c, err)
+		return false
+	}
+	return true
+}
+
 // defaultMaxQueryChars bounds a question when Options.MaxQueryChars is 0.
 const defaultMaxQueryChars = 32000
 
