@@ -1,7 +1,8 @@
 // Package server is mixchat's HTTP API: one gin router built in routes(),
-// thin handler methods that decode wire types, call the answerers and encode
-// the reply, an SSE writer for streamed replies, and writeError, the one place
-// where errors become status codes.
+// thin handler methods that decode wire types, run a turn (pkg/turn) and
+// encode its events in their endpoint's wire format (Chatchat, mix_chat,
+// OpenAI), one SSE writer for streamed replies, and classify, the one place
+// where errors are classified for every endpoint family.
 package server
 
 import (
