@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -35,7 +38,10 @@ func newSingleAnswererServer(t *testing.T, edit func(*Options)) (*observedServer
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	o := obs.New(obs.Options{Log: slog.New(slog.DiscardHandler)})
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	o := obs.New(obs.Options{Tracing: tp, Log: slog.New(slog.DiscardHandler)})
 	models := llm.NewRegistry("offline")
 	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
 	kcfg := kb.DefaultConfig()
@@ -66,7 +72,7 @@ func newSingleAnswererServer(t *testing.T, edit func(*Options)) (*observedServer
 	if edit != nil {
 		edit(&opts)
 	}
-	return &observedServer{Server: New(opts), store: store, obs: o}, store
+	return &observedServer{Server: New(opts), store: store, obs: o, spans: exp}, store
 }
 
 // Every chat endpoint runs its answerer through the turn, so each one is
@@ -92,6 +98,15 @@ func TestSingleAnswererEndpointsAreMeasured(t *testing.T) {
 		want := `mixchat_answerer_duration_seconds_count{answerer="` + a + `",outcome="ok"} 1`
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	traced := map[string]bool{}
+	for _, sp := range s.spans.GetSpans() {
+		traced[sp.Name] = true
+	}
+	for _, a := range []string{"llm", "kb", "search"} {
+		if !traced["answerer "+a] {
+			t.Errorf("no span answerer %s among %v", a, traced)
 		}
 	}
 }
