@@ -82,9 +82,6 @@ func New(d Deps) *Runner {
 	return &Runner{d: d}
 }
 
-// Mixer returns the Runner's Mixer (nil when none is configured).
-func (r *Runner) Mixer() *mix.Mixer { return r.d.Mixer }
-
 // Request is one turn to run.
 type Request struct {
 	// ConversationID names the conversation the turn is stored in; ""
