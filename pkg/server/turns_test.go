@@ -27,6 +27,33 @@ import (
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
+// newKBAndSearch returns a knowledge-base service holding an empty
+// knowledge base "notes", and a search service whose local engine finds one
+// page about 乾卦.
+func newKBAndSearch(t *testing.T, models llm.Models) (*kb.Service, *search.Service) {
+	t.Helper()
+	kcfg := kb.DefaultConfig()
+	kcfg.Dir = t.TempDir()
+	kbs, err := kb.New(kcfg, retrieve.NewHashEmbedder(128), models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kbs.Close() })
+	if _, err := kbs.Create(context.Background(), "notes", kb.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	scfg := search.DefaultConfig()
+	scfg.Local.Dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(scfg.Local.Dir, "qian.txt"), []byte("乾卦是六十四卦的第一卦，卦辞为元亨利贞。"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	searcher, err := search.New(scfg, search.Options{Models: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kbs, searcher
+}
+
 // newSingleAnswererServer serves the three single-answerer endpoints with
 // the offline model, a knowledge base "notes" and the local search engine,
 // measured by an Observer of its own.
@@ -44,25 +71,7 @@ func newSingleAnswererServer(t *testing.T, edit func(*Options)) (*observedServer
 	o := obs.New(obs.Options{Tracing: tp, Log: slog.New(slog.DiscardHandler)})
 	models := llm.NewRegistry("offline")
 	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
-	kcfg := kb.DefaultConfig()
-	kcfg.Dir = t.TempDir()
-	kbs, err := kb.New(kcfg, retrieve.NewHashEmbedder(128), models)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kbs.Close() })
-	if _, err := kbs.Create(ctx, "notes", kb.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	scfg := search.DefaultConfig()
-	scfg.Local.Dir = t.TempDir()
-	if err := os.WriteFile(filepath.Join(scfg.Local.Dir, "qian.txt"), []byte("乾卦是六十四卦的第一卦，卦辞为元亨利贞。"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	searcher, err := search.New(scfg, search.Options{Models: models})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kbs, searcher := newKBAndSearch(t, models)
 	answerer := chat.New(models, chat.Options{})
 	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.LLM: answerer, mix.KB: kbs}})
 	if err != nil {
@@ -192,26 +201,7 @@ func TestSingleAnswererStreamCutOnShutdown(t *testing.T) {
 			up.Script(llmtest.Reply{Text: strings.Repeat("变。", 200), ChunkDelay: 20 * time.Millisecond})
 			ts := newTestServer(t, up)
 			ctx := context.Background()
-			kcfg := kb.DefaultConfig()
-			kcfg.Dir = t.TempDir()
-			kbs, err := kb.New(kcfg, retrieve.NewHashEmbedder(128), ts.models)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer kbs.Close()
-			if _, err := kbs.Create(ctx, "notes", kb.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			scfg := search.DefaultConfig()
-			scfg.Local.Dir = t.TempDir()
-			if err := os.WriteFile(filepath.Join(scfg.Local.Dir, "qian.txt"), []byte("乾卦是六十四卦的第一卦。"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			searcher, err := search.New(scfg, search.Options{Models: ts.models})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts.kb, ts.search = kbs, searcher
+			ts.kb, ts.search = newKBAndSearch(t, ts.models)
 
 			resp, err := http.Post(ts.http.URL+tc.path, "application/json", strings.NewReader(tc.body))
 			if err != nil {
