@@ -120,7 +120,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	for name, ans := range answerers {
 		answerers[name] = o.Answerer(name, ans)
 	}
-	mixer, err := mix.New(cfg.Mix, mix.Deps{Models: a.Models, Answerers: answerers, Condenser: a.Memory, Recaller: a.Memory})
+	mixer, err := mix.New(cfg.Mix, mix.Deps{Models: a.Models, Answerers: answerers, Condenser: a.Memory})
 	if err != nil {
 		return nil, fmt.Errorf("mix_chat: %w", err)
 	}
@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	a.Server = server.New(server.Options{
 		Log: log, Version: opts.Version, Store: store, Models: a.Models, Chat: answerer, Memory: a.Memory,
 		KB: a.KB, Search: searcher, Mixer: mixer, Access: access, Obs: o,
-		MaxBodyBytes: cfg.Server.MaxBodyBytes, HistoryLen: cfg.Memory.HistoryLen,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
 	})
 	return a, nil
 }

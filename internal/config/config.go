@@ -55,6 +55,7 @@ type ServerConfig struct {
 	Addr            string        `yaml:"addr"`
 	DataDir         string        `yaml:"data_dir"`
 	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
+	MaxQueryChars   int           `yaml:"max_query_chars"` // longest question of a chat endpoint, in characters
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 }
 
@@ -116,7 +117,7 @@ type ChatConfig struct {
 // DefaultConfig returns the embedded defaults: a single machine, zero setup.
 func DefaultConfig() Config {
 	return Config{
-		Server:    ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, ShutdownTimeout: 30 * time.Second},
+		Server:    ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second},
 		Log:       LogConfig{Level: "info", Format: "text"},
 		LLM:       LLMConfig{Timeout: 120 * time.Second, MaxRetries: 3, RetryBackoff: 500 * time.Millisecond},
 		Embed:     EmbedConfig{BatchSize: 64},
@@ -325,6 +326,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.MaxBodyBytes < 1024 {
 		add(fieldError("server.max_body_bytes", c.Server.MaxBodyBytes, "want at least 1024"))
+	}
+	if c.Server.MaxQueryChars < 1 {
+		add(fieldError("server.max_query_chars", c.Server.MaxQueryChars, "want at least 1"))
 	}
 	if c.Server.ShutdownTimeout < 0 {
 		add(fieldError("server.shutdown_timeout", c.Server.ShutdownTimeout, "want a non-negative duration"))

@@ -21,7 +21,7 @@ func openCatalog(cfg Config) (Catalog, error) {
 }
 
 // newWithStore is New with the catalog cfg.Store names.
-func newWithStore(cfg Config, emb llm.Embedder, models Models, opts ...Option) (*Service, error) {
+func newWithStore(cfg Config, emb llm.Embedder, models llm.Models, opts ...Option) (*Service, error) {
 	cat, err := openCatalog(cfg)
 	if err != nil {
 		return nil, err

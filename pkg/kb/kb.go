@@ -59,12 +59,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
 
-// Models resolves a model name ("" = the default) to a model and its
-// resolved name.
-type Models interface {
-	Get(name string) (llm.Model, string, error)
-}
-
 // Reranker scores documents against a query, one score per document in
 // order, higher is more relevant (retrieve.Reranker is one).
 type Reranker interface {
@@ -90,7 +84,7 @@ func WithQdrantClient(c *qdrant.Client) Option {
 type Service struct {
 	cfg    Config
 	emb    llm.Embedder
-	models Models
+	models llm.Models
 	rerank Reranker
 	// vectorWeight is the vector share of the hybrid score.
 	vectorWeight float64
@@ -114,7 +108,7 @@ type Service struct {
 // in cfg.Dir (created if missing). The Service closes cat with itself.
 // embedder embeds chunks and queries; its name is cfg.EmbedModel. models
 // answers questions (nil: Chat and Answer fail, the rest works).
-func New(cfg Config, cat Catalog, embedder llm.Embedder, models Models, opts ...Option) (*Service, error) {
+func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts ...Option) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

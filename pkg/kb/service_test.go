@@ -80,7 +80,7 @@ func testConfig(t testing.TB) Config {
 	return cfg
 }
 
-func newService(t testing.TB, cfg Config, emb llm.Embedder, models Models) *Service {
+func newService(t testing.TB, cfg Config, emb llm.Embedder, models llm.Models) *Service {
 	t.Helper()
 	s, err := newWithStore(cfg, emb, models)
 	if err != nil {

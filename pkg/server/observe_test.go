@@ -198,7 +198,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		`mixchat_http_requests_in_flight 1`, // the /metrics request itself
 		`mixchat_active_streams 0`,
 		`mixchat_answerer_duration_seconds_count{answerer="kb",outcome="ok"} 1`,
-		`mixchat_answerer_duration_seconds_count{answerer="llm",outcome="ok"} 1`,
+		`mixchat_answerer_duration_seconds_count{answerer="llm",outcome="ok"} 2`,                // the /chat/chat turn and mix_chat's
 		`mixchat_llm_request_duration_seconds_count{model="test",op="complete",outcome="ok"} 5`, // chat + 3 answerers + fusion
 		`mixchat_llm_tokens_total{direction="input",model="test"}`,
 		`mixchat_llm_tokens_total{direction="output",model="test"}`,
