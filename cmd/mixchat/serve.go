@@ -172,6 +172,13 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (_ *app, err erro
 	}
 	a.closers = append(a.closers, a.memory.Close)
 
+	// First run: the demo knowledge base (made the default) and search pages; demo: false turns it off.
+	if cfg.Demo {
+		if err := bootstrapDemo(ctx, &cfg, a.models, log); err != nil {
+			return nil, err
+		}
+	}
+
 	answerer := chat.New(a.models, chat.Options{PromptName: cfg.Chat.PromptName, Temperature: cfg.Chat.Temperature, MaxTokens: cfg.Chat.MaxTokens})
 
 	scfg := cfg.Search
