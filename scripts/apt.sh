@@ -64,10 +64,16 @@ apt_install() {
 			apt_log "dry run (MIXCHAT_TEST_APT_DRY_RUN=1): nothing installed"
 			return 1
 		fi
-		if "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${opts[@]}" install -y -qq "${missing[@]}" >&2; then
+		# apt-get's and dpkg's progress is shown only when the install fails.
+		local out
+		out=$(mktemp)
+		if "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${opts[@]}" install -y -q "${missing[@]}" >"$out" 2>&1; then
+			rm -f "$out"
 			apt_log "installed ${missing[*]}"
 			return 0
 		fi
+		cat "$out" >&2
+		rm -f "$out"
 		apt_log "apt-get install failed"
 	done
 	return 1
