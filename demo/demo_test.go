@@ -148,27 +148,31 @@ func TestPages(t *testing.T) {
 	}
 	tests := []struct {
 		page  string
-		first string // the first section's heading
+		first string // the first section's opening
 		holds string
 	}{
-		{"彖传上.md", "## 彖传上·乾卦", "大哉乾元"},
-		{"象传下.md", "## 象传下·遯卦", "天下有山"}, // the source puts 咸 and 恒 in 象传上,
-		{"系辞传上.md", "## 系辞传上·第一章", "天尊地卑"},
-		{"说卦传.md", "## 说卦传·第一章", "昔者圣人之作易也"},
-		{"文言传.md", "## 文言传·乾文言", "元者善之长也"},
+		{"彖传上.md", "乾卦·彖传上：大哉乾元", "大哉乾元"},
+		{"象传下.md", "遯卦·象传下：天下有山", "天下有山"}, // the source puts 咸 and 恒 in 象传上
+		{"系辞传上.md", "第一章·系辞传上：天尊地卑", "天尊地卑"},
+		{"说卦传.md", "第一章·说卦传：", "昔者圣人之作易也"},
+		{"文言传.md", "乾文言·文言传：", "元者善之长也"},
 	}
 	for _, tt := range tests {
 		p := string(pages[tt.page])
-		i := strings.Index(p, "\n## ")
-		if i < 0 || !strings.HasPrefix(p[i+1:], tt.first+"\n") {
-			t.Errorf("%s: first section is not %q:\n%.200s", tt.page, tt.first, p)
+		title, rest, _ := strings.Cut(p, "\n\n")
+		if want := "# 周易·" + strings.TrimSuffix(tt.page, ".md"); title != want {
+			t.Errorf("%s: title %q, want %q", tt.page, title, want)
+		}
+		if !strings.HasPrefix(rest, tt.first) {
+			t.Errorf("%s: first section does not open with %q:\n%.200s", tt.page, tt.first, rest)
 		}
 		if !strings.Contains(strings.NewReplacer("，", "", "、", "", "；", "", " ", "").Replace(p), tt.holds) {
 			t.Errorf("%s lacks %q", tt.page, tt.holds)
 		}
 	}
-	if !strings.Contains(string(pages["系辞传上.md"]), "## 系辞传上·第十二章") || strings.Index(string(pages["系辞传上.md"]), "第十二章") < strings.Index(string(pages["系辞传上.md"]), "第二章") {
-		t.Error("系辞传上.md: chapters out of order")
+	xici := string(pages["系辞传上.md"])
+	if i, j := strings.Index(xici, "\n第二章·"), strings.Index(xici, "\n第十二章·"); i < 0 || j < i {
+		t.Error("系辞传上.md: chapters missing or out of order")
 	}
 }
 

@@ -85,8 +85,9 @@ func sectionOrder(name string) int {
 type section struct{ name, text string }
 
 // Pages returns the Ten Wings as Markdown pages, one per wing, keyed by
-// file name (彖传上.md ...): a title, a note on the source, and one
-// second-level heading per section (hexagram or chapter).
+// file name (彖传上.md ...): a title, one paragraph per section (hexagram
+// or chapter) opening with its label ("乾卦·彖传上：大哉乾元……"), and a note on
+// the source.
 func Pages() (map[string][]byte, error) {
 	byWing := map[string][]section{}
 	err := fs.WalkDir(texts, "zhouyi/yizhuan-simplified", func(p string, d fs.DirEntry, err error) error {
@@ -117,15 +118,18 @@ func Pages() (map[string][]byte, error) {
 			return strings.Compare(a.name, b.name)
 		})
 		var b strings.Builder
-		fmt.Fprintf(&b, "# 周易·%s\n\n", wing)
-		fmt.Fprintf(&b, "《周易》十翼之%c。公有领域文本（简体），随 mixchat 分发，来源见仓库 demo/zhouyi/README.md。\n", []rune("一二三四五六七八九十")[i])
+		fmt.Fprintf(&b, "# 周易·%s\n", wing)
 		for _, s := range secs {
 			heading := s.name
 			if slices.Contains(hexagrams, s.name) || s.name == "遯" {
 				heading = s.name + "卦"
 			}
-			fmt.Fprintf(&b, "\n## %s·%s\n\n%s\n", wing, heading, s.text)
+			// No heading line per section: an extractive model would quote
+			// it alone. The label opens the section's first sentence.
+			fmt.Fprintf(&b, "\n%s·%s：%s\n", heading, wing, s.text)
 		}
+		// The source note last, so that it is not a search snippet.
+		fmt.Fprintf(&b, "\n---\n\n《周易》十翼之%c。公有领域文本（简体），随 mixchat 分发，来源见仓库 demo/zhouyi/README.md。\n", []rune("一二三四五六七八九十")[i])
 		pages[wing+".md"] = []byte(b.String())
 	}
 	return pages, nil
