@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/tmc/langchaingo/schema"
 
@@ -73,14 +74,20 @@ func (r *Retriever) GetRelevantDocuments(ctx context.Context, query string) ([]s
 	}
 	out := make([]schema.Document, len(docs))
 	for i, d := range docs {
-		meta := map[string]any{}
-		for k, v := range d.Metadata {
-			meta[k] = v
-		}
-		meta["knowledge_base"], meta["id"] = d.KnowledgeBase, d.ID
-		out[i] = schema.Document{PageContent: d.PageContent, Metadata: meta, Score: float32(d.Relevance)}
+		out[i] = document(d.PageContent, d.Metadata, d.KnowledgeBase, d.ID, d.Relevance)
 	}
 	return out, nil
+}
+
+// document is a chunk as a schema.Document: its metadata plus
+// "knowledge_base" and "id", its relevance as Score.
+func document(text string, metadata map[string]any, kbName, id string, relevance float64) schema.Document {
+	meta := maps.Clone(metadata)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["knowledge_base"], meta["id"] = kbName, id
+	return schema.Document{PageContent: text, Metadata: meta, Score: float32(relevance)}
 }
 
 // KnowledgeBases is what KBRetriever needs: *kb.Service is one.
@@ -108,15 +115,10 @@ func (r *KBRetriever) GetRelevantDocuments(ctx context.Context, query string) ([
 	}
 	out := make([]schema.Document, len(rs))
 	for i, x := range rs {
-		meta := map[string]any{}
-		for k, v := range x.Metadata {
-			meta[k] = v
+		out[i] = document(x.Text, x.Metadata, x.KnowledgeBase, x.ID, x.Relevance)
+		if _, ok := out[i].Metadata["source"]; !ok {
+			out[i].Metadata["source"] = x.File // as search_docs does
 		}
-		meta["knowledge_base"], meta["id"] = x.KnowledgeBase, x.ID
-		if _, ok := meta["source"]; !ok {
-			meta["source"] = x.File
-		}
-		out[i] = schema.Document{PageContent: x.Text, Metadata: meta, Score: float32(x.Relevance)}
 	}
 	return out, nil
 }
