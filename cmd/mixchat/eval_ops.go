@@ -94,12 +94,12 @@ func childEnv(env []string) []string {
 }
 
 // startServerProc runs `bin serve --addr 127.0.0.1:0 --data dir` with env
-// added to a clean environment and waits until it listens and answers
-// /healthz.
+// added to a clean environment (the first-run demo off unless env turns it
+// on) and waits until it listens and answers /healthz.
 func startServerProc(ctx context.Context, bin, dir string, env []string, timeout time.Duration) (*serverProc, error) {
 	w := &addrWriter{addr: make(chan string, 1)}
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir)
-	cmd.Env = childEnv(env)
+	cmd.Env = childEnv(append([]string{"MIXCHAT_DEMO=false"}, env...)) // the harnesses make their own data
 	cmd.Stdout = w
 	cmd.Stderr = w
 	if err := cmd.Start(); err != nil {
