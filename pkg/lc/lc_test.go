@@ -166,6 +166,9 @@ func TestHandlerTransport(t *testing.T) {
 			panic("boom")
 		case "/empty":
 			return
+		case "/slow":
+			<-r.Context().Done() // answers nothing until the caller gives up
+			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusAccepted)
@@ -205,6 +208,13 @@ func TestHandlerTransport(t *testing.T) {
 		t.Fatalf("empty handler: %v %v", res, err)
 	}
 	res.Body.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://in-process/slow", nil)
+	if _, err := hc.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a request whose context ends before the header: %v, want the deadline", err)
+	}
 
 	res, err = hc.Get("http://in-process/panic")
 	if err != nil || res.StatusCode != http.StatusInternalServerError {

@@ -45,8 +45,8 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	select {
 	case <-w.ready:
 	case <-ctx.Done():
+		// The handler sees the same context; its writes now fail.
 		pr.CloseWithError(ctx.Err())
-		<-done
 		return nil, ctx.Err()
 	}
 	body := &pipeBody{pr}
