@@ -309,6 +309,7 @@ func (a evalAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, 
 // makes the answerers take turns (the design's sequential reference).
 func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*evalApp, error) {
 	cfg := config.DefaultConfig()
+	cfg.Demo = false // the latency run makes its own stand-ins
 	cfg.Server.DataDir = dataDir
 	cfg.LLM.BaseURL, cfg.LLM.Model = upstream, "test"
 	cfg.LLM.Timeout, cfg.LLM.MaxRetries = time.Minute, 0

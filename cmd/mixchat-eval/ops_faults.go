@@ -123,7 +123,7 @@ func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer os.RemoveAll(dir)
 
 	cfg := config.DefaultConfig()
-	cfg.Server.DataDir = dir
+	cfg.Server.DataDir, cfg.Demo = dir, false // the harness makes its own data
 	cfg.LLM.BaseURL, cfg.LLM.Model = up.URL(), "test"
 	cfg.LLM.Timeout, cfg.LLM.MaxRetries, cfg.LLM.RetryBackoff = *llmTimeout, 2, 20*time.Millisecond
 	cfg.Search.Engines = []search.EngineConfig{{Name: "stalled", Provider: "searxng", BaseURL: stalled.URL, Timeout: *searchTimeout}}

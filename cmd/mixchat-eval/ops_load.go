@@ -76,7 +76,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	cfg := config.DefaultConfig()
-	cfg.Server.DataDir = dir
+	cfg.Server.DataDir, cfg.Demo = dir, false // the harness makes its own data
 	cfg.LLM.BaseURL, cfg.LLM.Model = up.URL(), "test"
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -96,6 +96,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		return nil, err
 	}
 	a.closers = append(a.closers, a.Memory.Close)
+	// First run: the demo knowledge base (made the default) and search pages; demo: false turns it off.
+	if cfg.Demo {
+		if err := bootstrapDemo(ctx, &cfg, a.Models, log); err != nil {
+			return nil, err
+		}
+		a.Config = cfg
+	}
 	a.KB, err = NewKB(cfg, a.Models)
 	if err != nil {
 		return nil, err

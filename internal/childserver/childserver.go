@@ -82,7 +82,7 @@ func childEnv(env []string) []string {
 func Start(ctx context.Context, bin, dir string, env []string, timeout time.Duration) (*Proc, error) {
 	w := &logWriter{addr: make(chan string, 1)}
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", dir)
-	cmd.Env = childEnv(env)
+	cmd.Env = childEnv(append([]string{"MIXCHAT_DEMO=false"}, env...)) // the harnesses make their own data
 	cmd.Stdout = w
 	cmd.Stderr = w
 	if err := cmd.Start(); err != nil {

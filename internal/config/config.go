@@ -48,6 +48,10 @@ type Config struct {
 	Auth   auth.Config   `yaml:"auth"`
 	// Telemetry says where traces go; metrics are always on /metrics.
 	Telemetry obs.TelemetryConfig `yaml:"telemetry"`
+	// Demo makes the first start with an empty data directory create the
+	// zhouyi knowledge base (then the default one) and the local search
+	// engine's pages from the shipped Zhouyi texts (package demo).
+	Demo bool `yaml:"demo"`
 }
 
 // ServerConfig is the HTTP server's.
@@ -129,6 +133,7 @@ func DefaultConfig() Config {
 		Mix:       mix.DefaultConfig(),
 		Auth:      auth.DefaultConfig(),
 		Telemetry: obs.DefaultTelemetryConfig(),
+		Demo:      true,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -172,10 +173,28 @@ func (s *Server) handleListKBs(c *gin.Context) {
 				kept = append(kept, in)
 			}
 		}
-		kbReply(c, 200, "success", kept)
+		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, s.defaultKBs(names)})
 		return
 	}
-	kbReply(c, 200, "success", names)
+	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, s.defaultKBs(names)})
+}
+
+// listKBsReply is Chatchat's ListResponse plus mixchat's "default": the
+// knowledge bases mix_chat and /v1 mixchat-kb search when a request names
+// none (kb.default_knowledge_bases, or the demo's), among those listed.
+type listKBsReply struct {
+	kbResponse
+	Default []string `json:"default"`
+}
+
+func (s *Server) defaultKBs(listed []string) []string {
+	out := []string{}
+	for _, n := range s.kb.Config().DefaultKnowledgeBases {
+		if slices.Contains(listed, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 type createKBRequest struct {
