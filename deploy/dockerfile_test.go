@@ -215,16 +215,9 @@ func TestStaticBuild(t *testing.T) {
 	}
 }
 
-// testingImporters are the packages allowed to import "testing" in the
-// server binary: snowball's romance package (pkg/text's English stemmer)
-// carries test helpers in v0.10.0, its latest release (later commits move
-// them to romancetest).
-var testingImporters = map[string]bool{"github.com/kljensen/snowball/romance": true}
-
 // TestServerBinaryHasNoTestCode: the server binary (and so the image) links
-// none of the project's test helpers or test upstreams, and "testing" only
-// through testingImporters; the benchmarks that need them are
-// cmd/mixchat-eval.
+// none of the project's test helpers or test upstreams, and no package of
+// it imports "testing"; the benchmarks that need them are cmd/mixchat-eval.
 func TestServerBinaryHasNoTestCode(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH")
@@ -245,7 +238,7 @@ func TestServerBinaryHasNoTestCode(t *testing.T) {
 			strings.HasPrefix(pkg, "github.com/mixchat/mixchat/cmd/mixchat-eval") {
 			t.Errorf("the server binary links %s", pkg)
 		}
-		if slices.Contains(strings.Fields(imports), "testing") && !testingImporters[pkg] {
+		if pkg == "testing" || slices.Contains(strings.Fields(imports), "testing") {
 			t.Errorf("%s imports testing into the server binary", pkg)
 		}
 	}
