@@ -23,6 +23,8 @@ var (
 	ErrUnsupported = errors.New("unsupported file type")
 	// ErrCorrupt: the file could not be parsed as its type says.
 	ErrCorrupt = errors.New("corrupt file")
+	// ErrTooLarge: the file decompresses to more than MaxDecompressedBytes.
+	ErrTooLarge = errors.New("too large")
 	// ErrNoText: the file parsed but holds no text (e.g. a scanned PDF).
 	ErrNoText = errors.New("no text")
 	// ErrEmbedModel: the KB was built with another embedding model than

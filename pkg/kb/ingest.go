@@ -126,7 +126,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	docs := job.docs
 	if docs == nil {
 		var err error
-		if docs, err = Load(job.name, job.data); err != nil {
+		if docs, err = LoadContext(ctx, job.name, job.data); err != nil {
 			return ingestResult{}, err
 		}
 	} else {
@@ -137,7 +137,10 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			docs[i].Metadata["source"] = job.name
 		}
 	}
-	pieces := job.split.Split(docs)
+	pieces, err := job.split.SplitContext(ctx, docs)
+	if err != nil {
+		return ingestResult{}, err
+	}
 	if len(pieces) == 0 {
 		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
 	}

@@ -137,7 +137,10 @@ func (s *Service) readPages(ctx context.Context, query string, rs []Result) []st
 			warnings = append(warnings, errs[j].Error())
 			continue
 		}
-		ps := splitPassages(pages[j].Text, f.cfg.PassageChars)
+		ps, err := splitPassagesContext(ctx, pages[j].Text, f.cfg.PassageChars)
+		if err != nil {
+			break // the reply is cancelled: reading more pages is wasted work
+		}
 		best := rankPassages(query, [][]string{ps}, f.cfg.Passages)
 		// Keep the chosen passages in page order, so they read as the page
 		// does.
