@@ -51,6 +51,10 @@ type ServerConfig struct {
 	DataDir         string        `yaml:"data_dir"`
 	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// PublicHosts are the names clients reach the server by besides IP
+	// addresses and localhost ("chat.example.com", "*.example.com", "*"
+	// for any); requests for other Host names are refused (DNS rebinding).
+	PublicHosts []string `yaml:"public_hosts"`
 }
 
 // LogConfig sets the log's level and format.

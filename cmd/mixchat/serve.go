@@ -212,6 +212,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (_ *app, err erro
 		Log: log, Version: version, Store: store, Models: a.models, Chat: answerer, Memory: a.memory,
 		KB: a.kb, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, HistoryLen: cfg.Memory.HistoryLen,
+		PublicHosts: cfg.Server.PublicHosts,
 	})
 	return a, nil
 }
