@@ -180,6 +180,8 @@ func openBaseDB(ctx context.Context, name, dir string, db *sql.DB, newStore func
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 	}
+	// Best effort: a leftover that cannot be removed is never served.
+	_, _ = removeStaleUploads(dir)
 	return b, nil
 }
 

@@ -200,6 +200,11 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 		if err != nil {
 			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
 		}
+		// The rename after the commit must not fail: refuse now what the
+		// file system will not take there.
+		if err := placeable(dst); err != nil {
+			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
+		}
 	}
 
 	plain := make([]Chunk, len(chunks))

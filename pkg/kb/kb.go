@@ -564,13 +564,9 @@ func (s *Service) Original(ctx context.Context, name, file string) (*Original, e
 	}
 	defer release()
 	if !b.dbOriginals {
-		f, err := os.Open(b.contentPath(file))
-		if err == nil {
-			st, serr := f.Stat()
-			if serr == nil && st.Mode().IsRegular() {
-				return &Original{Name: file, Size: st.Size(), ModTime: st.ModTime(), ReadSeekCloser: f}, nil
-			}
-			f.Close()
+		// The originals the KB keeps: no temporary (hidden) file, no link.
+		if f, st, err := openOriginal(b.dir, file); err == nil {
+			return &Original{Name: file, Size: st.Size(), ModTime: st.ModTime(), ReadSeekCloser: f}, nil
 		}
 		return nil, fmt.Errorf("file %q of %s: %w", file, name, ErrNotFound)
 	}
