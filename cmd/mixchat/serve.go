@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -158,6 +159,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger) (_ *app, err erro
 	})
 	o := obs.New(obs.Options{Tracing: a.tracing.Provider, Prices: cfg.LLM.Prices, Log: log})
 	o.InstrumentRegistry(a.models)
+	auth.MeterRegistry(a.models) // tokens-per-minute: prompt up front, output even when cut
 
 	store, err := openStore(ctx, cfg)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/text"
 	"github.com/mixchat/mixchat/prompts"
 )
@@ -134,7 +135,7 @@ func (s *Service) readPages(ctx context.Context, query string, rs []Result) []st
 	var warnings []string
 	for j, i := range idx {
 		if errs[j] != nil {
-			warnings = append(warnings, errs[j].Error())
+			warnings = append(warnings, obs.PublicMessage(errs[j]))
 			continue
 		}
 		ps, err := splitPassagesContext(ctx, pages[j].Text, f.cfg.PassageChars)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -100,7 +101,8 @@ type errorBody struct {
 // mistakes are not.
 func writeError(c *gin.Context, err error) {
 	status := errorStatus(err)
-	body := errorBody{Code: status, Msg: err.Error(), Error: err.Error()}
+	msg := obs.PublicMessage(err) // no data paths or resolver addresses; the log has them
+	body := errorBody{Code: status, Msg: msg, Error: msg}
 	var se *llm.StatusError
 	if errors.As(err, &se) {
 		body.Status = se.StatusCode

@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -84,6 +85,9 @@ func kbFail(c *gin.Context, kbName string, err error, data any) {
 
 func kbErrorCode(kbName string, err error) (int, string) {
 	switch {
+	case errors.Is(err, kb.ErrEmbedModel), errors.Is(err, kb.ErrBadRequest):
+		// Bad parameters, and names too long or with characters refused.
+		return 400, err.Error()
 	case errors.Is(err, kb.ErrInvalidName):
 		return 403, "Don't attack me"
 	case errors.Is(err, kb.ErrEmptyName):
@@ -92,10 +96,8 @@ func kbErrorCode(kbName string, err error) (int, string) {
 		return 404, "未找到知识库 " + kbName
 	case errors.Is(err, kb.ErrExists):
 		return 404, "已存在同名知识库 " + kbName
-	case errors.Is(err, kb.ErrEmbedModel), errors.Is(err, kb.ErrBadRequest):
-		return 400, err.Error()
 	}
-	return 500, err.Error()
+	return 500, obs.PublicMessage(err)
 }
 
 // fileErrorMsg says in Chatchat's words why one file failed.
@@ -108,7 +110,7 @@ func fileErrorMsg(kbName, file string, err error) string {
 	case errors.Is(err, kb.ErrInvalidName), errors.Is(err, kb.ErrEmptyName):
 		return "文件名 " + file + " 不合法：" + err.Error()
 	}
-	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%v", kbName, file, err)
+	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, obs.PublicMessage(err))
 }
 
 func failedFiles(kbName string, failed map[string]error) map[string]string {
@@ -194,10 +196,10 @@ func (s *Server) handleCreateKB(c *gin.Context) {
 	name := *req.Name
 	if _, err := s.kb.Create(c.Request.Context(), name, kb.CreateOptions{VectorStore: req.VectorStoreType, EmbedModel: req.EmbedModel, Info: req.Info}); err != nil {
 		code, msg := kbErrorCode(name, err)
-		if code != 403 && code != 404 {
+		if code != 403 && code != 404 && !errors.Is(err, kb.ErrInvalidName) {
 			// Chatchat's code and words when the store cannot create it
 			// (an unavailable vector store or embedding model here).
-			code, msg = 500, "创建知识库出错： "+err.Error()
+			code, msg = 500, "创建知识库出错： "+obs.PublicMessage(err)
 		}
 		kbReply(c, code, msg, nil)
 		return
@@ -217,7 +219,7 @@ func (s *Server) handleDeleteKB(c *gin.Context) {
 	if err := s.kb.Delete(c.Request.Context(), name); err != nil {
 		code, msg := kbErrorCode(name, err)
 		if code == 500 {
-			msg = "删除知识库时出现意外： " + err.Error()
+			msg = "删除知识库时出现意外： " + msg
 		}
 		kbReply(c, code, msg, nil)
 		return
@@ -364,11 +366,15 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		return
 	}
 	names := kbNames(req.KnowledgeBase, req.KnowledgeBases)
-	if !s.kbReadable(c, names) {
-		return
-	}
 	ctx := c.Request.Context()
 	docs := []kbDoc{}
+	// A knowledge base the caller may not read takes the path of a missing
+	// one below, so both get the same answer.
+	hidden := s.readableKBs(ctx, names...)
+	if hidden != nil && !noSuchKB(hidden) {
+		kbFail(c, strings.Join(names, ", "), hidden, docs)
+		return
+	}
 	if strings.TrimSpace(req.Query) == "" {
 		// Chatchat lists the documents of a file or with metadata instead.
 		if req.FileName == "" && len(req.Metadata) == 0 {
@@ -376,7 +382,11 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 			return
 		}
 		for _, name := range names {
-			chunks, err := s.kb.ListChunks(ctx, name, req.FileName, req.Metadata)
+			err := s.readableKBs(ctx, name)
+			var chunks []kb.Chunk
+			if err == nil {
+				chunks, err = s.kb.ListChunks(ctx, name, req.FileName, req.Metadata)
+			}
 			if err != nil {
 				if noSuchKB(err) && len(req.KnowledgeBases) == 0 {
 					break // Chatchat answers [] for an unknown KB
@@ -410,10 +420,14 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		}
 		c.JSON(http.StatusOK, docs)
 	}
-	results, err := s.kb.Search(ctx, kb.SearchRequest{
-		Query: query, KnowledgeBases: names, TopK: k, MinRelevance: minRel,
-		File: req.FileName, Metadata: req.Metadata,
-	})
+	var results []kb.Result
+	err = hidden
+	if err == nil {
+		results, err = s.kb.Search(ctx, kb.SearchRequest{
+			Query: query, KnowledgeBases: names, TopK: k, MinRelevance: minRel,
+			File: req.FileName, Metadata: req.Metadata,
+		})
+	}
 	if err != nil {
 		if noSuchKB(err) && len(req.KnowledgeBases) == 0 {
 			// Chatchat's search_docs answers [] for an unknown KB; with
@@ -689,15 +703,37 @@ func (s *Server) handleDownloadDoc(c *gin.Context) {
 		kbFail(c, name, err, nil)
 		return
 	}
+	defer o.Close()
+	ctype, inline := downloadType(file, preview)
 	disposition := "attachment"
-	if preview {
+	if inline {
 		disposition = "inline"
 	}
-	defer o.Close()
+	c.Header("Content-Type", ctype)
 	c.Header("Content-Disposition", disposition+"; filename*=UTF-8''"+url.PathEscape(path.Base(file)))
 	// From the content folder or, with kb.store postgres, from the
 	// database: any replica serves it.
 	http.ServeContent(c.Writer, c.Request, path.Base(file), o.ModTime, o)
+}
+
+// downloadType is the Content-Type a document is served with and whether
+// it is shown inline (preview). Nothing active (HTML, SVG, XML, scripts)
+// is ever rendered on the app's origin: a preview shows text formats,
+// those included, as text/plain, PDFs and raster images as themselves, and
+// sends everything else as an attachment. The guard's CSP (sandbox) and
+// nosniff come on top.
+func downloadType(file string, preview bool) (ctype string, inline bool) {
+	ext := strings.ToLower(path.Ext(file))
+	switch ext {
+	case ".pdf":
+		return "application/pdf", preview
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
+		return mime.TypeByExtension(ext), preview
+	case ".txt", ".text", ".md", ".markdown", ".csv", ".json", ".jsonl", ".html", ".htm", ".xhtml",
+		".xml", ".svg", ".js", ".mjs", ".css", ".yaml", ".yml", ".log":
+		return "text/plain; charset=utf-8", preview
+	}
+	return "application/octet-stream", false
 }
 
 type recreateRequest struct {

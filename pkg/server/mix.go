@@ -203,7 +203,7 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 			return mix.Request{}, errBadRequest("knowledge_base_name %q: %v", name, err)
 		}
 	}
-	if err := s.readableKBs(ctx, kbs...); errors.Is(err, errKBNotReadable) {
+	if err := s.namedKBs(ctx, kbs...); errors.Is(err, errKBNotReadable) {
 		return mix.Request{}, &Error{Status: http.StatusNotFound, Err: err}
 	} else if err != nil {
 		return mix.Request{}, err
