@@ -21,7 +21,6 @@ type MeteredModel struct {
 
 var _ llm.Model = (*MeteredModel)(nil)
 
-
 // NewMeteredModel wraps m; name picks the tokenizer (llm.NewTokenizer).
 func NewMeteredModel(name string, m llm.Model) *MeteredModel {
 	return &MeteredModel{m: m, tok: llm.NewTokenizer(name)}

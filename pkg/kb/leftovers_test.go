@@ -22,9 +22,9 @@ func TestNameLimits(t *testing.T) {
 		ok    bool
 		cause string
 	}{
-		{name: zh(85), ok: true},                    // 255 bytes
-		{name: zh(86), cause: "258 bytes"},          // 86 characters, 258 bytes
-		{name: zh(100), cause: "300 bytes"},         // the 100-character KB name
+		{name: zh(85), ok: true},            // 255 bytes
+		{name: zh(86), cause: "258 bytes"},  // 86 characters, 258 bytes
+		{name: zh(100), cause: "300 bytes"}, // the 100-character KB name
 		{name: zh(90) + ".md", file: true, cause: "273 bytes"},
 		{name: zh(80) + "/" + zh(80) + ".md", file: true, ok: true},
 		{name: "a\x00b", cause: "control"},

@@ -352,7 +352,9 @@ func TestKBVisibility(t *testing.T) {
 		{http.MethodGet, "/knowledge_base/list_files?knowledge_base_name=%s", nil},
 		{http.MethodGet, "/knowledge_base/download_doc?knowledge_base_name=%s&file_name=a.txt", nil},
 		{http.MethodPost, "/knowledge_base/search_docs", func(kb string) any { return map[string]any{"query": "乾", "knowledge_base_name": kb} }},
-		{http.MethodPost, "/knowledge_base/search_docs", func(kb string) any { return map[string]any{"query": "", "file_name": "a.txt", "knowledge_base_name": kb} }},
+		{http.MethodPost, "/knowledge_base/search_docs", func(kb string) any {
+			return map[string]any{"query": "", "file_name": "a.txt", "knowledge_base_name": kb}
+		}},
 		{http.MethodPost, "/knowledge_base/search_docs", func(kb string) any {
 			return map[string]any{"query": "乾", "knowledge_base_names": []string{"pub", kb}}
 		}},
