@@ -182,3 +182,22 @@ func TestCutStreamsChargeTokens(t *testing.T) {
 		t.Error("never limited")
 	}
 }
+
+// TestTakenConversationIDs: POST /conversations with an id another user
+// holds answers as for an id the caller holds: the id is taken, nothing
+// says whose.
+func TestTakenConversationIDs(t *testing.T) {
+	as := newAccessServer(t, nil)
+	alice := as.key(t, "alice", auth.RoleUser, 0, 0)
+	bob := as.key(t, "bob", auth.RoleUser, 0, 0)
+	for tok, id := range map[string]string{alice: "c-alice", bob: "c-bob"} {
+		if status, body, _ := as.do(t, tok, http.MethodPost, "/conversations", map[string]any{"id": id}); status != http.StatusCreated {
+			t.Fatalf("create %s = %d %s", id, status, body)
+		}
+	}
+	ts, tb, _ := as.do(t, bob, http.MethodPost, "/conversations", map[string]any{"id": "c-alice"})
+	ms, mb, _ := as.do(t, bob, http.MethodPost, "/conversations", map[string]any{"id": "c-bob"})
+	if ts != ms || strings.ReplaceAll(tb, "c-alice", "ID") != strings.ReplaceAll(mb, "c-bob", "ID") || strings.Contains(tb, "alice\"") {
+		t.Errorf("another's id: %d %s; own id: %d %s; want the same answer", ts, tb, ms, mb)
+	}
+}

@@ -147,13 +147,13 @@ func (s *Server) handleListKBs(c *gin.Context) {
 		names, err = s.visibleKBs(c.Request.Context(), names)
 	}
 	if err != nil {
-		kbReply(c, 500, err.Error(), []string{})
+		kbReply(c, 500, obs.PublicMessage(err), []string{})
 		return
 	}
 	if c.Query("detail") == "true" {
 		infos, err := s.kb.List(c.Request.Context())
 		if err != nil {
-			kbReply(c, 500, err.Error(), []string{})
+			kbReply(c, 500, obs.PublicMessage(err), []string{})
 			return
 		}
 		visible := map[string]bool{}
@@ -494,7 +494,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context) {
 		case kb.StageDone, kb.StageSkipped:
 			send(recreateEvent{Code: 200, Msg: fmt.Sprintf("(%d / %d): %s", p.Index, p.Total, p.File), Total: p.Total, Finished: p.Index, Doc: p.File})
 		case kb.StageFailed:
-			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%v。已跳过。", p.File, req.Name, p.Err)})
+			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%s。已跳过。", p.File, req.Name, obs.PublicMessage(p.Err))})
 		}
 	})
 	if err != nil && sendErr == nil {

@@ -301,6 +301,11 @@ func (s *Server) handleDownloadDoc(c *gin.Context) {
 		disposition = "inline"
 	}
 	c.Header("Content-Type", ctype)
+	if inline && ctype == "application/pdf" {
+		// Browsers' PDF viewers do not run in a sandboxed document; a PDF
+		// runs no script on this origin either way.
+		c.Header("Content-Security-Policy", "default-src 'none'; object-src 'self'; frame-ancestors 'self'")
+	}
 	c.Header("Content-Disposition", disposition+"; filename*=UTF-8''"+url.PathEscape(path.Base(file)))
 	// From the content folder or, with kb.store postgres, from the
 	// database: any replica serves it.
