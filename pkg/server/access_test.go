@@ -34,6 +34,13 @@ type accessServer struct {
 
 func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 	t.Helper()
+	return newAccessServerWith(t, edit, nil)
+}
+
+// newAccessServerWith is newAccessServer whose models addModels may add to
+// (or wrap) before the answerers are made.
+func newAccessServerWith(t *testing.T, edit func(*Access), addModels func(*llm.Registry)) *accessServer {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	store, err := memory.OpenSQLite(ctx, filepath.Join(dir, "mixchat.db"))
@@ -49,6 +56,9 @@ func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 	models := llm.NewRegistry("offline")
 	offline := llm.NewOffline(llm.OfflineOptions{})
 	models.Add("offline", offline)
+	if addModels != nil {
+		addModels(models)
+	}
 	mgr, err := memory.NewManager(store, memory.DefaultConfig(), memory.Options{Model: offline})
 	if err != nil {
 		t.Fatal(err)

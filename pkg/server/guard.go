@@ -21,7 +21,8 @@ import (
 //     pod's address or a service name).
 //   - A state-changing request (POST, PUT, PATCH, DELETE) carrying an
 //     Origin must come from the server's own origin (the Origin's host is
-//     the request's Host) or an origin allowed by auth.cors, else 403.
+//     the request's Host, or one of Options.PublicHosts: a proxy may pass
+//     its own Host on) or an origin allowed by auth.cors, else 403.
 //   - A state-changing request with a body must say Content-Type:
 //     application/json (multipart/form-data on the upload routes), else 415:
 //     browsers send text/plain and form bodies across sites without asking.
@@ -69,7 +70,7 @@ func (s *Server) requestGuard() gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		if o := c.GetHeader("Origin"); o != "" && !anyOrigin && !origins[strings.ToLower(o)] && !sameOrigin(o, c.Request.Host) {
+		if o := c.GetHeader("Origin"); o != "" && !anyOrigin && !origins[strings.ToLower(o)] && !sameOrigin(o, c.Request.Host) && !hosts.public(o) {
 			writeError(c, &Error{Status: http.StatusForbidden,
 				Msg: "cross-site request refused: origin " + quoteHost(o) + " is neither this server nor in auth.cors.allowed_origins"})
 			return
@@ -150,6 +151,25 @@ func newHostList(names []string) hostList {
 		}
 	}
 	return l
+}
+
+// public reports whether origin (scheme://host[:port]) names one of the
+// configured public hosts (not merely an IP address or localhost).
+func (l hostList) public(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if l.any || (l.exact[h] && h != "localhost") {
+		return true
+	}
+	for _, s := range l.suffixes[1:] { // [0] is .localhost
+		if strings.HasSuffix(h, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // allows reports whether a request's Host header is served. An address

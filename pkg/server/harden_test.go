@@ -1,22 +1,17 @@
 package server
 
 import (
-	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/pkg/auth"
-	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
-	"github.com/mixchat/mixchat/pkg/memory"
 )
 
 // TestDownloadPreviewIsInert: an uploaded page, image or script is never
@@ -130,37 +125,19 @@ func TestConversationIDsValidated(t *testing.T) {
 // so a key's tokens-per-minute limit holds; they were charged 0 and never
 // limited.
 func TestCutStreamsChargeTokens(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := memory.OpenSQLite(ctx, filepath.Join(dir, "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	keys, err := auth.OpenSQLite(ctx, filepath.Join(dir, "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { keys.Close() })
 	up := llmtest.NewServer(t, llmtest.WithHandler(func(openai.ChatCompletionRequest) llmtest.Reply {
 		return llmtest.Reply{Text: strings.Repeat("The dragon lies hidden in the deep water. ", 40), Disconnect: true, StreamErrorAfter: 250}
 	}))
-	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
-	cfg := up.Config()
-	cfg.Name, cfg.MaxRetries = "up", 0
-	models.Add("up", llm.NewClient(cfg))
-	auth.MeterRegistry(models) // as serve wires it
-	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Access: Access{Keys: keys, TokensPerMinute: 300}})
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
-	tok, _, err := keys.CreateKey(ctx, auth.KeySpec{UserID: "alice", Role: auth.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	as := newAccessServerWith(t, func(a *Access) { a.TokensPerMinute = 300 }, func(models *llm.Registry) {
+		cfg := up.Config()
+		cfg.Name, cfg.MaxRetries = "up", 0
+		models.Add("up", llm.NewClient(cfg))
+		auth.MeterRegistry(models) // as serve wires it
+	})
+	tok := as.key(t, "alice", auth.RoleUser, 0, 0)
 	limited := false
 	for i := range 6 {
-		req, _ := http.NewRequest(http.MethodPost, hs.URL+"/chat/chat",
+		req, _ := http.NewRequest(http.MethodPost, as.url+"/chat/chat",
 			strings.NewReader(`{"query":"乾卦初九是什么意思？","model_name":"up","stream":true}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+tok)
