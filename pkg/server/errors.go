@@ -128,8 +128,8 @@ func decodeJSON(c *gin.Context, v any) error {
 	if c.Request.Body == nil {
 		return errBadRequest("request body is empty: send a JSON object")
 	}
-	// The body is read as JSON whatever Content-Type says (curl -d sends
-	// form encoding), except for multipart forms, which are never JSON.
+	// The request guard (guard.go) lets only JSON bodies through; multipart
+	// forms are refused here too for handlers served without it.
 	if ct := c.ContentType(); ct == "multipart/form-data" {
 		return &Error{Status: http.StatusUnsupportedMediaType, Msg: "content type " + ct + " not supported here: send application/json"}
 	}
