@@ -126,7 +126,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	docs := job.docs
 	if docs == nil {
 		var err error
-		if docs, err = Load(job.name, job.data); err != nil {
+		if docs, err = LoadContext(ctx, job.name, job.data); err != nil {
 			return ingestResult{}, err
 		}
 	} else {
@@ -137,7 +137,10 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			docs[i].Metadata["source"] = job.name
 		}
 	}
-	pieces := job.split.Split(docs)
+	pieces, err := job.split.SplitContext(ctx, docs)
+	if err != nil {
+		return ingestResult{}, err
+	}
 	if len(pieces) == 0 {
 		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
 	}
@@ -195,6 +198,11 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			err = cerr
 		}
 		if err != nil {
+			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
+		}
+		// The rename after the commit must not fail: refuse now what the
+		// file system will not take there.
+		if err := placeable(dst); err != nil {
 			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
 		}
 	}

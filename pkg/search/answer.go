@@ -10,6 +10,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/text"
 	"github.com/mixchat/mixchat/prompts"
 )
@@ -134,10 +135,13 @@ func (s *Service) readPages(ctx context.Context, query string, rs []Result) []st
 	var warnings []string
 	for j, i := range idx {
 		if errs[j] != nil {
-			warnings = append(warnings, errs[j].Error())
+			warnings = append(warnings, obs.PublicMessage(errs[j]))
 			continue
 		}
-		ps := splitPassages(pages[j].Text, f.cfg.PassageChars)
+		ps, err := splitPassagesContext(ctx, pages[j].Text, f.cfg.PassageChars)
+		if err != nil {
+			break // the reply is cancelled: reading more pages is wasted work
+		}
 		best := rankPassages(query, [][]string{ps}, f.cfg.Passages)
 		// Keep the chosen passages in page order, so they read as the page
 		// does.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
@@ -117,15 +118,24 @@ func tidyText(s string) string {
 // a paragraph. Passages do not overlap: the kept ones are shown side by
 // side.
 func splitPassages(s string, size int) []string {
+	out, _ := splitPassagesContext(context.Background(), s, size)
+	return out
+}
+
+// splitPassagesContext is splitPassages that stops once ctx is done.
+func splitPassagesContext(ctx context.Context, s string, size int) ([]string, error) {
 	if size <= 0 {
 		size = 400
 	}
-	cs := text.Splitter{Size: size, LineParagraphs: true}.Split(s)
+	cs, err := text.Splitter{Size: size, LineParagraphs: true}.SplitContext(ctx, s)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Text
 	}
-	return out
+	return out, nil
 }
 
 // rankedPassage is a passage with its BM25 score for a question.
