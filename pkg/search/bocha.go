@@ -1,11 +1,9 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 )
 
@@ -23,11 +21,8 @@ type Bocha struct {
 
 // NewBocha returns a Bocha client.
 func NewBocha(o ProviderOptions) *Bocha {
-	ep := o.BaseURL
-	if ep == "" {
-		ep = BochaEndpoint
-	}
-	return &Bocha{providerBase: newBase(o.Name, "bocha", o.Client, o.Timeout), endpoint: ep, key: o.APIKey}
+	base, ep := newProvider(o, "bocha", BochaEndpoint)
+	return &Bocha{providerBase: base, endpoint: ep, key: o.APIKey}
 }
 
 type bochaRequest struct {
@@ -41,16 +36,6 @@ type bochaRequest struct {
 // as the snippet when it gives one.
 func (b *Bocha) Search(ctx context.Context, query string, n int) ([]Result, error) {
 	n = clamp(n, 10, 50)
-	ctx, cancel := b.withTimeout(ctx)
-	defer cancel()
-	raw, _ := json.Marshal(bochaRequest{Query: query, Freshness: "noLimit", Summary: true, Count: n})
-	req, _ := http.NewRequest(http.MethodPost, b.endpoint, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+b.key)
-	body, err := b.do(ctx, req, bochaError)
-	if err != nil {
-		return nil, err
-	}
 	var r struct {
 		Code json.Number `json:"code"`
 		Msg  *string     `json:"msg"`
@@ -58,7 +43,9 @@ func (b *Bocha) Search(ctx context.Context, query string, n int) ([]Result, erro
 			WebPages *bingPages `json:"webPages"`
 		} `json:"data"`
 	}
-	if err := b.decode(body, &r); err != nil {
+	req := postJSON(b.endpoint, bochaRequest{Query: query, Freshness: "noLimit", Summary: true, Count: n}, "Authorization", "Bearer "+b.key)
+	body, err := b.getJSON(ctx, req, bochaError, &r)
+	if err != nil {
 		return nil, err
 	}
 	// Bocha reports some failures in the body with HTTP 200.

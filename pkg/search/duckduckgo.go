@@ -31,11 +31,8 @@ type DuckDuckGo struct {
 // NewDuckDuckGo returns a DuckDuckGo client; o.Language is the region
 // (kl), e.g. "cn-zh" or "wt-wt".
 func NewDuckDuckGo(o ProviderOptions) *DuckDuckGo {
-	ep := o.BaseURL
-	if ep == "" {
-		ep = DuckDuckGoEndpoint
-	}
-	return &DuckDuckGo{providerBase: newBase(o.Name, "duckduckgo", o.Client, o.Timeout), endpoint: ep, region: o.Language}
+	base, ep := newProvider(o, "duckduckgo", DuckDuckGoEndpoint)
+	return &DuckDuckGo{providerBase: base, endpoint: ep, region: o.Language}
 }
 
 // Search returns up to n results of the first result page (about 30).

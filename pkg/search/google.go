@@ -23,11 +23,8 @@ type Google struct {
 
 // NewGoogle returns a Programmable Search client for engine o.CX.
 func NewGoogle(o ProviderOptions) *Google {
-	ep := o.BaseURL
-	if ep == "" {
-		ep = GoogleEndpoint
-	}
-	return &Google{providerBase: newBase(o.Name, "google", o.Client, o.Timeout), endpoint: ep, key: o.APIKey, cx: o.CX, lang: o.Language}
+	base, ep := newProvider(o, "google", GoogleEndpoint)
+	return &Google{providerBase: base, endpoint: ep, key: o.APIKey, cx: o.CX, lang: o.Language}
 }
 
 // Search returns up to n (at most 30) results.
@@ -73,11 +70,7 @@ func (g *Google) Search(ctx context.Context, query string, n int) ([]Result, err
 }
 
 func (g *Google) request(query string, num, start int) *http.Request {
-	v := url.Values{}
-	v.Set("key", g.key)
-	v.Set("cx", g.cx)
-	v.Set("q", query)
-	v.Set("num", fmt.Sprint(num))
+	v := url.Values{"key": {g.key}, "cx": {g.cx}, "q": {query}, "num": {fmt.Sprint(num)}}
 	if start > 1 {
 		v.Set("start", fmt.Sprint(start))
 	}
@@ -85,9 +78,7 @@ func (g *Google) request(query string, num, start int) *http.Request {
 		v.Set("lr", "lang_"+g.lang)
 		v.Set("hl", g.lang)
 	}
-	req, _ := http.NewRequest(http.MethodGet, g.endpoint+sep(g.endpoint)+v.Encode(), nil)
-	req.Header.Set("Accept", "application/json")
-	return req
+	return getRequest(g.endpoint, v)
 }
 
 // googleError reads Google's {"error": {code, message, status, details}}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -62,6 +64,16 @@ func newBase(name, defaultName string, client HTTPDoer, timeout time.Duration) p
 	return providerBase{name: name, client: client, timeout: timeout}
 }
 
+// newProvider is newBase for the options of a provider called provider,
+// with the endpoint: o.BaseURL, or def when that is empty.
+func newProvider(o ProviderOptions, provider, def string) (providerBase, string) {
+	ep := o.BaseURL
+	if ep == "" {
+		ep = def
+	}
+	return newBase(o.Name, provider, o.Client, o.Timeout), ep
+}
+
 // Name returns the engine's name as used in errors and results.
 func (p providerBase) Name() string { return p.name }
 
@@ -109,6 +121,68 @@ func (p providerBase) do(ctx context.Context, req *http.Request, info errorInfo)
 		return nil, &ProviderError{Provider: p.name, Status: resp.StatusCode, Kind: kind, Msg: m}
 	}
 	return body, nil
+}
+
+// getJSON sends req within the provider's timeout and decodes its 2xx JSON
+// reply into v, returning the raw reply too. Failures are those of do and
+// decode.
+func (p providerBase) getJSON(ctx context.Context, req *http.Request, info errorInfo, v any) ([]byte, error) {
+	ctx, cancel := p.withTimeout(ctx)
+	defer cancel()
+	body, err := p.do(ctx, req, info)
+	if err != nil {
+		return nil, err
+	}
+	return body, p.decode(body, v)
+}
+
+// getRequest builds a GET of endpoint with the query v, accepting JSON, with
+// the given header name and value pairs.
+func getRequest(endpoint string, v url.Values, header ...string) *http.Request {
+	req, _ := http.NewRequest(http.MethodGet, endpoint+sep(endpoint)+v.Encode(), nil)
+	req.Header.Set("Accept", "application/json")
+	return withHeader(req, header)
+}
+
+// postJSON builds a POST of body, as JSON, to endpoint with the given header
+// name and value pairs.
+func postJSON(endpoint string, body any, header ...string) *http.Request {
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	return withHeader(req, header)
+}
+
+func withHeader(req *http.Request, header []string) *http.Request {
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return req
+}
+
+// sep is the separator before a query string appended to endpoint.
+func sep(endpoint string) string {
+	if strings.Contains(endpoint, "?") {
+		return "&"
+	}
+	return "?"
+}
+
+// firstResults converts items with conv, skips the results without a URL and
+// stops at n.
+func firstResults[T any](items []T, n int, conv func(T) Result) []Result {
+	out := []Result{}
+	for _, it := range items {
+		r := conv(it)
+		if r.URL == "" {
+			continue
+		}
+		out = append(out, r)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
 }
 
 // decode unmarshals a provider's JSON reply into v.

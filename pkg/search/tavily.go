@@ -1,10 +1,7 @@
 package search
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
 )
 
 // TavilyEndpoint is the Tavily search endpoint.
@@ -20,11 +17,8 @@ type Tavily struct {
 
 // NewTavily returns a Tavily client.
 func NewTavily(o ProviderOptions) *Tavily {
-	ep := o.BaseURL
-	if ep == "" {
-		ep = TavilyEndpoint
-	}
-	return &Tavily{providerBase: newBase(o.Name, "tavily", o.Client, o.Timeout), endpoint: ep, key: o.APIKey}
+	base, ep := newProvider(o, "tavily", TavilyEndpoint)
+	return &Tavily{providerBase: base, endpoint: ep, key: o.APIKey}
 }
 
 type tavilyRequest struct {
@@ -38,39 +32,24 @@ type tavilyRequest struct {
 // Search returns up to n (at most 20) results.
 func (t *Tavily) Search(ctx context.Context, query string, n int) ([]Result, error) {
 	n = clamp(n, 5, 20)
-	ctx, cancel := t.withTimeout(ctx)
-	defer cancel()
-	b, _ := json.Marshal(tavilyRequest{Query: query, MaxResults: n, SearchDepth: "basic", Topic: "general"})
-	req, _ := http.NewRequest(http.MethodPost, t.endpoint, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+t.key)
-	body, err := t.do(ctx, req, tavilyError)
-	if err != nil {
-		return nil, err
-	}
 	var r struct {
-		Results []struct {
-			Title         string  `json:"title"`
-			URL           string  `json:"url"`
-			Content       string  `json:"content"`
-			Score         float64 `json:"score"`
-			PublishedDate string  `json:"published_date"`
-		} `json:"results"`
+		Results []tavilyResult `json:"results"`
 	}
-	if err := t.decode(body, &r); err != nil {
+	req := postJSON(t.endpoint, tavilyRequest{Query: query, MaxResults: n, SearchDepth: "basic", Topic: "general"}, "Authorization", "Bearer "+t.key)
+	if _, err := t.getJSON(ctx, req, tavilyError, &r); err != nil {
 		return nil, err
 	}
-	out := []Result{}
-	for _, x := range r.Results {
-		if x.URL == "" {
-			continue
-		}
-		out = append(out, Result{Title: x.Title, URL: x.URL, Snippet: x.Content, Engine: t.name, Score: x.Score, Published: x.PublishedDate})
-		if len(out) == n {
-			break
-		}
-	}
-	return out, nil
+	return firstResults(r.Results, n, func(x tavilyResult) Result {
+		return Result{Title: x.Title, URL: x.URL, Snippet: x.Content, Engine: t.name, Score: x.Score, Published: x.PublishedDate}
+	}), nil
+}
+
+type tavilyResult struct {
+	Title         string  `json:"title"`
+	URL           string  `json:"url"`
+	Content       string  `json:"content"`
+	Score         float64 `json:"score"`
+	PublishedDate string  `json:"published_date"`
 }
 
 // tavilyError reads Tavily's {"detail": {"error": ...}} replies; 432 and
