@@ -19,6 +19,8 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mixchat/mixchat/pkg/htmltext"
 )
 
 // Page is the readable content of a fetched page.
@@ -296,7 +298,7 @@ func extractHTML(body []byte, u *url.URL) (title, txt string) {
 	if err != nil {
 		return "", ""
 	}
-	title = htmlTitle(doc)
+	title = htmltext.Title(doc)
 	art, err := readability.FromDocument(doc, u)
 	if err == nil && art.Node != nil {
 		txt = htmlText(art.Node)

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/text/encoding/simplifiedchinese"
 
+	"github.com/mixchat/mixchat/pkg/htmltext"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
@@ -275,7 +276,7 @@ func (l *Local) load(f fileStat) (*localFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		title = htmlTitle(doc)
+		title = htmltext.Title(doc)
 		body = htmlText(doc)
 	case "md":
 		title, body = markdownText(string(data))
