@@ -129,7 +129,7 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 	if len(deltas) < 2 {
 		t.Errorf("not streamed: %q", deltas)
 	}
-	if len(a.Sources) != 1 || a.Sources[0].Title != "系辞上-十一" || !strings.HasPrefix(a.Sources[0].URL, "file:///") ||
+	if len(a.Sources) != 1 || a.Sources[0].Title != "系辞上-十一" || !strings.HasPrefix(a.Sources[0].URL, "local:") ||
 		a.Sources[0].Score <= 0 || !strings.Contains(a.Sources[0].Snippet, "易有太极") {
 		t.Errorf("sources %+v", a.Sources)
 	}
@@ -145,7 +145,10 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 		t.Fatalf("messages %+v", r.Messages)
 	}
 	prompt := r.Messages[2].Content
-	for _, want := range []string{"[1] 系辞上-十一\nfile:///", "是故易有太极", "<问题>太极生什么？</问题>", "[n]"} {
+	if strings.Contains(prompt, cfg.Local.Dir) || strings.Contains(a.Sources[0].URL, cfg.Local.Dir) {
+		t.Errorf("the local folder's absolute path %s reaches the prompt or the sources", cfg.Local.Dir)
+	}
+	for _, want := range []string{"[1] 系辞上-十一\nlocal:", "是故易有太极", "<问题>太极生什么？</问题>", "[n]"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, prompt)
 		}
