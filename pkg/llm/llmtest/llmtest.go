@@ -1,7 +1,9 @@
 // Package llmtest runs a local OpenAI-compatible server for tests: scripted
 // or computed chat replies, streamed in OpenAI's exact SSE format, upstream
 // failures (error statuses, malformed JSON, errors inside a 200 stream, cut
-// connections), latency, deterministic embeddings, and a record of what was
+// connections), latency, a model's speed (time to the first token and a
+// token rate, see WithFirstToken and WithTokenRate), deterministic
+// embeddings, and a record of what was
 // asked, including how many calls are still running so a test can check
 // that a cancelled request reached the upstream.
 //
@@ -16,6 +18,7 @@ package llmtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,6 +56,10 @@ type Reply struct {
 	Delay time.Duration
 	// ChunkDelay waits before each streamed chunk.
 	ChunkDelay time.Duration
+	// FirstToken and TokenDelay, when not zero, replace the server's time
+	// to the first token and delay between tokens (WithFirstToken,
+	// WithTokenRate) for this reply.
+	FirstToken, TokenDelay time.Duration
 	// Garbage sends malformed JSON: the whole body when not streaming, or
 	// one data line after StreamErrorAfter content chunks when streaming.
 	Garbage bool
@@ -99,6 +106,37 @@ func WithoutRecording() Option { return func(s *Server) { s.noRecord = true } }
 // WithLatency adds d before every call is answered (chat and embeddings).
 func WithLatency(d time.Duration) Option { return func(s *Server) { s.latency = d } }
 
+// WithFirstToken makes the model take d to its first token. A streamed
+// reply sends its headers and the role chunk at once and its first content
+// chunk after d (after Delay and WithLatency's wait); a reply that is not
+// streamed comes whole after the time the stream would have taken.
+func WithFirstToken(d time.Duration) Option { return func(s *Server) { s.firstToken = d } }
+
+// WithTokenRate makes the model produce perSecond tokens a second after its
+// first: a streamed reply waits 1s/perSecond before each content chunk after
+// the first (a chunk, see Chunks, stands for a token), and a reply that is
+// not streamed waits that long for each of them before it is sent. 0 (the
+// default) means no wait.
+func WithTokenRate(perSecond float64) Option {
+	return func(s *Server) {
+		s.tokenDelay = 0
+		if perSecond > 0 {
+			s.tokenDelay = time.Duration(float64(time.Second) / perSecond)
+		}
+	}
+}
+
+// Sleep waits d unless ctx is done first, and reports whether the full time
+// passed.
+type Sleep func(ctx context.Context, d time.Duration) bool
+
+// WithSleep makes the server wait with sleep instead of a timer for every
+// delay it applies (WithLatency, WithFirstToken, WithTokenRate, Delay,
+// ChunkDelay, FirstToken, TokenDelay), so a test can see the delays asked
+// for, in order, and decide when each ends. Only delays above zero are asked
+// for.
+func WithSleep(sleep Sleep) Option { return func(s *Server) { s.sleep = sleep } }
+
 // WithEmbedDim sets the dimension of the vectors /v1/embeddings returns
 // (default 64).
 func WithEmbedDim(n int) Option { return func(s *Server) { s.dim = n } }
@@ -121,6 +159,9 @@ type Server struct {
 	latency time.Duration
 	dim     int
 	models  []string
+
+	firstToken, tokenDelay time.Duration // see WithFirstToken, WithTokenRate
+	sleep                  Sleep         // nil: a timer
 
 	mu        sync.Mutex
 	idle      chan struct{} // closed and replaced whenever inFlight drops to 0
@@ -299,6 +340,9 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
+	if s.sleep != nil {
+		return s.sleep(ctx, d)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -309,6 +353,25 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	case <-s.done:
 		return false
 	}
+}
+
+// tokenWait is how long the model takes to produce the i-th token (0-based)
+// of rep.
+func (s *Server) tokenWait(rep Reply, i int) time.Duration {
+	if i == 0 {
+		return cmp.Or(rep.FirstToken, s.firstToken)
+	}
+	return cmp.Or(rep.TokenDelay, s.tokenDelay)
+}
+
+// generation is how long the model takes to produce all of rep: the time
+// to its first token and the delays between the others.
+func (s *Server) generation(rep Reply) time.Duration {
+	d := s.tokenWait(rep, 0)
+	if n := len(Chunks(rep.Text)); n > 1 {
+		d += time.Duration(n-1) * s.tokenWait(rep, 1)
+	}
+	return d
 }
 
 func echo(req openai.ChatCompletionRequest) Reply {
@@ -363,7 +426,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) bool {
 	if req.Stream {
 		return s.stream(w, r, req, rep, id)
 	}
-	return s.complete(w, req, rep, id)
+	return s.complete(w, r, req, rep, id)
 }
 
 func errorType(status int) string {
@@ -460,7 +523,7 @@ type wireChunk struct {
 	Usage json.RawMessage `json:"usage,omitempty"`
 }
 
-func (s *Server) complete(w http.ResponseWriter, req openai.ChatCompletionRequest, rep Reply, id string) bool {
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, req openai.ChatCompletionRequest, rep Reply, id string) bool {
 	if rep.Disconnect {
 		w.WriteHeader(status(rep))
 		w.(http.Flusher).Flush()
@@ -476,6 +539,9 @@ func (s *Server) complete(w http.ResponseWriter, req openai.ChatCompletionReques
 		w.WriteHeader(status(rep))
 		io.WriteString(w, `{"id":"`+id+`","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist`)
 		return true
+	}
+	if !s.wait(r.Context(), s.generation(rep)) {
+		return false
 	}
 	resp := wireCompletion{
 		ID:      id,
@@ -549,7 +615,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 				fail()
 				return true
 			}
-			if !s.wait(r.Context(), rep.ChunkDelay) {
+			if !s.wait(r.Context(), rep.ChunkDelay+s.tokenWait(rep, i)) {
 				return false
 			}
 			if !send(wireChunk{Choices: choice(wireDelta{Content: &piece}, nil)}) {
