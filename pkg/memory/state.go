@@ -75,6 +75,11 @@ func (m UserMemory) Empty() bool { return m.Summary == "" && len(m.Facts) == 0 }
 //
 // Each method writes only its own fields, so compression saving a digest
 // and a client setting system messages never undo each other.
+//
+// Why eight methods: this is the storage contract one engine package
+// implements whole (SQLite, PostgreSQL), so the two engines are held to the
+// same behaviour by one conformance suite; its consumers (Manager, the
+// long-term memory worker) each use a few of them.
 type StateStore interface {
 	// State returns a conversation's state; the zero State when none was
 	// saved.

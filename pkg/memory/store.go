@@ -72,6 +72,12 @@ type Turn struct {
 
 // Store keeps conversations and their turns. Implementations are safe for
 // concurrent use, from several processes sharing one database included.
+//
+// Why more than four methods: it is the storage contract a database engine
+// implements whole (SQLite, PostgreSQL) and the conformance suite checks
+// whole; the conversation CRUD and the atomic turn operations must agree on
+// one schema and one transaction model. Consumers that need less take a
+// smaller interface (a turn reader or writer) of their own.
 type Store interface {
 	// CreateConversation stores c; an empty c.ID is filled with a new id and
 	// an empty CreatedAt with now. ErrConflict if the id exists.
