@@ -77,9 +77,8 @@ func (m UserMemory) Empty() bool { return m.Summary == "" && len(m.Facts) == 0 }
 // and a client setting system messages never undo each other.
 //
 // Why eight methods: this is the storage contract one engine package
-// implements whole (SQLite, PostgreSQL), so the two engines are held to the
-// same behaviour by one conformance suite; its consumers (Manager, the
-// long-term memory worker) each use a few of them.
+// implements whole (SQLite, PostgreSQL) beside Store, on the same tables
+// and transactions; Manager is its one consumer and uses all of them.
 type StateStore interface {
 	// State returns a conversation's state; the zero State when none was
 	// saved.

@@ -75,9 +75,8 @@ type Turn struct {
 //
 // Why more than four methods: it is the storage contract a database engine
 // implements whole (SQLite, PostgreSQL) and the conformance suite checks
-// whole; the conversation CRUD and the atomic turn operations must agree on
-// one schema and one transaction model. Consumers that need less take a
-// smaller interface (a turn reader or writer) of their own.
+// whole (storetest); the conversation operations and the atomic turn
+// operations must agree on one schema and one transaction model.
 type Store interface {
 	// CreateConversation stores c; an empty c.ID is filled with a new id and
 	// an empty CreatedAt with now. ErrConflict if the id exists.
