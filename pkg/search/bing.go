@@ -3,46 +3,31 @@ package search
 import (
 	"context"
 	"fmt"
-	"net/url"
 )
-
-// BingEndpoint is the Bing Web Search API v7 endpoint.
-const BingEndpoint = "https://api.bing.microsoft.com/v7.0/search"
 
 // Bing searches the Bing Web Search API v7: GET ?q=...&count=N&mkt=...
 // with the key in the Ocp-Apim-Subscription-Key header; results are
 // webPages.value[] {name, url, snippet}.
-type Bing struct {
-	providerBase
-	endpoint, key, market string
-}
+// o.Language is the market (mkt).
+type Bing struct{ providerBase }
 
 // NewBing returns a Bing Web Search client.
-func NewBing(o ProviderOptions) *Bing {
-	base, ep := newProvider(o, "bing", BingEndpoint)
-	return &Bing{providerBase: base, endpoint: ep, key: o.APIKey, market: o.Language}
-}
+func NewBing(o ProviderOptions) *Bing { return &Bing{newProvider(o, "bing", BingEndpoint)} }
 
 // Search returns up to n (at most 50) web results.
 func (b *Bing) Search(ctx context.Context, query string, n int) ([]Result, error) {
 	n = clamp(n, 10, 50)
-	v := url.Values{"q": {query}, "count": {fmt.Sprint(n)}, "responseFilter": {"Webpages"}, "textDecorations": {"false"}}
-	if b.market != "" {
-		v.Set("mkt", b.market)
-	}
 	var r struct {
 		Type     string     `json:"_type"`
 		WebPages *bingPages `json:"webPages"`
 	}
+	v := params("q", query, "count", fmt.Sprint(n), "responseFilter", "Webpages", "textDecorations", "false", "mkt", b.lang)
 	req := getRequest(b.endpoint, v, "Ocp-Apim-Subscription-Key", b.key)
 	if _, err := b.getJSON(ctx, req, messageAt("errors.0.message", "error.message", "message"), &r); err != nil {
 		return nil, err
 	}
-	if r.WebPages == nil {
-		if r.Type != "SearchResponse" {
-			return nil, &ProviderError{Provider: b.name, Kind: ErrBadResponse, Msg: "reply is not a SearchResponse"}
-		}
-		return []Result{}, nil // no web results for this query
+	if r.WebPages == nil { // no web results for this query, or no search reply
+		return b.emptyReply(r.Type == "SearchResponse", "reply is not a SearchResponse")
 	}
 	return r.WebPages.results(b.name, n), nil
 }

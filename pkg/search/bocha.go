@@ -7,30 +7,14 @@ import (
 	"strings"
 )
 
-// BochaEndpoint is the Bocha (博查) web search endpoint.
-const BochaEndpoint = "https://api.bochaai.com/v1/web-search"
-
 // Bocha searches the Bocha (博查) Web Search API, for deployments in China:
 // POST a JSON body {query, freshness, summary, count} with the key as a
 // Bearer token. The reply wraps a Bing-shaped SearchResponse:
 // {code, msg, data: {webPages: {value: [{name, url, snippet, summary}]}}}.
-type Bocha struct {
-	providerBase
-	endpoint, key string
-}
+type Bocha struct{ providerBase }
 
 // NewBocha returns a Bocha client.
-func NewBocha(o ProviderOptions) *Bocha {
-	base, ep := newProvider(o, "bocha", BochaEndpoint)
-	return &Bocha{providerBase: base, endpoint: ep, key: o.APIKey}
-}
-
-type bochaRequest struct {
-	Query     string `json:"query"`
-	Freshness string `json:"freshness"`
-	Summary   bool   `json:"summary"`
-	Count     int    `json:"count"`
-}
+func NewBocha(o ProviderOptions) *Bocha { return &Bocha{newProvider(o, "bocha", BochaEndpoint)} }
 
 // Search returns up to n (at most 50) results, with Bocha's longer summary
 // as the snippet when it gives one.
@@ -43,7 +27,7 @@ func (b *Bocha) Search(ctx context.Context, query string, n int) ([]Result, erro
 			WebPages *bingPages `json:"webPages"`
 		} `json:"data"`
 	}
-	req := postJSON(b.endpoint, bochaRequest{Query: query, Freshness: "noLimit", Summary: true, Count: n}, "Authorization", "Bearer "+b.key)
+	req := postJSON(b.endpoint, map[string]any{"query": query, "freshness": "noLimit", "summary": true, "count": n}, "Authorization", "Bearer "+b.key)
 	body, err := b.getJSON(ctx, req, bochaError, &r)
 	if err != nil {
 		return nil, err

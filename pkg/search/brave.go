@@ -3,26 +3,17 @@ package search
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 )
-
-// BraveEndpoint is the Brave Search web search endpoint.
-const BraveEndpoint = "https://api.search.brave.com/res/v1/web/search"
 
 // Brave searches the Brave Search API: GET ?q=...&count=N&search_lang=...
 // with the key in the X-Subscription-Token header; results are
 // web.results[] {title, url, description, extra_snippets}.
-type Brave struct {
-	providerBase
-	endpoint, key, lang string
-}
+// o.Language is the search language (search_lang).
+type Brave struct{ providerBase }
 
 // NewBrave returns a Brave Search client.
-func NewBrave(o ProviderOptions) *Brave {
-	base, ep := newProvider(o, "brave", BraveEndpoint)
-	return &Brave{providerBase: base, endpoint: ep, key: o.APIKey, lang: o.Language}
-}
+func NewBrave(o ProviderOptions) *Brave { return &Brave{newProvider(o, "brave", BraveEndpoint)} }
 
 type braveResult struct {
 	Title         string   `json:"title"`
@@ -36,24 +27,18 @@ type braveResult struct {
 // Search returns up to n (at most 20, the API's page size) web results.
 func (b *Brave) Search(ctx context.Context, query string, n int) ([]Result, error) {
 	n = clamp(n, 10, 20)
-	v := url.Values{"q": {query}, "count": {fmt.Sprint(n)}, "extra_snippets": {"true"}}
-	if b.lang != "" {
-		v.Set("search_lang", b.lang)
-	}
 	var r struct {
 		Type string `json:"type"`
 		Web  *struct {
 			Results []braveResult `json:"results"`
 		} `json:"web"`
 	}
+	v := params("q", query, "count", fmt.Sprint(n), "extra_snippets", "true", "search_lang", b.lang)
 	if _, err := b.getJSON(ctx, getRequest(b.endpoint, v, "X-Subscription-Token", b.key), braveError, &r); err != nil {
 		return nil, err
 	}
 	if r.Web == nil {
-		if r.Type != "search" {
-			return nil, &ProviderError{Provider: b.name, Kind: ErrBadResponse, Msg: "reply is not a web search reply"}
-		}
-		return []Result{}, nil
+		return b.emptyReply(r.Type == "search", "reply is not a web search reply")
 	}
 	return firstResults(r.Web.Results, n, func(x braveResult) Result {
 		snip := stripTags(x.Description)

@@ -8,23 +8,18 @@ import (
 	"strings"
 )
 
-// GoogleEndpoint is the Custom Search JSON API endpoint of Google
-// Programmable Search.
-const GoogleEndpoint = "https://www.googleapis.com/customsearch/v1"
-
 // Google searches Google Programmable Search (Custom Search JSON API): GET
 // ?key=...&cx=...&q=...&num=N&start=S&lr=lang_xx; results are
 // items[] {title, link, snippet}. The API gives at most 10 results a call,
 // so larger n takes several calls.
 type Google struct {
 	providerBase
-	endpoint, key, cx, lang string
+	cx string
 }
 
 // NewGoogle returns a Programmable Search client for engine o.CX.
 func NewGoogle(o ProviderOptions) *Google {
-	base, ep := newProvider(o, "google", GoogleEndpoint)
-	return &Google{providerBase: base, endpoint: ep, key: o.APIKey, cx: o.CX, lang: o.Language}
+	return &Google{newProvider(o, "google", GoogleEndpoint), o.CX}
 }
 
 // Search returns up to n (at most 30) results.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,12 +44,25 @@ const defaultProviderTimeout = 10 * time.Second
 // apiUserAgent is sent to search APIs.
 const apiUserAgent = "mixchat/1.0 (+https://github.com/mixchat/mixchat)"
 
+// The public endpoints of the remote providers, used when an engine sets no
+// base_url.
+const (
+	BingEndpoint       = "https://api.bing.microsoft.com/v7.0/search"     // Bing Web Search API v7
+	BraveEndpoint      = "https://api.search.brave.com/res/v1/web/search" // Brave Search web search
+	TavilyEndpoint     = "https://api.tavily.com/search"                  // Tavily search
+	GoogleEndpoint     = "https://www.googleapis.com/customsearch/v1"     // Google Programmable Search (Custom Search JSON API)
+	BochaEndpoint      = "https://api.bochaai.com/v1/web-search"          // Bocha (博查) web search
+	DuckDuckGoEndpoint = "https://html.duckduckgo.com/html/"              // DuckDuckGo's HTML (no-JavaScript) search page
+)
+
 // providerBase holds what every remote provider shares: its name for
-// errors, the HTTP client and the timeout of one search.
+// errors, the HTTP client, the timeout of one search, and the endpoint,
+// key and language (or market, or region) it searches with.
 type providerBase struct {
-	name    string
-	client  HTTPDoer
-	timeout time.Duration
+	name                string
+	client              HTTPDoer
+	timeout             time.Duration
+	endpoint, key, lang string
 }
 
 func newBase(name, defaultName string, client HTTPDoer, timeout time.Duration) providerBase {
@@ -65,13 +79,32 @@ func newBase(name, defaultName string, client HTTPDoer, timeout time.Duration) p
 }
 
 // newProvider is newBase for the options of a provider called provider,
-// with the endpoint: o.BaseURL, or def when that is empty.
-func newProvider(o ProviderOptions, provider, def string) (providerBase, string) {
-	ep := o.BaseURL
-	if ep == "" {
-		ep = def
+// with the endpoint o.BaseURL, or def when that is empty.
+func newProvider(o ProviderOptions, provider, def string) providerBase {
+	p := newBase(o.Name, provider, o.Client, o.Timeout)
+	p.endpoint, p.key, p.lang = cmp.Or(o.BaseURL, def), o.APIKey, o.Language
+	return p
+}
+
+// emptyReply answers a reply without its results part: no results when
+// the reply is of the expected type (ok), else ErrBadResponse saying why.
+func (p providerBase) emptyReply(ok bool, why string) ([]Result, error) {
+	if !ok {
+		return nil, &ProviderError{Provider: p.name, Kind: ErrBadResponse, Msg: why}
 	}
-	return newBase(o.Name, provider, o.Client, o.Timeout), ep
+	return []Result{}, nil
+}
+
+// params are query parameters from name and value pairs, leaving out the
+// empty values.
+func params(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	return v
 }
 
 // Name returns the engine's name as used in errors and results.

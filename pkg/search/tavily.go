@@ -4,30 +4,13 @@ import (
 	"context"
 )
 
-// TavilyEndpoint is the Tavily search endpoint.
-const TavilyEndpoint = "https://api.tavily.com/search"
-
 // Tavily searches the Tavily API: POST a JSON body {query, max_results,
 // search_depth} with the key as a Bearer token; results are
 // results[] {title, url, content, score}.
-type Tavily struct {
-	providerBase
-	endpoint, key string
-}
+type Tavily struct{ providerBase }
 
 // NewTavily returns a Tavily client.
-func NewTavily(o ProviderOptions) *Tavily {
-	base, ep := newProvider(o, "tavily", TavilyEndpoint)
-	return &Tavily{providerBase: base, endpoint: ep, key: o.APIKey}
-}
-
-type tavilyRequest struct {
-	Query         string `json:"query"`
-	MaxResults    int    `json:"max_results"`
-	SearchDepth   string `json:"search_depth"`
-	Topic         string `json:"topic"`
-	IncludeAnswer bool   `json:"include_answer"`
-}
+func NewTavily(o ProviderOptions) *Tavily { return &Tavily{newProvider(o, "tavily", TavilyEndpoint)} }
 
 // Search returns up to n (at most 20) results.
 func (t *Tavily) Search(ctx context.Context, query string, n int) ([]Result, error) {
@@ -35,7 +18,7 @@ func (t *Tavily) Search(ctx context.Context, query string, n int) ([]Result, err
 	var r struct {
 		Results []tavilyResult `json:"results"`
 	}
-	req := postJSON(t.endpoint, tavilyRequest{Query: query, MaxResults: n, SearchDepth: "basic", Topic: "general"}, "Authorization", "Bearer "+t.key)
+	req := postJSON(t.endpoint, map[string]any{"query": query, "max_results": n, "search_depth": "basic", "topic": "general", "include_answer": false}, "Authorization", "Bearer "+t.key)
 	if _, err := t.getJSON(ctx, req, tavilyError, &r); err != nil {
 		return nil, err
 	}
