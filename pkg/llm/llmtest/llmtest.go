@@ -489,14 +489,19 @@ type wireChoice struct {
 	FinishReason string      `json:"finish_reason"`
 }
 
+// wireHead is what completions and chunks begin with.
+type wireHead struct {
+	ID                string  `json:"id"`
+	Object            string  `json:"object"`
+	Created           int64   `json:"created"`
+	Model             string  `json:"model"`
+	SystemFingerprint *string `json:"system_fingerprint"`
+}
+
 type wireCompletion struct {
-	ID                string        `json:"id"`
-	Object            string        `json:"object"`
-	Created           int64         `json:"created"`
-	Model             string        `json:"model"`
-	Choices           []wireChoice  `json:"choices"`
-	Usage             *openai.Usage `json:"usage,omitempty"`
-	SystemFingerprint *string       `json:"system_fingerprint"`
+	wireHead
+	Choices []wireChoice  `json:"choices"`
+	Usage   *openai.Usage `json:"usage,omitempty"`
 }
 
 type wireDelta struct {
@@ -512,12 +517,8 @@ type wireChunkChoice struct {
 }
 
 type wireChunk struct {
-	ID                string            `json:"id"`
-	Object            string            `json:"object"`
-	Created           int64             `json:"created"`
-	Model             string            `json:"model"`
-	SystemFingerprint *string           `json:"system_fingerprint"`
-	Choices           []wireChunkChoice `json:"choices"`
+	wireHead
+	Choices []wireChunkChoice `json:"choices"`
 	// Usage is present (null) in every chunk when the request asked for
 	// usage, and set in the last one, as OpenAI does.
 	Usage json.RawMessage `json:"usage,omitempty"`
@@ -544,11 +545,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req openai.Cha
 		return false
 	}
 	resp := wireCompletion{
-		ID:      id,
-		Object:  "chat.completion",
-		Created: time.Now().Unix(),
-		Model:   req.Model,
-		Choices: []wireChoice{{Message: wireMessage{Role: "assistant", Content: rep.Text}, FinishReason: finish(rep)}},
+		wireHead: wireHead{ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: req.Model},
+		Choices:  []wireChoice{{Message: wireMessage{Role: "assistant", Content: rep.Text}, FinishReason: finish(rep)}},
 	}
 	if rep.EmptyChoices {
 		resp.Choices = []wireChoice{}
@@ -574,7 +572,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 	created := time.Now().Unix()
 	withUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !rep.NoUsage
 	send := func(c wireChunk) bool {
-		c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", created, req.Model
+		c.wireHead = wireHead{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model}
 		if withUsage && c.Usage == nil {
 			c.Usage = json.RawMessage("null")
 		}
