@@ -450,11 +450,7 @@ func (b *BM25) WriteTo(w io.Writer) (int64, error) {
 			e.uvarint(uint64(d.tfs[i]))
 		}
 	}
-	n, err := e.flush()
-	if err != nil {
-		return n, fmt.Errorf("write bm25: %w", err)
-	}
-	return n, nil
+	return e.flush("write bm25")
 }
 
 // ReadBM25 reads an index written by (*BM25).WriteTo.

@@ -83,11 +83,16 @@ func (e *encoder) u32s(v []uint32) {
 	}
 }
 
-func (e *encoder) flush() (int64, error) {
+// flush writes out what is buffered and returns the bytes written, with
+// the first error wrapped as what's ("write bm25: ...").
+func (e *encoder) flush(what string) (int64, error) {
 	if e.err == nil {
 		e.err = e.w.Flush()
 	}
-	return e.n, e.err
+	if e.err != nil {
+		return e.n, fmt.Errorf("%s: %w", what, e.err)
+	}
+	return e.n, nil
 }
 
 // decoder reads what encoder writes, keeping the first error.

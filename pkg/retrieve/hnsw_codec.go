@@ -47,11 +47,7 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 	for _, up := range h.upper {
 		e.u32s(up)
 	}
-	n, err := e.flush()
-	if err != nil {
-		return n, fmt.Errorf("write hnsw: %w", err)
-	}
-	return n, nil
+	return e.flush("write hnsw")
 }
 
 // ReadHNSW reads an index written by (*HNSW).WriteTo.
