@@ -129,13 +129,20 @@ func (p *page) askCiting(question, inAnswer, inSources string) {
 	}
 }
 
-// openScripted starts mixchat and opens the web app asking the scripted
-// test model directly (llm mode).
-func openScripted(t *testing.T) (*server, *page) {
+// openLLM starts mixchat and opens the web app on a desktop screen asking
+// the model directly (llm mode).
+func openLLM(t *testing.T) (*server, *page) {
 	t.Helper()
 	srv := startServer(t)
 	p := openPage(t, srv, 1280, 800, false)
 	p.choose("#opt-mode", "llm")
+	return srv, p
+}
+
+// openScripted is openLLM with the scripted test model chosen.
+func openScripted(t *testing.T) (*server, *page) {
+	t.Helper()
+	srv, p := openLLM(t)
 	p.choose("#opt-model", "scripted")
 	return srv, p
 }
@@ -474,9 +481,7 @@ func TestPhone(t *testing.T) {
 // TestServerUnreachable stops the server under the page: the page says the
 // server cannot be reached, and the question shows its error.
 func TestServerUnreachable(t *testing.T) {
-	srv := startServer(t)
-	p := openPage(t, srv, 1280, 800, false)
-	p.choose("#opt-mode", "llm")
+	srv, p := openLLM(t)
 	srv.Stop()
 	p.ask("还在吗？")
 	p.waitAnswers(1)

@@ -266,15 +266,23 @@ func webSite(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func TestAnswerReadsPagesAndSplits(t *testing.T) {
-	srv := webSite(t)
+// readingConfig is a search set-up with one engine, "web", the searxng
+// instance at url, that reads the result pages (on this machine) and keeps
+// one passage of at most chars characters a page.
+func readingConfig(url string, chars int) Config {
 	cfg := DefaultConfig()
 	cfg.Default = "web"
-	cfg.Engines = []EngineConfig{{Name: "web", Provider: "searxng", BaseURL: srv.URL}}
+	cfg.Engines = []EngineConfig{{Name: "web", Provider: "searxng", BaseURL: url}}
 	cfg.Fetch.Enabled = true
 	cfg.Fetch.AllowNetworks = []string{"127.0.0.1/32"}
 	cfg.Fetch.Passages = 1
-	cfg.Fetch.PassageChars = 60
+	cfg.Fetch.PassageChars = chars
+	return cfg
+}
+
+func TestAnswerReadsPagesAndSplits(t *testing.T) {
+	srv := webSite(t)
+	cfg := readingConfig(srv.URL, 60)
 	m := &fakeModel{reply: citeFirst}
 	s := newTestService(t, cfg, m)
 
