@@ -68,13 +68,7 @@ func TestMemoryThroughTheUI(t *testing.T) {
 	p.choose("#opt-model", "offline")
 	p.waitJS(`!document.querySelector('#banner-extractive').hidden`, "the offline-model notice")
 
-	p.ask("我的名字是李雷。")
-	p.waitAnswers(1)
-	p.ask("我叫什么名字？")
-	second := p.waitAnswers(2)
-	if !strings.Contains(second, "李雷") {
-		p.fatal("the second answer %q does not name 李雷", second)
-	}
+	p.tellAndAskName()
 	id := p.conversationID()
 	p.waitJS(`[...document.querySelectorAll('#conv-list .conv-name')].some(e => e.textContent.includes('我的名字是李雷'))`, "the conversation in the sidebar")
 	p.screenshot("chat-memory-zh")
@@ -126,6 +120,18 @@ func (p *page) askCiting(question, inAnswer, inSources string) {
 	}
 	if src := eval[string](p, `document.querySelector('#messages .sources')?.innerText || ''`); !strings.Contains(src, inSources) {
 		p.fatal("sources %q lack %q", src, inSources)
+	}
+}
+
+// tellAndAskName says a name (李雷), asks for it in the next turn, and
+// fails the test when the second answer does not name it.
+func (p *page) tellAndAskName() {
+	p.t.Helper()
+	p.ask("我的名字是李雷。")
+	p.waitAnswers(1)
+	p.ask("我叫什么名字？")
+	if second := p.waitAnswers(2); !strings.Contains(second, "李雷") {
+		p.fatal("the second answer %q does not name 李雷", second)
 	}
 }
 
@@ -419,13 +425,7 @@ func TestSearch(t *testing.T) {
 // offline search engine can answer, with the intermediate answers shown.
 func TestMixChat(t *testing.T) {
 	p := openWithSearchPage(t, "/chat/mix_chat", "mix")
-	p.ask("我的名字是李雷。")
-	p.waitAnswers(1)
-	p.ask("我叫什么名字？")
-	answer := p.waitAnswers(2)
-	if !strings.Contains(answer, "李雷") {
-		p.fatal("mix answer %q does not name 李雷", answer)
-	}
+	p.tellAndAskName()
 	if n := eval[int](p, `document.querySelectorAll('#messages .turn:last-child .answerer').length`); n == 0 {
 		t.Error("no intermediate answers shown")
 	}

@@ -466,11 +466,10 @@ func usage(req openai.ChatCompletionRequest, rep Reply) openai.Usage {
 	return openai.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
 }
 
-func finish(rep Reply) string {
-	if rep.FinishReason != "" {
-		return rep.FinishReason
-	}
-	return "stop"
+// finish is the reply's finish_reason, "stop" by default.
+func finish(rep Reply) *string {
+	fin := cmp.Or(rep.FinishReason, "stop")
+	return &fin
 }
 
 // The wire shapes below spell out OpenAI's responses field by field,
@@ -482,11 +481,14 @@ type wireMessage struct {
 	Refusal *string `json:"refusal"`
 }
 
+// wireChoice is a choice of a completion (Message) or of a chunk (Delta,
+// with a null finish_reason until the last).
 type wireChoice struct {
-	Index        int         `json:"index"`
-	Message      wireMessage `json:"message"`
-	Logprobs     *struct{}   `json:"logprobs"`
-	FinishReason string      `json:"finish_reason"`
+	Index        int          `json:"index"`
+	Message      *wireMessage `json:"message,omitempty"`
+	Delta        *wireDelta   `json:"delta,omitempty"`
+	Logprobs     *struct{}    `json:"logprobs"`
+	FinishReason *string      `json:"finish_reason"`
 }
 
 // wireHead is what completions and chunks begin with.
@@ -509,16 +511,9 @@ type wireDelta struct {
 	Content *string `json:"content,omitempty"`
 }
 
-type wireChunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        wireDelta `json:"delta"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
-}
-
 type wireChunk struct {
 	wireHead
-	Choices []wireChunkChoice `json:"choices"`
+	Choices []wireChoice `json:"choices"`
 	// Usage is present (null) in every chunk when the request asked for
 	// usage, and set in the last one, as OpenAI does.
 	Usage json.RawMessage `json:"usage,omitempty"`
@@ -546,7 +541,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req openai.Cha
 	}
 	resp := wireCompletion{
 		wireHead: wireHead{ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: req.Model},
-		Choices:  []wireChoice{{Message: wireMessage{Role: "assistant", Content: rep.Text}, FinishReason: finish(rep)}},
+		Choices:  []wireChoice{{Message: &wireMessage{Role: "assistant", Content: rep.Text}, FinishReason: finish(rep)}},
 	}
 	if rep.EmptyChoices {
 		resp.Choices = []wireChoice{}
@@ -580,8 +575,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 		return sendEvent(w, flusher, b)
 	}
 	empty := ""
-	choice := func(d wireDelta, fin *string) []wireChunkChoice {
-		return []wireChunkChoice{{Delta: d, FinishReason: fin}}
+	choice := func(d wireDelta, fin *string) []wireChoice {
+		return []wireChoice{{Delta: &d, FinishReason: fin}}
 	}
 	fail := func() {
 		switch {
@@ -601,7 +596,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 	}
 	failing := rep.Garbage || rep.StreamError != "" || rep.Disconnect || rep.StreamErrorAfter > 0
 	if rep.EmptyChoices {
-		if !send(wireChunk{Choices: []wireChunkChoice{}}) {
+		if !send(wireChunk{Choices: []wireChoice{}}) {
 			return false
 		}
 	} else {
@@ -624,14 +619,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 			fail()
 			return true
 		}
-		fin := finish(rep)
-		if !send(wireChunk{Choices: choice(wireDelta{}, &fin)}) {
+		if !send(wireChunk{Choices: choice(wireDelta{}, finish(rep))}) {
 			return false
 		}
 	}
 	if withUsage {
 		b, _ := json.Marshal(usage(req, rep))
-		if !send(wireChunk{Choices: []wireChunkChoice{}, Usage: b}) {
+		if !send(wireChunk{Choices: []wireChoice{}, Usage: b}) {
 			return false
 		}
 	}
