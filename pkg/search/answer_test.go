@@ -3,24 +3,21 @@ package search
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mixchat/mixchat/internal/golden"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/prompts"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // fakeModel is a hand-written llm.Model: reply makes the text from the
 // request; Stream sends it in pieces of a few characters.
@@ -388,22 +385,7 @@ func TestPromptGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "golden", PromptGroup+"."+name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("prompt %s differs from %s:\n%s", name, path, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", PromptGroup+"."+name+".golden"), got)
 			for _, must := range []string{"[1]", "[2]", "易有太极是什么意思？", "是故《易》有太极"} {
 				if !strings.Contains(got, must) {
 					t.Errorf("prompt %s lacks %q", name, must)
