@@ -434,8 +434,7 @@ const bm25Magic = "mixchat-bm25\x00v1"
 func (b *BM25) WriteTo(w io.Writer) (int64, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	e := newEncoder(w)
-	e.bytes([]byte(bm25Magic))
+	e := newEncoder(w, bm25Magic)
 	e.f64(b.p.K1)
 	e.f64(b.p.B)
 	e.uvarint(uint64(b.live))
@@ -455,8 +454,7 @@ func (b *BM25) WriteTo(w io.Writer) (int64, error) {
 
 // ReadBM25 reads an index written by (*BM25).WriteTo.
 func ReadBM25(r io.Reader) (*BM25, error) {
-	d := newDecoder(r)
-	d.magic(bm25Magic)
+	d := newDecoder(r, bm25Magic)
 	p := BM25Params{K1: d.f64(), B: d.f64()}
 	n := d.count(1 << 32)
 	b := NewBM25(p)

@@ -15,8 +15,7 @@ const hnswMagic = "mixchat-hnsw\x00v1"
 func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	e := newEncoder(w)
-	e.bytes([]byte(hnswMagic))
+	e := newEncoder(w, hnswMagic)
 	e.uvarint(uint64(h.dim))
 	e.uvarint(uint64(h.p.M))
 	e.uvarint(uint64(h.p.EfConstruction))
@@ -52,8 +51,7 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 
 // ReadHNSW reads an index written by (*HNSW).WriteTo.
 func ReadHNSW(r io.Reader) (*HNSW, error) {
-	d := newDecoder(r)
-	d.magic(hnswMagic)
+	d := newDecoder(r, hnswMagic)
 	dim := d.count(1 << 16)
 	var p HNSWParams
 	p.M = d.count(1 << 10)
