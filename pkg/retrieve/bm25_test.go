@@ -203,9 +203,7 @@ func TestBM25Concurrent(t *testing.T) {
 	docs := randomDocs(rand.New(rand.NewSource(1)), 300)
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			i := 0
 			for id, d := range docs {
 				if i%4 == w {
@@ -217,7 +215,7 @@ func TestBM25Concurrent(t *testing.T) {
 				}
 				i++
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if b.Len() == 0 || b.Len() >= len(docs) {

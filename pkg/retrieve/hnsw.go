@@ -279,9 +279,7 @@ func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(len(rest)) {
@@ -289,7 +287,7 @@ func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 				}
 				h.insert(rest[i], true)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }
