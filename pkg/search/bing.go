@@ -23,7 +23,7 @@ func (b *Bing) Search(ctx context.Context, query string, n int) ([]Result, error
 	}
 	v := params("q", query, "count", fmt.Sprint(n), "responseFilter", "Webpages", "textDecorations", "false", "mkt", b.lang)
 	req := getRequest(b.endpoint, v, "Ocp-Apim-Subscription-Key", b.key)
-	if _, err := b.getJSON(ctx, req, messageAt("errors.0.message", "error.message", "message"), &r); err != nil {
+	if _, err := b.sendJSON(ctx, req, messageAt("errors.0.message", "error.message", "message"), &r); err != nil {
 		return nil, err
 	}
 	if r.WebPages == nil { // no web results for this query, or no search reply

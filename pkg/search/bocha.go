@@ -28,7 +28,7 @@ func (b *Bocha) Search(ctx context.Context, query string, n int) ([]Result, erro
 		} `json:"data"`
 	}
 	req := postJSON(b.endpoint, map[string]any{"query": query, "freshness": "noLimit", "summary": true, "count": n}, "Authorization", "Bearer "+b.key)
-	body, err := b.getJSON(ctx, req, bochaError, &r)
+	body, err := b.sendJSON(ctx, req, bochaError, &r)
 	if err != nil {
 		return nil, err
 	}

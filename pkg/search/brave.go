@@ -34,7 +34,7 @@ func (b *Brave) Search(ctx context.Context, query string, n int) ([]Result, erro
 		} `json:"web"`
 	}
 	v := params("q", query, "count", fmt.Sprint(n), "extra_snippets", "true", "search_lang", b.lang)
-	if _, err := b.getJSON(ctx, getRequest(b.endpoint, v, "X-Subscription-Token", b.key), braveError, &r); err != nil {
+	if _, err := b.sendJSON(ctx, getRequest(b.endpoint, v, "X-Subscription-Token", b.key), braveError, &r); err != nil {
 		return nil, err
 	}
 	if r.Web == nil {

@@ -19,7 +19,7 @@ func (t *Tavily) Search(ctx context.Context, query string, n int) ([]Result, err
 		Results []tavilyResult `json:"results"`
 	}
 	req := postJSON(t.endpoint, map[string]any{"query": query, "max_results": n, "search_depth": "basic", "topic": "general", "include_answer": false}, "Authorization", "Bearer "+t.key)
-	if _, err := t.getJSON(ctx, req, tavilyError, &r); err != nil {
+	if _, err := t.sendJSON(ctx, req, tavilyError, &r); err != nil {
 		return nil, err
 	}
 	return firstResults(r.Results, n, func(x tavilyResult) Result {
