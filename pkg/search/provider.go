@@ -156,9 +156,9 @@ func (p providerBase) do(ctx context.Context, req *http.Request, info errorInfo)
 	return body, nil
 }
 
-// sendJSON sends req (a GET or a POST) within the provider's timeout and decodes its 2xx JSON
-// reply into v, returning the raw reply too. Failures are those of do and
-// decode.
+// sendJSON sends req (a GET or a POST) within the provider's timeout and
+// decodes its 2xx JSON reply into v, returning the raw reply too. Failures
+// are those of do and decode.
 func (p providerBase) sendJSON(ctx context.Context, req *http.Request, info errorInfo, v any) ([]byte, error) {
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
