@@ -22,10 +22,10 @@ import (
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	gtext "github.com/yuin/goldmark/text"
-	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 	"golang.org/x/text/encoding/simplifiedchinese"
 	xunicode "golang.org/x/text/encoding/unicode"
+
+	"github.com/mixchat/mixchat/pkg/htmltext"
 )
 
 // Document is text loaded from a file, with its metadata: a whole text file,
@@ -222,7 +222,7 @@ func LoadMarkdown(data []byte) ([]Document, error) {
 					seg := lines.At(i)
 					raw.Write(seg.Value(src))
 				}
-				if t := strings.TrimSpace(htmlFragmentText(raw.String())); t != "" {
+				if t := strings.TrimSpace(htmltext.Fragment(raw.String())); t != "" {
 					b.WriteString(t + "\n\n")
 				}
 			case *ast.ListItem:
@@ -308,120 +308,6 @@ func isWide(r rune) bool {
 		(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF)
 }
 
-// htmlFragmentText strips the tags of an HTML fragment.
-func htmlFragmentText(s string) string {
-	nodes, err := html.ParseFragment(strings.NewReader(s), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
-	if err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, n := range nodes {
-		htmlText(&b, n)
-	}
-	return b.String()
-}
-
-// blockTags break lines in HTML text.
-var blockTags = map[string]bool{
-	"p": true, "div": true, "section": true, "article": true, "main": true, "header": true, "footer": true,
-	"li": true, "ul": true, "ol": true, "dl": true, "dt": true, "dd": true, "tr": true, "table": true,
-	"blockquote": true, "pre": true, "br": true, "hr": true, "figure": true, "figcaption": true,
-	"address": true, "aside": true, "form": true, "fieldset": true, "details": true, "summary": true,
-	"tbody": true, "thead": true, "tfoot": true, "caption": true,
-}
-
-// skipTags carry no readable text.
-var skipTags = map[string]bool{
-	"script": true, "style": true, "noscript": true, "template": true, "svg": true, "iframe": true,
-	"head": true, "object": true, "canvas": true,
-}
-
-// htmlText writes the readable text under n: headings as "#" lines, block
-// elements on lines of their own, table cells separated by " | ".
-func htmlText(b *strings.Builder, n *html.Node) {
-	switch n.Type {
-	case html.TextNode:
-		b.WriteString(collapseSpace(n.Data))
-		return
-	case html.ElementNode:
-		tag := n.Data
-		if skipTags[tag] {
-			return
-		}
-		if len(tag) == 2 && tag[0] == 'h' && tag[1] >= '1' && tag[1] <= '6' {
-			var h strings.Builder
-			for c := n.FirstChild; c != nil; c = c.NextSibling {
-				htmlText(&h, c)
-			}
-			if t := strings.TrimSpace(strings.Join(strings.Fields(h.String()), " ")); t != "" {
-				b.WriteString("\n\n" + strings.Repeat("#", int(tag[1]-'0')) + " " + t + "\n\n")
-			}
-			return
-		}
-		if tag == "td" || tag == "th" {
-			b.WriteString(" | ")
-		}
-		if tag == "pre" {
-			b.WriteString("\n")
-			b.WriteString(nodeRawText(n))
-			b.WriteString("\n")
-			return
-		}
-		if blockTags[tag] {
-			b.WriteString("\n")
-			if tag == "p" {
-				b.WriteString("\n")
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			htmlText(b, c)
-		}
-		if blockTags[tag] {
-			b.WriteString("\n")
-		}
-		return
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		htmlText(b, c)
-	}
-}
-
-func nodeRawText(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return b.String()
-}
-
-// collapseSpace collapses runs of white space (HTML rendering rules) to one
-// space.
-func collapseSpace(s string) string {
-	if strings.TrimSpace(s) == "" {
-		if s == "" {
-			return ""
-		}
-		return " "
-	}
-	lead := unicode.IsSpace(rune(s[0]))
-	trail := unicode.IsSpace(rune(s[len(s)-1]))
-	out := strings.Join(strings.Fields(s), " ")
-	if lead {
-		out = " " + out
-	}
-	if trail {
-		out += " "
-	}
-	return out
-}
-
 // LoadHTML loads an HTML page's readable text (scripts, styles and the head
 // removed; the title kept as metadata).
 func LoadHTML(data []byte) ([]Document, error) {
@@ -431,42 +317,16 @@ func LoadHTML(data []byte) ([]Document, error) {
 	}
 	title := strings.TrimSpace(doc.Find("title").First().Text())
 	doc.Find("script, style, noscript, template, svg, iframe, nav").Remove()
-	var b strings.Builder
-	for _, n := range doc.Find("body").Nodes {
-		htmlText(&b, n)
+	nodes := doc.Find("body").Nodes
+	if len(nodes) == 0 {
+		nodes = doc.Nodes
 	}
-	if len(doc.Find("body").Nodes) == 0 {
-		for _, n := range doc.Nodes {
-			htmlText(&b, n)
-		}
-	}
-	text := tidyLines(b.String())
+	text := htmltext.Text(nodes...)
 	meta := map[string]any{}
 	if title != "" {
 		meta["title"] = title
 	}
 	return []Document{{Text: text, Metadata: meta}}, nil
-}
-
-// tidyLines trims every line and collapses runs of blank lines to one.
-func tidyLines(s string) string {
-	lines := strings.Split(s, "\n")
-	out := make([]string, 0, len(lines))
-	blank := false
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		l = strings.TrimPrefix(l, "| ")
-		if l == "" || l == "|" {
-			if !blank && len(out) > 0 {
-				out = append(out, "")
-			}
-			blank = true
-			continue
-		}
-		blank = false
-		out = append(out, l)
-	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
 // maxPDFPages bounds the pages read from one PDF, so a damaged page count

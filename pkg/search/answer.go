@@ -109,7 +109,7 @@ func resultDoc(n int, r Result) Doc {
 		t = r.Title
 	}
 	d := Doc{N: n, Title: r.Title, URL: r.URL, Text: t}
-	if r.Engine == LocalEngine || strings.HasPrefix(r.URL, "file:") {
+	if r.Engine == LocalEngine || strings.HasPrefix(r.URL, "local:") || strings.HasPrefix(r.URL, "file:") {
 		d.Score = r.Score
 	}
 	return d
@@ -226,7 +226,7 @@ func citeSentences(t string, n int) []string {
 }
 
 // displayURL is u with its percent-escapes decoded when they decode to
-// UTF-8 text (file:///data/%E7%B3%BB.txt reads as file:///data/系.txt), which
+// UTF-8 text (local:zhouyi/%E7%B3%BB.txt reads as local:zhouyi/系.txt), which
 // reads better and costs fewer tokens in a prompt.
 func displayURL(u string) string {
 	d, err := url.PathUnescape(u)

@@ -28,6 +28,10 @@ import (
 // passes, the single local user may do everything.
 
 // KeyStore is what the server needs of the API key store (auth.Store).
+//
+// Why six methods: they are the key and knowledge-base access endpoints'
+// operations, one each (authenticate, create, list, revoke, read and set
+// access), served by one store; a fake implements them in a few lines.
 type KeyStore interface {
 	Authenticate(ctx context.Context, token string) (auth.Principal, error)
 	CreateKey(ctx context.Context, spec auth.KeySpec) (string, auth.Key, error)
