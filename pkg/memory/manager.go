@@ -33,6 +33,9 @@ type Options struct {
 	EmbedDim int
 	// Tokens counts tokens for the budgets; nil means llm.Estimate.
 	Tokens llm.TokenCounter
+	// Vocabulary names what the knowledge bases know; the offline
+	// follow-up rewrite prefers those names as referents. May be nil.
+	Vocabulary Vocabulary
 	// Log receives failures of background work (compression, idle
 	// closing), which have no caller to return them to.
 	Log *slog.Logger
@@ -54,6 +57,7 @@ type Manager struct {
 	embedder   llm.Embedder
 	embedDim   int
 	tokens     llm.TokenCounter
+	vocab      Vocabulary
 	log        *slog.Logger
 	loc        *time.Location
 
@@ -98,6 +102,7 @@ func NewManager(store Store, cfg Config, opts Options) (*Manager, error) {
 		embedder:  opts.Embedder,
 		embedDim:  opts.EmbedDim,
 		tokens:    opts.Tokens,
+		vocab:     opts.Vocabulary,
 		log:       opts.Log,
 		loc:       loc,
 		cache:     map[string]*list.Element{},

@@ -405,7 +405,7 @@ var zhNamePatterns = []*regexp.Regexp{
 	regexp.MustCompile(`《([^》]{1,20})》`),
 	regexp.MustCompile(`[“「]([^”」]{1,12})[”」]`),
 	regexp.MustCompile(`(?:什么是|何为|何谓|介绍一下|讲讲|说说|推荐|叫做|名叫|叫|就是|选)([\p{Han}A-Za-z0-9·]{2,8})`),
-	regexp.MustCompile(`^(?:请问)?([\p{Han}A-Za-z0-9·]{2,8}?)(?:是什么|是谁|是哪|是一|是个|是位|是本|是部|是座|是家|怎么样|有什么|的意思|指什么)`),
+	regexp.MustCompile(`^(?:请问)?((?:[^\P{Han}是的有]|[A-Za-z0-9·]){2,8}?)(?:的|是什么|是谁|是哪|是一|是个|是位|是本|是部|是座|是家|怎么样|有什么|指什么)`),
 }
 
 // zhStop are pieces the patterns catch that name nothing.
