@@ -9,7 +9,8 @@ import (
 
 // Strategy names: how the history a model sees is assembled from a
 // conversation's memory. Every strategy but Buffer keeps the history within
-// Config.MaxTokenLimit.
+// Config.MaxTokenLimit (SummaryBuffer its verbatim turns; its summary
+// comes on top).
 const (
 	// Buffer is the whole history, as stored.
 	Buffer = "buffer"
@@ -20,8 +21,10 @@ const (
 	// Summary is a running summary of the conversation, updated
 	// progressively in the background, plus the turns it does not cover yet.
 	Summary = "summary"
-	// SummaryBuffer is the summary of older turns plus the recent turns
-	// verbatim within Config.MaxTokenLimit.
+	// SummaryBuffer is LangChain's summary buffer: the newest turns that
+	// fit Config.MaxTokenLimit verbatim, plus the summary (at most
+	// Compression.SummaryMaxTokens, on top of the limit) of exactly the
+	// turns that fall out of it, folded in when they fall out.
 	SummaryBuffer = "summary_buffer"
 	// Entity is the facts kept about the entities (people, places, things)
 	// the question touches, plus the last Config.RecentTurns exchanges.

@@ -44,8 +44,7 @@ func (m *Manager) assemble(ctx context.Context, strategy string, v *view, questi
 		}
 		return append(out, m.recent(v, from, budget-used)...), nil
 	case SummaryBuffer:
-		out, used := m.summaryMessage(v, lb, budget)
-		return append(out, m.recent(v, 0, budget-used)...), nil
+		return m.summaryBuffer(ctx, v, lb, budget)
 	case Entity:
 		out, used := m.factsMessage(v, lb, question, int(float64(budget)*factsShare), false)
 		return append(out, m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), budget-used)...), nil
