@@ -400,6 +400,11 @@ func needsIndex(strategy string) bool { return strategy == Retrieval || strategy
 // historyLen >= 0 asks for exactly the last historyLen turns instead of a
 // strategy. A conversation that does not exist has no history.
 func (m *Manager) Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error) {
+	return m.recall(ctx, conversationID, question, strategy, historyLen, 0)
+}
+
+// recall is Recall with the window strategy's size (0 = configured).
+func (m *Manager) recall(ctx context.Context, conversationID, question, strategy string, historyLen, windowK int) ([]llm.Message, error) {
 	if strategy == "" {
 		strategy = m.cfg.Strategy
 	}
@@ -429,7 +434,7 @@ func (m *Manager) Recall(ctx context.Context, conversationID, question, strategy
 	for _, s := range out {
 		budget -= m.messageTokens(s.Content)
 	}
-	msgs, err := m.assemble(ctx, strategy, &v, question, budget)
+	msgs, err := m.assemble(ctx, strategy, &v, question, budget, windowK)
 	if err != nil {
 		return nil, err
 	}

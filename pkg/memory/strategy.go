@@ -25,14 +25,17 @@ const (
 	retrievalRecentShare = 0.3
 )
 
-func (m *Manager) assemble(ctx context.Context, strategy string, v *view, question string, budget int) ([]llm.Message, error) {
+func (m *Manager) assemble(ctx context.Context, strategy string, v *view, question string, budget, windowK int) ([]llm.Message, error) {
 	budget = max(budget, 0)
 	lb := labelsFor(v.turns)
 	switch strategy {
 	case Buffer:
 		return m.turnsAsMessages(v.turns), nil
 	case Window:
-		from := max(0, len(v.turns)-m.cfg.windowK())
+		if windowK <= 0 {
+			windowK = m.cfg.windowK()
+		}
+		from := max(0, len(v.turns)-windowK)
 		return m.recent(v, from, budget), nil
 	case TokenBuffer:
 		return m.recent(v, 0, budget), nil
