@@ -215,8 +215,8 @@ func (m *Manager) userFacts(ctx context.Context, v view, lines []line, known []s
 		if l.role != llm.RoleUser {
 			continue
 		}
-		for _, s := range text.Sentences(l.text) {
-			if !isQuestion(s) && firstPerson(s) && len(docTerms(s)) >= 2 {
+		for _, s := range statements(l.text) {
+			if firstPerson(s) && len(docTerms(s)) >= 2 {
 				facts = append(facts, truncateRunes(s, 200))
 			}
 		}
