@@ -415,7 +415,7 @@ func (m *Manager) recall(ctx context.Context, conversationID, question, strategy
 	if err != nil || cs == nil {
 		return nil, err
 	}
-	if err := m.initSystem(ctx, cs); err != nil {
+	if err := m.initSystem(ctx, cs, question); err != nil {
 		cs.mu.Unlock()
 		return nil, err
 	}
@@ -542,7 +542,7 @@ func (m *Manager) SystemMessages(ctx context.Context, conversationID string) ([]
 		return nil, fmt.Errorf("conversation %s: %w", conversationID, ErrNotFound)
 	}
 	defer cs.mu.Unlock()
-	if err := m.initSystem(ctx, cs); err != nil {
+	if err := m.initSystem(ctx, cs, ""); err != nil {
 		return nil, err
 	}
 	out := slices.Clone(cs.state.System)

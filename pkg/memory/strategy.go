@@ -27,7 +27,7 @@ const (
 
 func (m *Manager) assemble(ctx context.Context, strategy string, v *view, question string, budget, windowK int) ([]llm.Message, error) {
 	budget = max(budget, 0)
-	lb := labelsFor(v.turns)
+	lb := m.labelsFor(v.turns, question)
 	switch strategy {
 	case Buffer:
 		return m.turnsAsMessages(v.turns), nil
@@ -130,17 +130,34 @@ var (
 	}
 )
 
-// labelsFor picks the headings by the language of the latest turns.
-func labelsFor(turns []Turn) labels {
-	var b strings.Builder
-	for i := max(0, len(turns)-3); i < len(turns); i++ {
-		b.WriteString(turns[i].Question.Content)
-		b.WriteString(turns[i].Answer.Content)
-	}
-	if isCJKText(b.String()) {
+// labelsFor picks the headings: in Config.Language when set, else in the
+// language of the question, else of the user's latest questions — never
+// of the answers (an English answer does not make a Chinese user's
+// headings English).
+func (m *Manager) labelsFor(turns []Turn, question string) labels {
+	if m.chinese(turns, question) {
 		return labelsZH
 	}
 	return labelsEN
+}
+
+// chinese reports whether memory speaks Chinese for question in a
+// conversation with turns (see labelsFor).
+func (m *Manager) chinese(turns []Turn, question string) bool {
+	switch m.cfg.Language {
+	case LanguageZH:
+		return true
+	case LanguageEN:
+		return false
+	}
+	if strings.TrimSpace(question) != "" {
+		return isCJKText(question)
+	}
+	var b strings.Builder
+	for i := max(0, len(turns)-3); i < len(turns); i++ {
+		b.WriteString(turns[i].Question.Content)
+	}
+	return isCJKText(b.String())
 }
 
 // summaryMessage renders the digest's summary within budget (its latest
