@@ -15,12 +15,16 @@ import (
 // messages (summary, facts, earlier excerpts) first, then recent turns as
 // user and assistant messages.
 
-// Shares of the budget the combined strategy gives its parts (at most;
-// what a part leaves goes to retrieved messages).
+// Shares of the budget the combined strategy gives its parts (at most:
+// the summary and facts share only what combined saves on recent turns
+// against retrieval, and what a part leaves goes to retrieved messages).
 const (
 	combinedSummaryShare = 0.15
 	combinedFactsShare   = 0.10
 	combinedRecentShare  = 0.20
+	// summaryRelevance is the least cosine with the question a summary
+	// line needs to enter the combined strategy's history.
+	summaryRelevance     = 0.2
 	factsShare           = 0.5 // entity and knowledge_graph: facts vs recent turns
 	retrievalRecentShare = 0.3
 )
@@ -62,17 +66,7 @@ func (m *Manager) assemble(ctx context.Context, strategy string, v *view, questi
 	case Compressed:
 		return m.compressed(ctx, v, lb, question, budget)
 	case Combined:
-		var out []llm.Message
-		sum, used := m.summaryMessage(v, lb, int(float64(budget)*combinedSummaryShare))
-		out = append(out, sum...)
-		facts, n := m.factsMessage(v, lb, question, int(float64(budget)*combinedFactsShare), true)
-		out = append(out, facts...)
-		used += n
-		rec := m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*combinedRecentShare))
-		used += m.messagesTokens(rec)
-		ex, _ := m.retrieved(ctx, v, lb, question, budget-used, len(rec))
-		out = append(out, ex...)
-		return append(out, rec...), nil
+		return m.combined(ctx, v, lb, question, budget), nil
 	}
 	return nil, ErrUnknownStrategy
 }
@@ -183,6 +177,24 @@ func (m *Manager) summaryMessage(v *view, lb labels, budget int) ([]llm.Message,
 		b.WriteString(l.text)
 	}
 	return []llm.Message{{Role: llm.RoleSystem, Content: b.String()}}, used
+}
+
+// relevantSummary renders the summary lines that share terms with
+// question (at least summaryRelevance cosine), within budget, in summary
+// order: the combined strategy's summary, which competes for the budget
+// with retrieved messages and so takes only what bears on the question.
+func (m *Manager) relevantSummary(v *view, lb labels, question string, budget int) ([]llm.Message, int) {
+	if v.derived == nil || len(v.derived.summary) == 0 || v.digest.Through == 0 {
+		return nil, 0
+	}
+	qv := text.Count(queryTerms(question))
+	var cands []candidate
+	for i, l := range v.derived.summary {
+		if s := text.Cosine(qv, text.Count(docTerms(l.text))); s >= summaryRelevance {
+			cands = append(cands, candidate{i, s, i, l.tokens})
+		}
+	}
+	return m.pack(lb.summary, cands, budget, func(i int) string { return "\n" + v.derived.summary[i].text })
 }
 
 // factsMessage renders the entity facts relevant to question within
