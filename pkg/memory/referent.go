@@ -340,14 +340,19 @@ func lastStatement(history []llm.Message) string {
 		if isRefusal(c) {
 			return ""
 		}
-		if k := strings.IndexAny(c, ".;,!?\n"); k > 0 {
-			c = c[:k]
+		// The first clause that says something ("Okay, that leaves one
+		// option" → "that leaves one option").
+		for _, clause := range strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(".;,!?\n", r) }) {
+			ws := strings.Fields(clause)
+			if len(ws) < 3 {
+				continue
+			}
+			if len(ws) > 15 {
+				ws = ws[:15]
+			}
+			return strings.Join(ws, " ")
 		}
-		ws := strings.Fields(c)
-		if len(ws) > 15 {
-			ws = ws[:15]
-		}
-		return strings.Join(ws, " ")
+		return ""
 	}
 	return ""
 }
