@@ -33,7 +33,7 @@ var ErrBadMemorySetting = errors.New("invalid memory setting")
 // Precedence:
 //   - nothing given: the configured strategy ("" in the Choice).
 //   - history_len alone: the window strategy over the last history_len
-//     exchanges (0 = no history), Chatchat's meaning.
+//     exchanges (0 = NoHistory), Chatchat's meaning.
 //   - memory alone: that strategy; window_k sizes it when it is window.
 //   - memory "window" with history_len and/or window_k: the window, sized
 //     by whichever is given; both given must agree.
@@ -67,7 +67,7 @@ func ResolveRequest(strategy string, historyLen, windowK int) (Choice, error) {
 		}
 		if hasLen {
 			if historyLen == 0 {
-				return Choice{Strategy: noHistory}, nil
+				return Choice{Strategy: NoHistory}, nil
 			}
 			return Choice{Strategy: Window, WindowK: historyLen}, nil
 		}
@@ -81,15 +81,17 @@ func ResolveRequest(strategy string, historyLen, windowK int) (Choice, error) {
 	return Choice{Strategy: strategy}, nil
 }
 
-// noHistory is the Choice of history_len 0: no turns at all.
-const noHistory = "none"
+// NoHistory is the Choice.Strategy of history_len 0: no turns at all
+// (RecallChoice returns only the conversation's system messages). It is
+// not a strategy Recall accepts.
+const NoHistory = "none"
 
 // RecallChoice is Recall with a Choice from ResolveRequest: the
 // conversation's system messages, then the history the chosen strategy
 // assembles (the window sized by Choice.WindowK).
 func (m *Manager) RecallChoice(ctx context.Context, conversationID, question string, c Choice) ([]llm.Message, error) {
 	switch {
-	case c.Strategy == noHistory:
+	case c.Strategy == NoHistory:
 		return m.Recall(ctx, conversationID, question, Window, 0)
 	case c.Strategy == Window && c.WindowK > 0:
 		return m.recall(ctx, conversationID, question, Window, -1, c.WindowK)
