@@ -410,13 +410,23 @@ var zhNamePatterns = []*regexp.Regexp{
 	regexp.MustCompile(`《([^》]{1,20})》`),
 	regexp.MustCompile(`[“「]([^”」]{1,12})[”」]`),
 	regexp.MustCompile(`(?:什么是|何为|何谓|介绍一下|讲讲|说说|推荐|叫做|名叫|叫|就是|选)([\p{Han}A-Za-z0-9·]{2,8})`),
+	regexp.MustCompile(`^(\p{Han}{2,3}?)(?:写了|写过|写的|说过|说|著有|作|认为|提出|发明|创立|创建|出生|生于|死于|住在|来自)`),
 	regexp.MustCompile(`^(?:请问)?((?:[^\P{Han}是的有]|[A-Za-z0-9·]){2,8}?)(?:的|是什么|是谁|是哪|是一|是个|是位|是本|是部|是座|是家|怎么样|有什么|指什么)`),
 }
+
+// zhWork and zhPerson prefix the names zhNames found as titles of works
+// and as the subjects of what people do ("孔子写了…").
+const (
+	zhWork   = "\x00"
+	zhPerson = "\x01"
+)
 
 // zhStop are pieces the patterns catch that name nothing.
 var zhStop = map[string]bool{"什么": true, "这个": true, "那个": true, "一下": true, "我们": true, "你们": true, "他们": true, "它们": true,
 	"一个": true, "一家": true, "一些": true, "哪些": true, "哪个": true, "怎么": true, "为什么": true}
 
+// zhNames returns the names of s; works and people are marked (zhWork,
+// zhPerson) so that 他/她 do not resolve to a book nor 它 to a person.
 func zhNames(s string) []string {
 	var out []string
 	for _, sent := range text.Sentences(s) {
@@ -425,6 +435,12 @@ func zhNames(s string) []string {
 				for _, m := range p.FindAllStringSubmatch(clause, -1) {
 					n := strings.TrimRight(m[1], "的了吗呢吧")
 					if utf8.RuneCountInString(n) >= 2 && !zhStop[n] && !startsWithPronoun(n) {
+						switch p {
+						case zhNamePatterns[0]:
+							n = zhWork + n
+						case zhNamePatterns[3]:
+							n = zhPerson + n
+						}
 						out = append(out, n)
 					}
 				}
@@ -443,7 +459,7 @@ func startsWithPronoun(n string) bool {
 	return false
 }
 
-func referentZH(f FollowUp, vocab Vocabulary, suffix string) string {
+func referentZH(f FollowUp, vocab Vocabulary, suffix string, person bool) string {
 	s := &salience{score: map[string]float64{}, first: map[string]int{}}
 	for i, t := range f.Topic {
 		if t = cleanTopic(t); t != "" && isCJKText(t) {
@@ -462,6 +478,14 @@ func referentZH(f FollowUp, vocab Vocabulary, suffix string) string {
 			}
 		}
 		for _, n := range zhNames(h.Content) {
+			work, human := strings.HasPrefix(n, zhWork), strings.HasPrefix(n, zhPerson)
+			n = strings.TrimPrefix(strings.TrimPrefix(n, zhWork), zhPerson)
+			if work && person || human && !person {
+				continue
+			}
+			if work {
+				n = "《" + n + "》"
+			}
 			if !seen[n] {
 				seen[n] = true
 				s.add(n, w)
@@ -497,7 +521,8 @@ func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
 			suffix = string(r[1])
 		}
 	}
-	ent := referentZH(f, vocab, suffix)
+	person := strings.HasPrefix(p, "他") || strings.HasPrefix(p, "她")
+	ent := referentZH(f, vocab, suffix, person)
 	if ent == "" || strings.Contains(q, ent) {
 		return q
 	}

@@ -69,6 +69,10 @@ func TestRewriteFollowUp(t *testing.T) {
 			Question: "这卦的卦辞是什么？"}, memory.NameList{"乾卦", "太极"}, "乾卦的卦辞是什么？"},
 		{"zh known name from the assistant", memory.FollowUp{History: msgs("有什么适合初学者的卦？", "可以先读坤卦，卦辞浅显。"),
 			Question: "该卦讲什么？"}, memory.NameList{"坤卦"}, "坤卦讲什么？"},
+		{"zh person is not a book", memory.FollowUp{History: msgs("孔子写了什么？", "孔子作《春秋》。"), Question: "他生于哪一年？"}, nil,
+			"孔子生于哪一年？"},
+		{"zh it may be a book", memory.FollowUp{History: msgs("孔子写了什么？", "孔子作《春秋》。"), Question: "它讲什么？"}, nil,
+			"《春秋》讲什么？"},
 		{"zh not pronouns", memory.FollowUp{History: msgs("什么是太极？", "易有太极。"), Question: "因此应该读其他什么书？"}, nil,
 			"关于太极，因此应该读其他什么书？"},
 	} {
