@@ -450,7 +450,8 @@ func init() {
 		Amazing Exactly True Right Agreed Anyway Btw Hmm Ah Aw Aww Bye See Take Keep Sounds Sounds Looks Hope Happy Definitely
 		If As At In On Of For With From To By After Before Since Then Now Today Yesterday Tomorrow Last Next Every Some Any All
 		Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September
-		October November December Mr Mrs Ms Dr AI Human`) {
+		October November December Mr Mrs Ms Dr AI Human Book Reserve Find Give Show Please Get Make Try Check Recommend
+		Suggest Need Want Cancel Add Send Call Pick Choose Tell`) {
 		notNames[w] = true
 	}
 }

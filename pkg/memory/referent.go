@@ -143,7 +143,7 @@ func referentEN(f FollowUp, vocab Vocabulary) string {
 		}
 		for _, sent := range text.Sentences(h.Content) {
 			for _, n := range names(sent, known) {
-				if seen[n] || notNames[n] {
+				if seen[n] || notNames[n] || !known[n] && strings.ContainsAny(n, "0123456789") || n == "AM" || n == "PM" {
 					continue
 				}
 				seen[n] = true
@@ -199,7 +199,10 @@ func rewriteEN(f FollowUp, q string, vocab Vocabulary) string {
 	if ent == "" {
 		return q
 	}
-	out, done := replacePronounEN(q, ent)
+	out, done := q, containsWord(q, ent) // a question naming the entity keeps its pronouns
+	if !done {
+		out, done = replacePronounEN(q, ent)
+	}
 	if !done {
 		if loc := enDemonstrative.FindStringIndex(out); loc != nil {
 			out, done = out[:loc[0]]+ent+out[loc[1]:], true
