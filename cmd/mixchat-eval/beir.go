@@ -175,8 +175,7 @@ type beirResult struct {
 // runEvalBEIR runs "mixchat-eval beir": retrieval quality on a dataset in
 // BEIR layout (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv).
 func runEvalBEIR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval beir", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := evalFlags("eval beir", "", stderr)
 	var opt evalOptions
 	data := fs.String("data", "", "dataset folder in BEIR layout: corpus.jsonl, queries.jsonl, qrels/ (BEIR SciFact: "+scifactData.source+")")
 	split := fs.String("split", "test", "qrels split to evaluate: test, or train for tuning")
@@ -444,8 +443,7 @@ type cmrcResult struct {
 // runEvalCMRC runs "mixchat-eval cmrc": every CMRC 2018 question must
 // retrieve its own paragraph among all paragraphs of the file.
 func runEvalCMRC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval cmrc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := evalFlags("eval cmrc", "", stderr)
 	var opt evalOptions
 	data := fs.String("data", "", "CMRC 2018 file in SQuAD format ("+cmrcData.source+")")
 	opt.register(fs)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -71,9 +70,7 @@ func (t *evalTB) close() {
 }
 
 func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval latency", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, evalLatencyUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	fs := evalFlags("eval latency", evalLatencyUsage, stderr)
 	latency := fs.Duration("latency", 200*time.Millisecond, "latency L of every LLM call")
 	requests := fs.Int("requests", 10, "sequential requests per latency measurement")
 	concurrency := fs.Int("concurrency", 100, "concurrent conversations for the throughput run")

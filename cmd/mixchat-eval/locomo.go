@@ -24,7 +24,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -123,8 +122,7 @@ var locomoDefaultStrategies = []string{memory.Combined, memory.Retrieval, memory
 	memory.Summary, memory.Entity, memory.KnowledgeGraph, memory.Compressed, memory.Buffer}
 
 func runEvalLoCoMo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := evalFlags("eval locomo", "", stderr)
 	data := fs.String("data", "", "path of locomo10.json (required; "+locomoData.source+")")
 	k := fs.Int("k", 10, "recall@k: messages retrieved per question")
 	budget := fs.Int("budget", 2000, "token budget of the assembled history")
@@ -204,9 +202,7 @@ func runEvalLoCoMo(ctx context.Context, args []string, stdout, stderr io.Writer)
 		Strategies: results,
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(stdout, rep)
 	}
 	printLoCoMo(stdout, rep)
 	return nil

@@ -14,7 +14,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -118,9 +117,7 @@ loopback, slowed down so that kills land inside the work.
 
 // runEvalCrash is `mixchat-eval crash`.
 func runEvalCrash(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval crash", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, evalCrashUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	fs := evalFlags("eval crash", evalCrashUsage, stderr)
 	n := fs.Int("n", 100, "number of kills")
 	limit := fs.Duration("timeout", 15*time.Minute, "give up after this long")
 	seed := fs.Uint64("seed", 1, "random seed (kill moments, contents)")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -93,9 +92,7 @@ type outcome struct {
 
 // runEvalFaults is `mixchat-eval faults`.
 func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval faults", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, evalFaultsUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	fs := evalFlags("eval faults", evalFaultsUsage, stderr)
 	withPG := fs.Bool("postgres", true, "also stop and start a private PostgreSQL server under the conversation store (needs PostgreSQL installed)")
 	pgPort := fs.Int("postgres-port", 0, "port of the private PostgreSQL server (0: a free one)")
 	llmTimeout := fs.Duration("llm-timeout", time.Second, "llm.timeout of the app under test")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -46,9 +45,7 @@ goroutines and heap are back near the baseline).
 
 // runEvalLoad is `mixchat-eval load`.
 func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval load", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, evalLoadUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	fs := evalFlags("eval load", evalLoadUsage, stderr)
 	convs := fs.Int("conversations", 200, "concurrent conversations")
 	duration := fs.Duration("duration", 60*time.Second, "length of the run")
 	latency := fs.Duration("latency", 20*time.Millisecond, "latency of every test-LLM call")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -21,8 +20,7 @@ import (
 // serve reads it), with an unspecified host (0.0.0.0, ::) probed on
 // loopback.
 func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("healthcheck", "", stderr)
 	addr := fs.String("addr", "", "server address HOST:PORT (default: server.addr from the configuration)")
 	configPath := fs.String("config", "", "YAML configuration file (see configs/mixchat.yaml)")
 	path := fs.String("path", "/healthz", "path to probe: /healthz (alive) or /readyz (ready to serve)")

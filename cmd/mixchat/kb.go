@@ -74,15 +74,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("mixchat kb "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, kbUsage); fs.PrintDefaults() }
-	return fs
-}
-
 func kbCreate(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("create", stderr)
+	fs := commandFlags("mixchat kb create", kbUsage, stderr)
 	info := fs.String("info", "", "a description of the knowledge base")
 	store := fs.String("vector-store", "", "embedded or qdrant (default: kb.vector_store)")
 	pos, err := parseInterspersed(fs, args)
@@ -155,7 +148,7 @@ func collectFiles(paths []string) ([]kb.FileData, []string, error) {
 }
 
 func kbAdd(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("add", stderr)
+	fs := commandFlags("mixchat kb add", kbUsage, stderr)
 	override := fs.Bool("override", true, "replace documents that exist (unchanged ones are skipped)")
 	force := fs.Bool("force", false, "re-index documents even when unchanged")
 	size := fs.Int("chunk-size", 0, "chunk size (default: kb.chunk_size)")
@@ -297,7 +290,7 @@ func (b *progressBar) finish() {
 }
 
 func kbList(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("ls", stderr)
+	fs := commandFlags("mixchat kb ls", kbUsage, stderr)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -330,7 +323,7 @@ func kbList(ctx context.Context, svc *kb.Service, args []string, stdout, stderr 
 }
 
 func kbRemove(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("rm", stderr)
+	fs := commandFlags("mixchat kb rm", kbUsage, stderr)
 	keep := fs.Bool("keep-original", false, "keep the documents' originals in the content folder")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -364,7 +357,7 @@ func kbRemove(ctx context.Context, svc *kb.Service, args []string, stdout, stder
 }
 
 func kbSearch(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("search", stderr)
+	fs := commandFlags("mixchat kb search", kbUsage, stderr)
 	k := fs.Int("k", 0, "number of chunks (default: kb.top_k)")
 	minRel := fs.Float64("min-relevance", 0, "minimum relevance in [0,1] (default 0: every match)")
 	asJSON := fs.Bool("json", false, "print the results as JSON")

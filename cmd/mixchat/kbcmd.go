@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 
 	"github.com/mixchat/mixchat/internal/app"
@@ -13,9 +11,7 @@ import (
 // runKBCommand runs "mixchat kb ..." on the knowledge bases of the
 // configured data directory, in this process (no server needed).
 func runKBCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("kb", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), kbUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	fs := commandFlags("kb", kbUsage+"\nFlags:\n", stderr)
 	var f config.Flags
 	f.Register(fs)
 	if err := fs.Parse(args); err != nil {

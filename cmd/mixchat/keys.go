@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -28,9 +27,7 @@ token is printed once by create and never stored: only its SHA-256 is.
 // runKeys runs "mixchat keys ...": API key administration on the
 // configured store, in this process (no server needed).
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("keys", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), keysUsage); fs.PrintDefaults() }
+	fs := commandFlags("keys", keysUsage, stderr)
 	var f config.Flags
 	f.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -64,8 +61,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func keysCreate(ctx context.Context, open func() (*auth.Store, error), args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("keys create", "", stderr)
 	user := fs.String("user", "", "the user the key acts as (required)")
 	role := fs.String("role", "user", "user or admin (admin manages knowledge bases, keys and configuration)")
 	name := fs.String("name", "", "a label to recognise the key by")
@@ -97,8 +93,7 @@ func keysCreate(ctx context.Context, open func() (*auth.Store, error), args []st
 }
 
 func keysList(ctx context.Context, open func() (*auth.Store, error), args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("keys ls", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("keys ls", "", stderr)
 	user := fs.String("user", "", "only this user's keys")
 	if err := fs.Parse(args); err != nil {
 		return err

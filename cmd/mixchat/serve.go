@@ -20,12 +20,15 @@ until interrupted, then shuts down gracefully.
 Flags:
 `
 
-// commandFlags is a command's flag set: errors and -h go to stderr with
-// usage, followed by the flags.
+// commandFlags is a command's flag set: errors and -h go to stderr (or
+// where SetOutput points them) with usage, when there is one, followed by
+// the flags.
 func commandFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	if usage != "" {
+		fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	}
 	return fs
 }
 
