@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,19 +43,13 @@ func newAccessServerWith(t *testing.T, edit func(*Access), addModels func(*llm.R
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := sqlite.OpenConversations(ctx, filepath.Join(dir, "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openSQLite(t)
 	keys, err := sqlite.OpenKeys(ctx, filepath.Join(dir, "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { keys.Close() })
-	models := llm.NewRegistry("offline")
-	offline := llm.NewOffline(llm.OfflineOptions{})
-	models.Add("offline", offline)
+	models, offline := offlineModels()
 	if addModels != nil {
 		addModels(models)
 	}
@@ -82,9 +75,7 @@ func newAccessServerWith(t *testing.T, edit func(*Access), addModels func(*llm.R
 		edit(&access)
 	}
 	s := New(Options{Store: store, Models: models, Chat: answerer, Memory: mgr, KB: svc, Mixer: mixer, Access: access, MaxBodyBytes: 64 << 10})
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
-	as := &accessServer{url: hs.URL, keys: keys, store: store, kb: svc}
+	as := &accessServer{url: serveTest(t, s).URL, keys: keys, store: store, kb: svc}
 	as.admin = as.key(t, "root", auth.RoleAdmin, 0, 0)
 	return as
 }

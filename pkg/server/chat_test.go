@@ -38,34 +38,66 @@ type testServer struct {
 
 func newTestServer(t testing.TB, up *llmtest.Server) *testServer {
 	t.Helper()
-	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	store := openSQLite(t)
+	models, _ := offlineModels()
 	if up != nil {
 		models.Add("test", llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: up.URL(), Model: "test", Timeout: 10 * time.Second, MaxRetries: 1, RetryBackoff: time.Millisecond}))
 	}
 	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), MaxBodyBytes: 64 << 10})
-	ts := &testServer{Server: s, store: store, models: models, http: httptest.NewServer(s.Handler())}
-	t.Cleanup(ts.http.Close)
-	return ts
+	return &testServer{Server: s, store: store, models: models, http: serveTest(t, s)}
+}
+
+// openSQLite is a conversation store in a temp dir, closed with the test.
+func openSQLite(t testing.TB) *sqlite.Conversations {
+	t.Helper()
+	s, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// offlineModels is a registry with the offline model as its default.
+func offlineModels() (*llm.Registry, *llm.Offline) {
+	offline := llm.NewOffline(llm.OfflineOptions{})
+	models := llm.NewRegistry("offline")
+	models.Add("offline", offline)
+	return models, offline
+}
+
+// serveTest serves s's handler on a test server closed with the test.
+func serveTest(t testing.TB, s *Server) *httptest.Server {
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return hs
 }
 
 // post sends body as JSON and returns the status and the decoded reply.
 func (ts *testServer) post(t *testing.T, path string, body any) (int, map[string]any) {
 	t.Helper()
+	return ts.send(t, http.MethodPost, path, body)
+}
+
+// send makes a request with a body (nil: none; a string is sent as it is,
+// anything else as JSON) and decodes the reply.
+func (ts *testServer) send(t *testing.T, method, path string, body any) (int, map[string]any) {
+	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
+	case nil:
 	case string:
 		r = strings.NewReader(b)
 	default:
 		j, _ := json.Marshal(b)
 		r = bytes.NewReader(j)
 	}
-	resp, err := http.Post(ts.http.URL+path, "application/json", r)
+	req, err := http.NewRequest(method, ts.http.URL+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +106,7 @@ func (ts *testServer) post(t *testing.T, path string, body any) (int, map[string
 	raw, _ := io.ReadAll(resp.Body)
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s: reply is not JSON: %q", path, raw)
+			t.Fatalf("%s %s: reply is not JSON: %q", method, path, raw)
 		}
 	}
 	return resp.StatusCode, out

@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -40,13 +39,8 @@ func newKBTestServer(t *testing.T, edit func(*kb.Config)) *kbTestServer {
 // change (Store, Models, Chat and KB are set) before the server is made.
 func newKBTestServerWith(t *testing.T, edit func(*kb.Config), server func(*Options)) *kbTestServer {
 	t.Helper()
-	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	store := openSQLite(t)
+	models, _ := offlineModels()
 	cfg := kb.DefaultConfig()
 	cfg.Dir = t.TempDir()
 	if edit != nil {
@@ -61,10 +55,7 @@ func newKBTestServerWith(t *testing.T, edit func(*kb.Config), server func(*Optio
 	if server != nil {
 		server(&opts)
 	}
-	s := New(opts)
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
-	return &kbTestServer{url: hs.URL, kb: svc}
+	return &kbTestServer{url: serveTest(t, New(opts)).URL, kb: svc}
 }
 
 // do sends a request and decodes a JSON reply into out (when not nil).

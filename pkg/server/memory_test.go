@@ -1,13 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,20 +13,13 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
-	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // newMemoryServer is a server with the offline model and a memory.Manager.
 func newMemoryServer(t *testing.T) (*testServer, *memory.Manager) {
 	t.Helper()
-	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	models := llm.NewRegistry("offline")
-	offline := llm.NewOffline(llm.OfflineOptions{})
-	models.Add("offline", offline)
+	store := openSQLite(t)
+	models, offline := offlineModels()
 	cfg := memory.DefaultConfig()
 	mgr, err := memory.NewManager(store, cfg, memory.Options{Model: offline})
 	if err != nil {
@@ -39,37 +27,7 @@ func newMemoryServer(t *testing.T) (*testServer, *memory.Manager) {
 	}
 	t.Cleanup(func() { mgr.Close() })
 	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Memory: mgr, MaxBodyBytes: 64 << 10})
-	ts := &testServer{Server: s, store: store, models: models, http: httptest.NewServer(s.Handler())}
-	t.Cleanup(ts.http.Close)
-	return ts, mgr
-}
-
-// send makes a request with a JSON body (nil: none) and decodes the reply.
-func (ts *testServer) send(t *testing.T, method, path string, body any) (int, map[string]any) {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, ts.http.URL+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	raw, _ := io.ReadAll(resp.Body)
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: reply is not JSON: %q", method, path, raw)
-		}
-	}
-	return resp.StatusCode, out
+	return &testServer{Server: s, store: store, models: models, http: serveTest(t, s)}, mgr
 }
 
 // TestChatMemoryStrategies: the memory test through /chat/chat with every
@@ -214,13 +172,8 @@ func TestChatWhileCompressing(t *testing.T) {
 	up := llmtest.NewServer(t, llmtest.WithHandler(func(openai.ChatCompletionRequest) llmtest.Reply {
 		return llmtest.Reply{Text: "never seen", Delay: time.Hour}
 	}))
-	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	store := openSQLite(t)
+	models, _ := offlineModels()
 	cfg := memory.DefaultConfig()
 	cfg.Strategy = memory.SummaryBuffer
 	cfg.Compression.TriggerTokens = 50
@@ -237,8 +190,7 @@ func TestChatWhileCompressing(t *testing.T) {
 		up.WaitIdle(5 * time.Second)
 	})
 	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Memory: mgr, MaxBodyBytes: 64 << 10})
-	ts := &testServer{Server: s, store: store, models: models, http: httptest.NewServer(s.Handler())}
-	t.Cleanup(ts.http.Close)
+	ts := &testServer{Server: s, store: store, models: models, http: serveTest(t, s)}
 
 	ts.ask(t, "c", "我的名字是李雷，我住在杭州，我在学习周易。", "")
 	ts.ask(t, "c", "乾卦象征什么？请详细说说它的卦辞和象辞。", "")

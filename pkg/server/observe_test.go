@@ -9,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +24,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
-	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // lockedBuffer is a log sink safe for concurrent writers.
@@ -73,11 +71,7 @@ type observedServer struct {
 func newObservedServer(t *testing.T, prices obs.Prices) *observedServer {
 	t.Helper()
 	up := newMixUpstream(t)
-	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openSQLite(t)
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -396,13 +390,8 @@ func TestMessageUsage(t *testing.T) {
 //
 //	go test ./pkg/server -run '^$' -bench BenchmarkObserveMiddleware -benchmem
 func BenchmarkObserveMiddleware(b *testing.B) {
-	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(b.TempDir(), "mixchat.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	store := openSQLite(b)
+	models, _ := offlineModels()
 	s := New(Options{Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Store: store, Models: models, Chat: chat.New(models, chat.Options{})})
 	h := s.Handler()
 	req := httptest.NewRequest(http.MethodGet, "/healthz", nil)

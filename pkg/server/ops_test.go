@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
-	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
@@ -45,8 +43,7 @@ type readyFixture struct {
 
 func newReadyServer(t *testing.T, f readyFixture) (*Server, string) {
 	t.Helper()
-	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models, _ := offlineModels()
 	opts := Options{Store: f.store, Models: models, Chat: chat.New(models, chat.Options{}), Version: "v-test"}
 	if f.kbDir != "" {
 		cfg := kb.DefaultConfig()
@@ -59,9 +56,7 @@ func newReadyServer(t *testing.T, f readyFixture) (*Server, string) {
 		opts.KB = svc
 	}
 	s := New(opts)
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
-	return s, hs.URL
+	return s, serveTest(t, s).URL
 }
 
 func getReady(t *testing.T, url string) (int, readyReply) {
@@ -76,16 +71,6 @@ func getReady(t *testing.T, url string) (int, readyReply) {
 		t.Fatalf("/readyz reply is not JSON: %v", err)
 	}
 	return resp.StatusCode, r
-}
-
-func openSQLite(t *testing.T) *sqlite.Conversations {
-	t.Helper()
-	s, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 func TestReadyz(t *testing.T) {

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,34 +15,25 @@ import (
 
 	"github.com/mixchat/mixchat/internal/shareddata"
 	"github.com/mixchat/mixchat/pkg/chat"
-	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
-	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // searchTestServer serves the API with the offline model and a search
 // service built from cfg.
 func searchTestServer(t *testing.T, cfg search.Config) *httptest.Server {
 	t.Helper()
-	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	store := openSQLite(t)
+	models, _ := offlineModels()
 	var svc *search.Service
 	if cfg.Default != "" {
+		var err error
 		svc, err = search.New(cfg, search.Options{Models: models})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	s := New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Search: svc})
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	return srv
+	return serveTest(t, New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Search: svc}))
 }
 
 // searchCorpus is a small folder for the local engine.
