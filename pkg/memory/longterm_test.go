@@ -162,26 +162,23 @@ func TestLongTermModel(t *testing.T) {
 	}
 }
 
-// TestConcurrentClose: two closes of the same conversation at once (an
-// explicit one and the idle closer) fold its turns into the user's memory
-// once.
-func TestConcurrentClose(t *testing.T) {
-	ctx := context.Background()
-	store := openSQLite(t, ":memory:")
-	m := newManager(t, store, nil, memory.Options{})
-	createConv(t, store, "e1", "erin")
-	add(t, store, m, "e1", "My name is Erin and I live in Lyon.", "Hello, Erin.", "I study the Zhouyi.", "Good.")
-	flush(t, m)
-	results := make([]memory.Closed, 4)
-	errs := make([]error, len(results))
+// closeConcurrently closes conv once per manager, all at once, and returns
+// how many of the closes consolidated the user's memory.
+func closeConcurrently(t *testing.T, conv string, managers ...*memory.Manager) int {
+	t.Helper()
+	results := make([]memory.Closed, len(managers))
+	errs := make([]error, len(managers))
 	var wg sync.WaitGroup
-	for i := range results {
+	start := make(chan struct{})
+	for i, m := range managers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = m.CloseConversation(ctx, "e1")
+			<-start
+			results[i], errs[i] = m.CloseConversation(context.Background(), conv)
 		}()
 	}
+	close(start)
 	wg.Wait()
 	consolidated := 0
 	for i, r := range results {
@@ -192,6 +189,20 @@ func TestConcurrentClose(t *testing.T) {
 			consolidated++
 		}
 	}
+	return consolidated
+}
+
+// TestConcurrentClose: two closes of the same conversation at once (an
+// explicit one and the idle closer) fold its turns into the user's memory
+// once.
+func TestConcurrentClose(t *testing.T) {
+	ctx := context.Background()
+	store := openSQLite(t, ":memory:")
+	m := newManager(t, store, nil, memory.Options{})
+	createConv(t, store, "e1", "erin")
+	add(t, store, m, "e1", "My name is Erin and I live in Lyon.", "Hello, Erin.", "I study the Zhouyi.", "Good.")
+	flush(t, m)
+	consolidated := closeConcurrently(t, "e1", m, m, m, m)
 	mem, err := m.UserMemory(ctx, "erin")
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package memory_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/mixchat/mixchat/internal/pgtest"
@@ -43,40 +42,15 @@ func TestPostgresConcurrentCloseAcrossManagers(t *testing.T) {
 		createConv(t, sa, conv, "erin")
 		add(t, sa, ma, conv, "My name is Erin and I live in Lyon.", "Hello, Erin.", "I study the Zhouyi.", "Good.")
 		flush(t, ma)
-		results := make([]memory.Closed, 6)
-		errs := make([]error, len(results))
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range results {
-			m := ma
-			if i%2 == 1 {
-				m = mb
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				results[i], errs[i] = m.CloseConversation(ctx, conv)
-			}()
-		}
-		close(start)
-		wg.Wait()
-		consolidated := 0
-		for i, r := range results {
-			if errs[i] != nil {
-				t.Fatal(errs[i])
-			}
-			if r.Consolidated {
-				consolidated++
-			}
-		}
+		// Six closes at once, alternating between the two managers.
+		consolidated := closeConcurrently(t, conv, ma, mb, ma, mb, ma, mb)
 		mem, err := mb.UserMemory(ctx, "erin")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if consolidated != 1 || mem.Version != int64(round+1) {
 			t.Errorf("%s: %d of %d concurrent closes on two managers consolidated, memory version %d; want 1 and %d",
-				conv, consolidated, len(results), mem.Version, round+1)
+				conv, consolidated, 6, mem.Version, round+1)
 		}
 	}
 }

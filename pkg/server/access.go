@@ -516,8 +516,7 @@ type createKeyRequest struct {
 // handleCreateKey makes a key; the token is in this reply only.
 func (s *Server) handleCreateKey(c *gin.Context) {
 	var req createKeyRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	if req.Role == "" {
@@ -572,8 +571,7 @@ type kbAccessRequest struct {
 // handleSetKBAccess replaces who may read a knowledge base.
 func (s *Server) handleSetKBAccess(c *gin.Context) {
 	var req kbAccessRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	a := auth.KBAccess{KB: c.Param("name"), Owner: req.Owner, Private: req.Private, Grants: req.Grants}

@@ -95,8 +95,7 @@ func validChatType(t string) bool {
 
 func (s *Server) handleCreateConversation(c *gin.Context) {
 	var req createConversationRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	if req.ChatType == "" {
@@ -165,8 +164,7 @@ func (s *Server) handleRenameConversation(c *gin.Context) {
 	var req struct {
 		Name *string `json:"name"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	if req.Name != nil && validConversationName(*req.Name) != nil {
@@ -271,8 +269,7 @@ type feedbackRequest struct {
 // handleFeedback records a rating of a reply (Chatchat 0.2's /chat/feedback).
 func (s *Server) handleFeedback(c *gin.Context) {
 	var req feedbackRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	if req.MessageID == "" {

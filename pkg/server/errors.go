@@ -212,6 +212,16 @@ func writeError(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, body)
 }
 
+// bindJSON decodes the request body into v (decodeJSON); when it cannot,
+// it writes the error and returns false.
+func bindJSON(c *gin.Context, v any) bool {
+	if err := decodeJSON(c, v); err != nil {
+		writeError(c, err)
+		return false
+	}
+	return true
+}
+
 // decodeJSON decodes the request body into v, rejecting unknown content,
 // trailing data and wrong types with a message naming the field.
 func decodeJSON(c *gin.Context, v any) error {

@@ -201,8 +201,7 @@ type createKBRequest struct {
 
 func (s *Server) handleCreateKB(c *gin.Context) {
 	var req createKBRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	if req.Name == nil {
@@ -250,8 +249,7 @@ type updateInfoRequest struct {
 
 func (s *Server) handleUpdateKBInfo(c *gin.Context) {
 	var req updateInfoRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	if req.KBInfo == nil {
@@ -363,8 +361,7 @@ func kbNames(one string, many []string) []string {
 
 func (s *Server) handleSearchDocs(c *gin.Context) {
 	var req searchDocsRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	names, k, minRel, err := req.params(s)

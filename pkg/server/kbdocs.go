@@ -233,8 +233,7 @@ type deleteDocsRequest struct {
 
 func (s *Server) handleDeleteDocs(c *gin.Context) {
 	var req deleteDocsRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	failed, err := s.kb.DeleteFiles(c.Request.Context(), req.Name, req.FileNames, req.DeleteContent)

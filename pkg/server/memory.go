@@ -103,8 +103,7 @@ func (s *Server) handlePutSystem(c *gin.Context) {
 	var req struct {
 		Messages *[]string `json:"messages"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	if req.Messages == nil {
@@ -160,8 +159,7 @@ func (s *Server) handlePutUserMemory(c *gin.Context) {
 		Summary *string  `json:"summary"`
 		Facts   []string `json:"facts"`
 	}
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	if req.Summary == nil && req.Facts == nil {
