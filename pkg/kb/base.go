@@ -322,10 +322,8 @@ func (b *base) refreshTerms(ctx context.Context) error {
 	if err := setMeta(ctx, tx, "lex_version", lexVersion); err != nil {
 		return err
 	}
-	if _, err := bumpGeneration(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	_, err = commitGeneration(ctx, tx)
+	return err
 }
 
 // readSnapshot reads a snapshot file written for generation gen; ok is false

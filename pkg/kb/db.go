@@ -46,16 +46,19 @@ func setMeta(ctx context.Context, q querier, key, value string) error {
 	return err
 }
 
-// bumpGeneration increments the change counter inside tx and returns the
-// new value.
-func bumpGeneration(ctx context.Context, tx *sql.Tx) (uint64, error) {
+// commitGeneration increments the change counter inside tx, commits tx and
+// returns the new value: every change is committed with its generation.
+func commitGeneration(ctx context.Context, tx *sql.Tx) (uint64, error) {
 	v, err := getMeta(ctx, tx, "generation")
 	if err != nil {
 		return 0, err
 	}
 	g, _ := strconv.ParseUint(v, 10, 64)
 	g++
-	return g, setMeta(ctx, tx, "generation", strconv.FormatUint(g, 10))
+	if err := setMeta(ctx, tx, "generation", strconv.FormatUint(g, 10)); err != nil {
+		return 0, err
+	}
+	return g, tx.Commit()
 }
 
 // querier is what *sql.DB and *sql.Tx share.

@@ -336,11 +336,8 @@ func (b *base) commitFile(ctx context.Context, f FileInfo, chunks []storedChunk,
 			return nil, 0, err
 		}
 	}
-	gen, err := bumpGeneration(ctx, tx)
+	gen, err := commitGeneration(ctx, tx)
 	if err != nil {
-		return nil, 0, err
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, 0, fmt.Errorf("commit %s: %w", f.Name, err)
 	}
 	if len(chunks) > 0 {
@@ -402,11 +399,8 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 			return err
 		}
 	}
-	gen, err := bumpGeneration(ctx, tx)
+	gen, err := commitGeneration(ctx, tx)
 	if err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -457,11 +451,8 @@ func (b *base) clear(ctx context.Context, settings map[string]string) error {
 	if err := setMeta(ctx, tx, "epoch", epoch); err != nil {
 		return err
 	}
-	gen, err := bumpGeneration(ctx, tx)
+	gen, err := commitGeneration(ctx, tx)
 	if err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
 		return err
 	}
 	for _, id := range ids {

@@ -66,10 +66,8 @@ func commit(ctx context.Context, db *sql.DB, file string, n int) error {
 	if _, err := replaceFile(ctx, tx, FileInfo{Name: file, Hash: "h-" + file, Size: 10}, testChunks(file, n)); err != nil {
 		return err
 	}
-	if _, err := bumpGeneration(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	_, err = commitGeneration(ctx, tx)
+	return err
 }
 
 // TestPostgresDBRunsTheKBQueries runs db.go's queries, written for SQLite,

@@ -29,6 +29,16 @@ type fakeQdrant struct {
 	dropped []string
 }
 
+// record keeps a copy of the request r in *list.
+func record[T proto.Message](f *fakeQdrant, list *[]T, r T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	*list = append(*list, proto.Clone(r).(T))
+}
+
+// completed is the reply to a points operation that succeeded.
+var completed = &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}
+
 func (f fakeCollections) CollectionExists(ctx context.Context, r *qdrant.CollectionExistsRequest) (*qdrant.CollectionExistsResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -62,30 +72,22 @@ type fakePoints struct {
 }
 
 func (f fakePoints) CreateFieldIndex(ctx context.Context, r *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fields = append(f.fields, proto.Clone(r).(*qdrant.CreateFieldIndexCollection))
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	record(f.fakeQdrant, &f.fields, r)
+	return completed, nil
 }
 
 func (f fakePoints) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.upserts = append(f.upserts, proto.Clone(r).(*qdrant.UpsertPoints))
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	record(f.fakeQdrant, &f.upserts, r)
+	return completed, nil
 }
 
 func (f fakePoints) Delete(ctx context.Context, r *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.deletes = append(f.deletes, proto.Clone(r).(*qdrant.DeletePoints))
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	record(f.fakeQdrant, &f.deletes, r)
+	return completed, nil
 }
 
 func (f fakePoints) Query(ctx context.Context, r *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.queries = append(f.queries, proto.Clone(r).(*qdrant.QueryPoints))
+	record(f.fakeQdrant, &f.queries, r)
 	return &qdrant.QueryResponse{Result: []*qdrant.ScoredPoint{
 		{Id: qdrant.NewID("6f1c2a52-8d0e-4c57-9a51-000000000001"), Score: 0.9},
 		{Id: qdrant.NewID("6f1c2a52-8d0e-4c57-9a51-000000000002"), Score: -0.2},

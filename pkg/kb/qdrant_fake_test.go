@@ -87,7 +87,7 @@ func (m memPoints) CreateFieldIndex(ctx context.Context, r *qdrant.CreateFieldIn
 	if _, ok := m.colls[r.GetCollectionName()]; !ok {
 		return nil, missing(r.GetCollectionName())
 	}
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	return completed, nil
 }
 
 func (m memPoints) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
@@ -105,7 +105,7 @@ func (m memPoints) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdrant.
 	for _, p := range r.GetPoints() {
 		c[p.GetId().GetUuid()] = memPoint{vec: p.GetVectors().GetVector().GetDense().GetData(), pay: p.GetPayload()}
 	}
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	return completed, nil
 }
 
 func (m memPoints) Delete(ctx context.Context, r *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
@@ -126,7 +126,7 @@ func (m memPoints) Delete(ctx context.Context, r *qdrant.DeletePoints) (*qdrant.
 			}
 		}
 	}
-	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+	return completed, nil
 }
 
 func (m memPoints) Count(ctx context.Context, r *qdrant.CountPoints) (*qdrant.CountResponse, error) {

@@ -401,13 +401,22 @@ func TestEmbedModelMismatch(t *testing.T) {
 	}
 }
 
-func TestFiltersAndSeveralKBs(t *testing.T) {
+// qianKunService is a service with two knowledge bases: "a" holds
+// qian.txt, "b" kun.txt.
+func qianKunService(t *testing.T) *Service {
+	t.Helper()
 	ctx := context.Background()
 	s := newService(t, testConfig(t), newFakeEmbedder(), nil)
 	s.Create(ctx, "a", CreateOptions{})
 	s.Create(ctx, "b", CreateOptions{})
 	mustAdd(t, s, "a", FileData{Name: "qian.txt", Data: []byte(qianText)})
 	mustAdd(t, s, "b", FileData{Name: "kun.txt", Data: []byte(kunText)})
+	return s
+}
+
+func TestFiltersAndSeveralKBs(t *testing.T) {
+	ctx := context.Background()
+	s := qianKunService(t)
 	rs := search(t, s, "元亨", "a", "b")
 	kbs := map[string]bool{}
 	for _, r := range rs {
@@ -652,11 +661,7 @@ func TestNamesAndDistances(t *testing.T) {
 // deleted (run with -race).
 func TestConcurrentUse(t *testing.T) {
 	ctx := context.Background()
-	s := newService(t, testConfig(t), newFakeEmbedder(), nil)
-	s.Create(ctx, "a", CreateOptions{})
-	s.Create(ctx, "b", CreateOptions{})
-	mustAdd(t, s, "a", FileData{Name: "qian.txt", Data: []byte(qianText)})
-	mustAdd(t, s, "b", FileData{Name: "kun.txt", Data: []byte(kunText)})
+	s := qianKunService(t)
 	done := make(chan struct{})
 	errs := make(chan error, 4)
 	for range 2 {
