@@ -7,12 +7,10 @@ package main
 // loopback against test upstreams the command starts itself.
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,21 +45,11 @@ type streamResult struct {
 // arrives.
 func chatStream(ctx context.Context, hc *http.Client, base, conv, query string, started func()) (streamResult, error) {
 	var res streamResult
-	b, _ := json.Marshal(map[string]any{"query": query, "conversation_id": conv, "stream": true})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/chat/chat", bytes.NewReader(b))
+	stream, err := sseclient.Open(ctx, hc, base+"/chat/chat", map[string]any{"query": query, "conversation_id": conv, "stream": true})
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("chat: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return res, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(resp.Body)
-		return res, fmt.Errorf("chat: status %d: %s", resp.StatusCode, bytes.TrimSpace(raw))
-	}
+	defer stream.Close()
 	type chatEvent struct {
 		Text   string `json:"text"`
 		Done   bool   `json:"done"`
@@ -70,7 +58,7 @@ func chatStream(ctx context.Context, hc *http.Client, base, conv, query string, 
 	}
 	var text strings.Builder
 	first := true
-	err = sseclient.Decode(resp.Body, func(ev chatEvent) (bool, error) {
+	err = sseclient.Decode(stream, func(ev chatEvent) (bool, error) {
 		if first && started != nil {
 			started()
 		}

@@ -24,7 +24,6 @@ import (
 
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/childserver"
-	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
@@ -119,9 +118,7 @@ func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer os.RemoveAll(dir)
 
-	cfg := config.DefaultConfig()
-	cfg.Server.DataDir, cfg.Demo = dir, false // the harness makes its own data
-	cfg.LLM.BaseURL, cfg.LLM.Model = up.URL(), "test"
+	cfg := harnessConfig(dir, up.URL())
 	cfg.LLM.Timeout, cfg.LLM.MaxRetries, cfg.LLM.RetryBackoff = *llmTimeout, 2, 20*time.Millisecond
 	cfg.Search.Engines = []search.EngineConfig{{Name: "stalled", Provider: "searxng", BaseURL: stalled.URL, Timeout: *searchTimeout}}
 	var pg *privatePostgres
@@ -134,22 +131,12 @@ func runEvalFaults(ctx context.Context, args []string, stdout, stderr io.Writer)
 		cfg.Store.Driver, cfg.Store.DSN = "postgres", pg.dsn
 		cfg.KB.Store = kb.KBStorePostgres // on the same server (kb.dsn defaults to store.dsn)
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, app.Options{})
+	a, err := startLoopbackApp(ctx, cfg, app.Options{})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	defer hs.Close()
-	base := "http://" + ln.Addr().String()
+	defer a.close()
+	base := a.base
 	hc := &http.Client{Timeout: time.Minute}
 
 	var rows []faultRow

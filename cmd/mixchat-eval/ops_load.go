@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,7 +22,6 @@ import (
 
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/childserver"
-	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 )
@@ -72,30 +69,17 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := os.WriteFile(filepath.Join(dir, "search", "qian.md"), []byte("# 乾卦\n\n乾：元，亨，利，贞。天行健，君子以自强不息。\n"), 0o644); err != nil {
 		return err
 	}
-	cfg := config.DefaultConfig()
-	cfg.Server.DataDir, cfg.Demo = dir, false // the harness makes its own data
-	cfg.LLM.BaseURL, cfg.LLM.Model = up.URL(), "test"
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, app.Options{})
+	cfg := harnessConfig(dir, up.URL())
+	a, err := startLoopbackApp(ctx, cfg, app.Options{})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		a.Close()
-		return err
-	}
-	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	base := "http://" + ln.Addr().String()
+	base := a.base
 	tr := &http.Transport{MaxIdleConns: 2 * *convs, MaxIdleConnsPerHost: 2 * *convs}
 	hc := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
 	closeAll := func() {
 		tr.CloseIdleConnections()
-		hs.Close()
-		a.Close()
+		a.close()
 	}
 
 	// Warm up: the KB with one document, one request of each kind.
@@ -305,21 +289,12 @@ func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
 
 // mix sends a streamed mix_chat request and reads it to its done event.
 func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
-	body, _ := json.Marshal(map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.base+"/chat/mix_chat", bytes.NewReader(body))
+	stream, err := sseclient.Open(ctx, l.hc, l.base+"/chat/mix_chat",
+		map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("mix_chat: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := l.hc.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return "", fmt.Errorf("mix_chat: status %d: %s", resp.StatusCode, b)
-	}
+	defer stream.Close()
 	type mixEvent struct {
 		Type  string `json:"type"`
 		Text  string `json:"text"`
@@ -329,7 +304,7 @@ func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	}
 	var text strings.Builder
 	done := false
-	err = sseclient.Decode(resp.Body, func(ev mixEvent) (bool, error) {
+	err = sseclient.Decode(stream, func(ev mixEvent) (bool, error) {
 		switch ev.Type {
 		case "delta":
 			text.WriteString(ev.Text)

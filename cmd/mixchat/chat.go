@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -173,30 +171,15 @@ type chatEvent struct {
 
 // ask sends one question and prints the reply as it streams.
 func (c *chatClient) ask(ctx context.Context, query string, stdout io.Writer) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "conversation_id": c.conversation, "stream": true, "model_name": c.model, "history_len": -1})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/chat/chat", bytes.NewReader(body))
+	stream, err := sseclient.Open(ctx, c.hc, c.base+"/chat/chat",
+		map[string]any{"query": query, "conversation_id": c.conversation, "stream": true, "model_name": c.model, "history_len": -1})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Msg string `json:"msg"`
-		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if json.Unmarshal(b, &e) == nil && e.Msg != "" {
-			return fmt.Errorf("%s: %s", resp.Status, e.Msg)
-		}
-		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b))
-	}
+	defer stream.Close()
 	var reply strings.Builder
 	var last chatEvent
-	err = sseclient.Decode(resp.Body, func(ev chatEvent) (bool, error) {
+	err = sseclient.Decode(stream, func(ev chatEvent) (bool, error) {
 		fmt.Fprint(stdout, ev.Text)
 		reply.WriteString(ev.Text)
 		if ev.Error != "" {

@@ -6,9 +6,11 @@ package sseclient
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 )
 
 // maxEvent is the longest event line the reader accepts.
@@ -86,3 +88,48 @@ var errStop = stopError{}
 type stopError struct{}
 
 func (stopError) Error() string { return "stop" }
+
+// Open posts body as JSON to url with hc and returns the reply's body, an
+// event stream for Read or Decode, which the caller closes. A reply other
+// than 200 is a *StatusError.
+func Open(ctx context.Context, hc *http.Client, url string, body any) (io.ReadCloser, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, &StatusError{Code: resp.StatusCode, Status: resp.Status, Body: raw}
+	}
+	return resp.Body, nil
+}
+
+// StatusError is a reply other than 200 to Open: its status and (the first
+// MiB of) its body.
+type StatusError struct {
+	Code   int
+	Status string // "400 Bad Request"
+	Body   []byte
+}
+
+// Error is the status and the body's "msg" when it is a JSON error with
+// one, else the body.
+func (e *StatusError) Error() string {
+	var m struct {
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(e.Body, &m) == nil && m.Msg != "" {
+		return e.Status + ": " + m.Msg
+	}
+	return e.Status + ": " + string(bytes.TrimSpace(e.Body))
+}

@@ -1,8 +1,11 @@
 package sseclient
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -80,5 +83,53 @@ func TestDecode(t *testing.T) {
 	err = Decode(strings.NewReader("data: not json\n\n"), func(e ev) (bool, error) { return false, nil })
 	if err == nil || !strings.Contains(err.Error(), "not json") {
 		t.Errorf("bad event: err %v, want it quoted", err)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int
+		reply      string
+		wantEvents string // the texts of the events, joined
+		wantErr    string
+	}{
+		{name: "stream", status: 200, reply: "data: {\"text\":\"a\"}\n\ndata: {\"text\":\"b\"}\n\n", wantEvents: "ab"},
+		{name: "JSON error", status: 400, reply: `{"code":400,"msg":"query is required"}`, wantErr: "400 Bad Request: query is required"},
+		{name: "text error", status: 502, reply: "upstream down\n", wantErr: "502 Bad Gateway: upstream down"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || string(b) != `{"query":"q"}` {
+					http.Error(w, "bad request "+r.Method+" "+string(b), http.StatusTeapot)
+					return
+				}
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.reply)
+			}))
+			defer srv.Close()
+			body, err := Open(context.Background(), srv.Client(), srv.URL, map[string]string{"query": "q"})
+			if tt.wantErr != "" {
+				var se *StatusError
+				if !errors.As(err, &se) || se.Code != tt.status || err.Error() != tt.wantErr {
+					t.Fatalf("err %v, want a StatusError %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer body.Close()
+			var got strings.Builder
+			err = Decode(body, func(e struct{ Text string }) (bool, error) {
+				got.WriteString(e.Text)
+				return false, nil
+			})
+			if err != nil || got.String() != tt.wantEvents {
+				t.Errorf("events %q, %v; want %q", got.String(), err, tt.wantEvents)
+			}
+		})
 	}
 }

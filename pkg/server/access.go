@@ -555,11 +555,7 @@ func (s *Server) handleRevokeKey(c *gin.Context) {
 
 func (s *Server) handleGetKBAccess(c *gin.Context) {
 	a, err := s.opts.Access.Keys.KBAccess(c.Request.Context(), c.Param("name"))
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, a)
+	writeResult(c, a, err)
 }
 
 type kbAccessRequest struct {

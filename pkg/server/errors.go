@@ -212,6 +212,15 @@ func writeError(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, body)
 }
 
+// writeResult writes v as the 200 reply, or err when it is not nil.
+func writeResult(c *gin.Context, v any, err error) {
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
 // bindJSON decodes the request body into v (decodeJSON); when it cannot,
 // it writes the error and returns false.
 func bindJSON(c *gin.Context, v any) bool {

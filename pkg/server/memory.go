@@ -66,11 +66,7 @@ func (s *Server) handleCloseConversation(c *gin.Context) {
 		return
 	}
 	closed, err := lt.CloseConversation(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, closed)
+	writeResult(c, closed, err)
 }
 
 type systemMessages struct {
@@ -141,11 +137,7 @@ func (s *Server) handleGetUserMemory(c *gin.Context) {
 		return
 	}
 	mem, err := lt.UserMemory(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, mem)
+	writeResult(c, mem, err)
 }
 
 // handlePutUserMemory replaces a user's long-term memory:
@@ -185,11 +177,7 @@ func (s *Server) handlePutUserMemory(c *gin.Context) {
 		}
 	}
 	mem, err := lt.SetUserMemory(c.Request.Context(), c.Param("id"), summary, req.Facts)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, mem)
+	writeResult(c, mem, err)
 }
 
 // handleDeleteUserMemory forgets a user's long-term memory.
