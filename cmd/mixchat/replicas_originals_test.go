@@ -22,11 +22,7 @@ import (
 // then searched on replica 1; deleted with its content on replica 2, its
 // original is gone on replica 1 too.
 func TestTwoReplicasShareOriginals(t *testing.T) {
-	dsn := replicaSchema(t)
-	bin := mixchatBinary(t)
-	env := []string{"MIXCHAT_STORE_DRIVER=postgres", "MIXCHAT_STORE_DSN=" + dsn, "MIXCHAT_KB_STORE=postgres"}
-	r1 := startReplica(t, bin, env)
-	r2 := startReplica(t, bin, env)
+	_, r1, r2 := startReplicas(t)
 	hc := &http.Client{Timeout: time.Minute}
 	ctx := context.Background()
 

@@ -66,6 +66,16 @@ func replicaSchema(t *testing.T) string {
 	return pgtest.Schema(t, "replicas")
 }
 
+// startReplicas starts two servers sharing one PostgreSQL schema (at dsn)
+// for their conversations and knowledge bases.
+func startReplicas(t *testing.T) (dsn string, r1, r2 *childserver.Proc) {
+	t.Helper()
+	dsn = replicaSchema(t)
+	bin := mixchatBinary(t)
+	env := []string{"MIXCHAT_STORE_DRIVER=postgres", "MIXCHAT_STORE_DSN=" + dsn, "MIXCHAT_KB_STORE=postgres"}
+	return dsn, startReplica(t, bin, env), startReplica(t, bin, env)
+}
+
 // startReplica starts one server with env and stops it at the end of t.
 func startReplica(t *testing.T, bin string, env []string) *childserver.Proc {
 	t.Helper()
@@ -97,11 +107,7 @@ func ask(t *testing.T, hc *http.Client, base, conv, q string) chatReplyWire {
 }
 
 func TestTwoReplicasOnePostgres(t *testing.T) {
-	dsn := replicaSchema(t)
-	bin := mixchatBinary(t)
-	env := []string{"MIXCHAT_STORE_DRIVER=postgres", "MIXCHAT_STORE_DSN=" + dsn, "MIXCHAT_KB_STORE=postgres"}
-	r1 := startReplica(t, bin, env)
-	r2 := startReplica(t, bin, env)
+	dsn, r1, r2 := startReplicas(t)
 	hc := &http.Client{Timeout: time.Minute}
 
 	t.Run("memory follows the conversation to the other replica", func(t *testing.T) {

@@ -157,6 +157,23 @@ func LastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// post sends body of type contentType to u and returns the reply's status
+// and body.
+func post(ctx context.Context, hc *http.Client, u, contentType string, body io.Reader) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
 // PostJSON posts body as JSON and decodes a 200 reply into out (nil: drop
 // it).
 func PostJSON(ctx context.Context, hc *http.Client, u string, body, out any) error {
@@ -164,22 +181,12 @@ func PostJSON(ctx context.Context, hc *http.Client, u string, body, out any) err
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(b))
+	status, data, err := post(ctx, hc, u, "application/json", bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: status %d: %s", u, resp.StatusCode, bytes.TrimSpace(data))
+	if status != http.StatusOK {
+		return fmt.Errorf("POST %s: status %d: %s", u, status, bytes.TrimSpace(data))
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -221,23 +228,13 @@ func UploadKB(ctx context.Context, hc *http.Client, base, kbName, file string, d
 	}
 	fw.Write(data)
 	mw.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/knowledge_base/upload_docs", &body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	status, raw, err := post(ctx, hc, base+"/knowledge_base/upload_docs", mw.FormDataContentType(), &body)
 	if err != nil {
 		return err
 	}
 	var env KBEnvelope
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &env) != nil || env.Code != 200 {
-		return fmt.Errorf("upload %s: status %d: %s", file, resp.StatusCode, bytes.TrimSpace(raw))
+	if status != http.StatusOK || json.Unmarshal(raw, &env) != nil || env.Code != 200 {
+		return fmt.Errorf("upload %s: status %d: %s", file, status, bytes.TrimSpace(raw))
 	}
 	var d struct {
 		Failed map[string]string `json:"failed_files"`

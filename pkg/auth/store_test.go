@@ -21,6 +21,13 @@ import (
 func openSQLite(t *testing.T) *auth.Store {
 	t.Helper()
 	s, err := sqlite.OpenKeys(context.Background(), filepath.Join(t.TempDir(), "auth.db"))
+	return opened(t, s, err)
+}
+
+// opened fails t when the store did not open (err), and otherwise closes
+// it at the end of t.
+func opened(t *testing.T, s *auth.Store, err error) *auth.Store {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +43,7 @@ func postgresSchemaDSN(t testing.TB) string {
 func openPostgres(t *testing.T, dsn string) *auth.Store {
 	t.Helper()
 	s, err := postgres.OpenKeys(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return opened(t, s, err)
 }
 
 func TestStoreSQLite(t *testing.T) { runStoreTests(t, openSQLite) }

@@ -224,27 +224,34 @@ func (c Config) Validate() error {
 	bad := func(field string, value any, want string) {
 		errs = append(errs, fmt.Errorf("memory.%s: %v is invalid: %s", field, value, want))
 	}
+	within := func(field string, v, lo, hi int) {
+		if v < lo || v > hi {
+			bad(field, v, fmt.Sprintf("want %d to %d", lo, hi))
+		}
+	}
+	atLeast := func(field string, v, lo int) {
+		if v < lo {
+			bad(field, v, fmt.Sprintf("want at least %d", lo))
+		}
+	}
+	positive := func(field string, d time.Duration) {
+		if d <= 0 {
+			bad(field, d, "want a positive duration")
+		}
+	}
 	if !validStrategy(c.Strategy) {
 		bad("strategy", fmt.Sprintf("%q", c.Strategy), "want one of "+strings.Join(strategyNames, ", "))
 	}
-	if c.HistoryLen < 0 || c.HistoryLen > 1000 {
-		bad("history_len", c.HistoryLen, "want 0 to 1000")
-	}
+	within("history_len", c.HistoryLen, 0, 1000)
 	if c.WindowK < 0 || c.WindowK > 1000 {
 		bad("window_k", c.WindowK, "want 0 (history_len) to 1000")
 	}
-	if c.MaxTokenLimit < 100 || c.MaxTokenLimit > 1_000_000 {
-		bad("max_token_limit", c.MaxTokenLimit, "want 100 to 1000000")
-	}
-	if c.RecentTurns < 0 || c.RecentTurns > 100 {
-		bad("recent_turns", c.RecentTurns, "want 0 to 100")
-	}
+	within("max_token_limit", c.MaxTokenLimit, 100, 1_000_000)
+	within("recent_turns", c.RecentTurns, 0, 100)
 	if _, err := loadZone(c.TimeZone); err != nil {
 		bad("time_zone", fmt.Sprintf("%q", c.TimeZone), err.Error())
 	}
-	if c.CacheConversations < 1 {
-		bad("cache_conversations", c.CacheConversations, "want at least 1")
-	}
+	atLeast("cache_conversations", c.CacheConversations, 1)
 	r := c.Retrieval
 	if r.VectorWeight < 0 || r.VectorWeight > 1 {
 		bad("retrieval.vector_weight", r.VectorWeight, "want 0 to 1")
@@ -255,58 +262,34 @@ func (c Config) Validate() error {
 	if r.SessionGap < 0 {
 		bad("retrieval.session_gap", r.SessionGap, "want a non-negative duration")
 	}
-	if r.EmbedDim < 16 || r.EmbedDim > 8192 {
-		bad("retrieval.embed_dim", r.EmbedDim, "want 16 to 8192")
-	}
+	within("retrieval.embed_dim", r.EmbedDim, 16, 8192)
 	p := c.Compression
-	if p.TriggerTokens < 50 {
-		bad("compression.trigger_tokens", p.TriggerTokens, "want at least 50")
-	}
+	atLeast("compression.trigger_tokens", p.TriggerTokens, 50)
 	if p.TriggerWords < 0 {
 		bad("compression.trigger_words", p.TriggerWords, "want 0 (off) or more")
 	}
-	if p.GroupSize < 1 || p.GroupSize > 50 {
-		bad("compression.group_size", p.GroupSize, "want 1 to 50")
-	}
-	if p.SummaryMaxTokens < 50 {
-		bad("compression.summary_max_tokens", p.SummaryMaxTokens, "want at least 50")
-	}
+	within("compression.group_size", p.GroupSize, 1, 50)
+	atLeast("compression.summary_max_tokens", p.SummaryMaxTokens, 50)
 	if p.MaxEntities < 1 || p.MaxFactsPerEntity < 1 || p.MaxTriples < 1 {
 		bad("compression.max_entities/max_facts_per_entity/max_triples",
 			fmt.Sprintf("%d/%d/%d", p.MaxEntities, p.MaxFactsPerEntity, p.MaxTriples), "want at least 1 each")
 	}
-	if p.Workers < 1 || p.Workers > 64 {
-		bad("compression.workers", p.Workers, "want 1 to 64")
-	}
-	if p.Queue < 1 {
-		bad("compression.queue", p.Queue, "want at least 1")
-	}
-	if p.Timeout <= 0 {
-		bad("compression.timeout", p.Timeout, "want a positive duration")
-	}
+	within("compression.workers", p.Workers, 1, 64)
+	atLeast("compression.queue", p.Queue, 1)
+	positive("compression.timeout", p.Timeout)
 	if p.CloseTimeout < 0 {
 		bad("compression.close_timeout", p.CloseTimeout, "want a non-negative duration")
 	}
 	d := c.Condense
-	if d.MaxPairs < 1 || d.MaxPairs > 5 {
-		bad("condense.max_pairs", d.MaxPairs, "want 1 to 5")
-	}
-	if d.MaxTokens < 50 {
-		bad("condense.max_tokens", d.MaxTokens, "want at least 50")
-	}
-	if d.Timeout <= 0 {
-		bad("condense.timeout", d.Timeout, "want a positive duration")
-	}
+	within("condense.max_pairs", d.MaxPairs, 1, 5)
+	atLeast("condense.max_tokens", d.MaxTokens, 50)
+	positive("condense.timeout", d.Timeout)
 	l := c.LongTerm
 	if l.IdleClose < 0 {
 		bad("long_term.idle_close", l.IdleClose, "want 0 (off) or a positive duration")
 	}
-	if l.MaxFacts < 1 {
-		bad("long_term.max_facts", l.MaxFacts, "want at least 1")
-	}
-	if l.MaxSummaryTokens < 20 {
-		bad("long_term.max_summary_tokens", l.MaxSummaryTokens, "want at least 20")
-	}
+	atLeast("long_term.max_facts", l.MaxFacts, 1)
+	atLeast("long_term.max_summary_tokens", l.MaxSummaryTokens, 20)
 	switch c.Language {
 	case LanguageAuto, LanguageZH, LanguageEN:
 	default:
