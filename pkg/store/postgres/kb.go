@@ -24,41 +24,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/mixchat/mixchat/pkg/store/internal/kbtables"
 )
 
 // kbSchema is the layout of a knowledge base's PostgreSQL schema: the
 // SQLite file's tables (pkg/store/sqlite) with PostgreSQL's types (64-bit
 // times, bytea vectors), plus the originals, kept in the database so every
 // replica can serve downloads and rebuilds.
-const kbSchema = `
-CREATE TABLE IF NOT EXISTS meta (
-	key   TEXT PRIMARY KEY,
-	value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS files (
-	name             TEXT PRIMARY KEY,
-	hash             TEXT NOT NULL,
-	size             BIGINT NOT NULL,
-	mtime            BIGINT NOT NULL,
-	chunks           INTEGER NOT NULL,
-	custom_docs      INTEGER NOT NULL DEFAULT 0,
-	chunk_size       INTEGER NOT NULL DEFAULT 0,
-	chunk_overlap    INTEGER NOT NULL DEFAULT 0,
-	zh_title_enhance INTEGER NOT NULL DEFAULT 0,
-	created_at       BIGINT NOT NULL,
-	updated_at       BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-	id       TEXT PRIMARY KEY,
-	file     TEXT NOT NULL REFERENCES files(name) ON DELETE CASCADE,
-	seq      INTEGER NOT NULL,
-	text     TEXT NOT NULL,
-	metadata TEXT NOT NULL,
-	terms    TEXT NOT NULL,
-	vector   BYTEA
-);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file, seq);
-CREATE TABLE IF NOT EXISTS originals (
+var kbSchema = kbtables.Tables("BIGINT", "BYTEA") + `CREATE TABLE IF NOT EXISTS originals (
 	name  TEXT PRIMARY KEY,
 	data  BYTEA NOT NULL,
 	hash  TEXT NOT NULL DEFAULT '',

@@ -9,43 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/mixchat/mixchat/pkg/store/internal/kbtables"
 )
 
-// kbSchema is the layout of a knowledge base's SQLite file. files holds one
-// row per document, chunks its pieces with their term frequencies (for
-// BM25) and vectors (so the vector index can be rebuilt or re-pushed to
-// Qdrant without re-embedding). meta holds the KB's settings and the
-// generation counter, bumped by every change, that tells whether the
-// on-disk HNSW snapshot is current.
-const kbSchema = `
-CREATE TABLE IF NOT EXISTS meta (
-	key   TEXT PRIMARY KEY,
-	value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS files (
-	name             TEXT PRIMARY KEY,
-	hash             TEXT NOT NULL,
-	size             INTEGER NOT NULL,
-	mtime            INTEGER NOT NULL,
-	chunks           INTEGER NOT NULL,
-	custom_docs      INTEGER NOT NULL DEFAULT 0,
-	chunk_size       INTEGER NOT NULL DEFAULT 0,
-	chunk_overlap    INTEGER NOT NULL DEFAULT 0,
-	zh_title_enhance INTEGER NOT NULL DEFAULT 0,
-	created_at       INTEGER NOT NULL,
-	updated_at       INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-	id       TEXT PRIMARY KEY,
-	file     TEXT NOT NULL REFERENCES files(name) ON DELETE CASCADE,
-	seq      INTEGER NOT NULL,
-	text     TEXT NOT NULL,
-	metadata TEXT NOT NULL,
-	terms    TEXT NOT NULL,
-	vector   BLOB
-);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file, seq);
-`
+// kbSchema is the layout of a knowledge base's SQLite file
+// (pkg/store/internal/kbtables).
+var kbSchema = kbtables.Tables("INTEGER", "BLOB")
 
 // KBFile is the name of a knowledge base's SQLite file in its folder.
 const KBFile = "kb.db"
