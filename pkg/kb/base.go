@@ -148,11 +148,13 @@ func (b *base) lexAdd(id string, tf map[string]int) {
 	}
 }
 
-// lexRemove removes a chunk from the BM25 index.
-func (b *base) lexRemove(id string) {
-	b.lex.Remove(id)
-	if b.lexIDs != nil {
-		delete(b.lexIDs, id)
+// lexRemove removes chunks from the BM25 index.
+func (b *base) lexRemove(ids ...string) {
+	for _, id := range ids {
+		b.lex.Remove(id)
+		if b.lexIDs != nil {
+			delete(b.lexIDs, id)
+		}
 	}
 }
 

@@ -403,9 +403,7 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		b.lexRemove(id)
-	}
+	b.lexRemove(ids...)
 	if len(ids) > 0 {
 		_ = b.vec.Delete(context.WithoutCancel(ctx), Filter{IDs: ids})
 	}
@@ -455,9 +453,7 @@ func (b *base) clear(ctx context.Context, settings map[string]string) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		b.lexRemove(id)
-	}
+	b.lexRemove(ids...)
 	if err := b.vec.Drop(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("drop vectors: %w", err)
 	}

@@ -217,9 +217,7 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 			}
 		}
 	}
-	for _, id := range gone {
-		b.lexRemove(id)
-	}
+	b.lexRemove(gone...)
 	if len(gone) > 0 && b.mem != nil {
 		if err := b.mem.Delete(ctx, Filter{IDs: gone}); err != nil {
 			return err

@@ -73,26 +73,46 @@ func serveTest(t testing.TB, s *Server) *httptest.Server {
 	return hs
 }
 
+// requestBody is body as a request's: nil none, a string as it is,
+// anything else as JSON.
+func requestBody(body any) io.Reader {
+	switch b := body.(type) {
+	case nil:
+		return nil
+	case string:
+		return strings.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		return bytes.NewReader(j)
+	}
+}
+
+// postStream posts body (requestBody) to url
+// and returns the reply, closed at the end of t, failing t unless it is an
+// event stream.
+func postStream(t *testing.T, url string, body any) io.Reader {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", requestBody(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	return resp.Body
+}
+
 // post sends body as JSON and returns the status and the decoded reply.
 func (ts *testServer) post(t *testing.T, path string, body any) (int, map[string]any) {
 	t.Helper()
 	return ts.send(t, http.MethodPost, path, body)
 }
 
-// send makes a request with a body (nil: none; a string is sent as it is,
-// anything else as JSON) and decodes the reply.
+// send makes a request with a body (requestBody) and decodes the reply.
 func (ts *testServer) send(t *testing.T, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		j, _ := json.Marshal(b)
-		r = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, ts.http.URL+path, r)
+	req, err := http.NewRequest(method, ts.http.URL+path, requestBody(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,16 +251,8 @@ func TestChatStream(t *testing.T) {
 	up := llmtest.NewServer(t)
 	up.Script(llmtest.Reply{Text: "乾卦象征天。元亨利贞。"})
 	ts := newTestServer(t, up)
-	resp, err := http.Post(ts.http.URL+"/chat/chat", "application/json",
-		strings.NewReader(`{"query":"乾卦是什么？","conversation_id":"s1","stream":true,"model_name":"test"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("content type %q", ct)
-	}
-	events := sseEvents(t, resp.Body)
+	stream := postStream(t, ts.http.URL+"/chat/chat", `{"query":"乾卦是什么？","conversation_id":"s1","stream":true,"model_name":"test"}`)
+	events := sseEvents(t, stream)
 	if len(events) < 3 {
 		t.Fatalf("got %d events, want several chunks and a final one", len(events))
 	}

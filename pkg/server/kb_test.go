@@ -261,15 +261,7 @@ func TestChatchatKBAPI(t *testing.T) {
 
 	// recreate_vector_store streams one event per original; the Chatchat
 	// test parses each chunk as "data: {...}".
-	resp, err := http.Post(ts.url+"/knowledge_base/recreate_vector_store", "application/json", strings.NewReader(`{"knowledge_base_name": "`+kbName+`"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Errorf("content type %q", ct)
-	}
-	events := kbSSEEvents(t, resp.Body)
-	resp.Body.Close()
+	events := kbSSEEvents(t, postStream(t, ts.url+"/knowledge_base/recreate_vector_store", `{"knowledge_base_name": "`+kbName+`"}`))
 	if len(events) != len(chatchatSamples) {
 		t.Errorf("want one event per file, got %v", events)
 	}

@@ -123,16 +123,8 @@ func TestSearchEngineChat(t *testing.T) {
 	}
 
 	// The same question streamed: answer pieces, then the docs.
-	j, _ := json.Marshal(map[string]any{"query": "易有太极，是生什么？", "top_k": 2, "stream": true})
-	resp, err := http.Post(srv.URL+"/chat/search_engine_chat", "application/json", bytes.NewReader(j))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("content type %q", ct)
-	}
-	evs := searchEvents(t, resp.Body)
+	stream := postStream(t, srv.URL+"/chat/search_engine_chat", map[string]any{"query": "易有太极，是生什么？", "top_k": 2, "stream": true})
+	evs := searchEvents(t, stream)
 	if len(evs) < 3 {
 		t.Fatalf("events %v", evs)
 	}
