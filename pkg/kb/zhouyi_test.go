@@ -31,6 +31,19 @@ func zhouyiFiles(t testing.TB) []FileData {
 	return files
 }
 
+// newZhouyiKB is a service with the empty knowledge base "zhouyi" (the
+// offline hash embedder).
+func newZhouyiKB(t *testing.T) *Service {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Dir = t.TempDir()
+	s := newService(t, cfg, retrieve.NewHashEmbedder(512), nil)
+	if _, err := s.Create(context.Background(), "zhouyi", CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestZhouyiRetrieval is the knowledge-base acceptance: with the offline
 // embedder, "乾卦的卦辞是什么？" (asked in simplified characters) finds the
 // chunk of the traditional text that holds 乾卦's judgement first, and a few
@@ -40,12 +53,7 @@ func zhouyiFiles(t testing.TB) []FileData {
 func TestZhouyiRetrieval(t *testing.T) {
 	files := zhouyiFiles(t)
 	ctx := context.Background()
-	cfg := DefaultConfig()
-	cfg.Dir = t.TempDir()
-	s := newService(t, cfg, retrieve.NewHashEmbedder(512), nil)
-	if _, err := s.Create(ctx, "zhouyi", CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s := newZhouyiKB(t)
 	res, err := s.AddFiles(ctx, "zhouyi", files, AddOptions{}, nil)
 	if err != nil || len(res.Failed) > 0 {
 		t.Fatalf("ingest: %v %v", err, res.Failed)
@@ -134,12 +142,7 @@ func TestZhouyiSingleFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	cfg := DefaultConfig()
-	cfg.Dir = t.TempDir()
-	s := newService(t, cfg, retrieve.NewHashEmbedder(512), nil)
-	if _, err := s.Create(ctx, "zhouyi", CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s := newZhouyiKB(t)
 	mustAdd(t, s, "zhouyi", FileData{Name: "zhouyi-traditional.txt", Data: data})
 	search := func(q string) []Result {
 		t.Helper()

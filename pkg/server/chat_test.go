@@ -73,6 +73,27 @@ func serveTest(t testing.TB, s *Server) *httptest.Server {
 	return hs
 }
 
+// readEvents decodes the data of every event of the SSE stream r (lines
+// "data: {...}", as Chatchat's clients parse them) into Ts.
+func readEvents[T any](t *testing.T, r io.Reader) []T {
+	t.Helper()
+	var out []T
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev T
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
 // requestBody is body as a request's: nil none, a string as it is,
 // anything else as JSON.
 func requestBody(body any) io.Reader {
@@ -228,31 +249,12 @@ func TestChatClientHistory(t *testing.T) {
 	}
 }
 
-// sseEvents reads a streamed reply's events.
-func sseEvents(t *testing.T, r io.Reader) []chatChunk {
-	t.Helper()
-	var out []chatChunk
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "data: ") {
-			continue
-		}
-		var c chatChunk
-		if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &c); err != nil {
-			t.Fatalf("event %q: %v", line, err)
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 func TestChatStream(t *testing.T) {
 	up := llmtest.NewServer(t)
 	up.Script(llmtest.Reply{Text: "乾卦象征天。元亨利贞。"})
 	ts := newTestServer(t, up)
 	stream := postStream(t, ts.http.URL+"/chat/chat", `{"query":"乾卦是什么？","conversation_id":"s1","stream":true,"model_name":"test"}`)
-	events := sseEvents(t, stream)
+	events := readEvents[chatChunk](t, stream)
 	if len(events) < 3 {
 		t.Fatalf("got %d events, want several chunks and a final one", len(events))
 	}
@@ -354,7 +356,7 @@ func TestChatStreamCutOnShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.CutStreams()
-	events := sseEvents(t, br)
+	events := readEvents[chatChunk](t, br)
 	if len(events) == 0 || !strings.Contains(events[len(events)-1].Error, "shutting down") {
 		t.Errorf("last event = %+v, want a shutdown notice", events)
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -123,26 +122,6 @@ func (ts *kbTestServer) upload(t *testing.T, fields map[string]string, files map
 	return env
 }
 
-// sseEvents reads the data events of an SSE reply.
-func kbSSEEvents(t *testing.T, r io.Reader) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "data: ") {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line[6:]), &m); err != nil {
-			t.Fatalf("event is not JSON: %q", line)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // The sample documents of Chatchat's API test, written here.
 var chatchatSamples = map[string][]byte{
 	"wiki/Home.MD": []byte("# Langchain-Chatchat\n\nLangchain-Chatchat 项目是一个基于 Langchain 与大语言模型的本地知识库问答项目。" +
@@ -261,7 +240,7 @@ func TestChatchatKBAPI(t *testing.T) {
 
 	// recreate_vector_store streams one event per original; the Chatchat
 	// test parses each chunk as "data: {...}".
-	events := kbSSEEvents(t, postStream(t, ts.url+"/knowledge_base/recreate_vector_store", `{"knowledge_base_name": "`+kbName+`"}`))
+	events := readEvents[map[string]any](t, postStream(t, ts.url+"/knowledge_base/recreate_vector_store", `{"knowledge_base_name": "`+kbName+`"}`))
 	if len(events) != len(chatchatSamples) {
 		t.Errorf("want one event per file, got %v", events)
 	}
@@ -463,7 +442,7 @@ func TestZhouyiKBChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := kbSSEEvents(t, resp.Body)
+	events := readEvents[map[string]any](t, resp.Body)
 	resp.Body.Close()
 	if len(events) < 2 {
 		t.Fatalf("events: %v", events)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -69,25 +68,6 @@ func searchPost(t *testing.T, srv *httptest.Server, path string, body any) (int,
 	return resp.StatusCode, out
 }
 
-// searchEvents reads the data of every SSE event of r.
-func searchEvents(t *testing.T, r io.Reader) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev map[string]any
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("event %q: %v", line, err)
-		}
-		out = append(out, ev)
-	}
-	return out
-}
-
 func localSearchConfig(t *testing.T) search.Config {
 	cfg := search.DefaultConfig()
 	cfg.Local.Dir = searchCorpus(t)
@@ -124,7 +104,7 @@ func TestSearchEngineChat(t *testing.T) {
 
 	// The same question streamed: answer pieces, then the docs.
 	stream := postStream(t, srv.URL+"/chat/search_engine_chat", map[string]any{"query": "易有太极，是生什么？", "top_k": 2, "stream": true})
-	evs := searchEvents(t, stream)
+	evs := readEvents[map[string]any](t, stream)
 	if len(evs) < 3 {
 		t.Fatalf("events %v", evs)
 	}
@@ -358,7 +338,7 @@ func TestSearchEngineChatSearx(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	evs := searchEvents(t, resp.Body)
+	evs := readEvents[map[string]any](t, resp.Body)
 	if len(evs) < 2 {
 		t.Fatalf("events %v", evs)
 	}
