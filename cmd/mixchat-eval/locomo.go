@@ -26,12 +26,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,12 +225,7 @@ func printLoCoMo(w io.Writer, rep locomoReport) {
 	fmt.Fprintf(w, "\nby category (%s)\n", rep.Strategy)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "category\trecall@%d\tin context\t\n", rep.K)
-	cats := make([]int, 0, len(locomoCategories))
-	for c := range locomoCategories {
-		cats = append(cats, c)
-	}
-	sort.Ints(cats)
-	for _, c := range cats {
+	for _, c := range slices.Sorted(maps.Keys(locomoCategories)) {
 		name := locomoCategories[c]
 		fmt.Fprintf(tw, "%d %s\t%.3f\t%.3f\t\n", c, name, rep.ByCategory[name], rep.ContextByCategory[name])
 	}

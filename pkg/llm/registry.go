@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -63,12 +64,7 @@ func (r *Registry) Names() []string {
 }
 
 func (r *Registry) names() []string {
-	out := make([]string, 0, len(r.models))
-	for n := range r.models {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(r.models))
 }
 
 // Default returns the name of the default model.

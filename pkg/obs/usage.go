@@ -3,6 +3,7 @@ package obs
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -30,12 +31,7 @@ type Prices map[string]Price
 // Validate checks p; every message names the field (under "llm.prices.").
 func (p Prices) Validate() error {
 	var errs []error
-	names := make([]string, 0, len(p))
-	for n := range p {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(p)) {
 		pr := p[n]
 		field := "llm.prices." + n
 		if strings.TrimSpace(n) == "" {

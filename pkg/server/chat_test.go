@@ -133,7 +133,14 @@ func (ts *testServer) post(t *testing.T, path string, body any) (int, map[string
 // send makes a request with a body (requestBody) and decodes the reply.
 func (ts *testServer) send(t *testing.T, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, ts.http.URL+path, requestBody(body))
+	return sendJSON(t, method, ts.http.URL+path, body)
+}
+
+// sendJSON makes a request to url with a body (requestBody) and decodes the
+// reply, if any.
+func sendJSON(t *testing.T, method, url string, body any) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, requestBody(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +154,7 @@ func (ts *testServer) send(t *testing.T, method, path string, body any) (int, ma
 	raw, _ := io.ReadAll(resp.Body)
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: reply is not JSON: %q", method, path, raw)
+			t.Fatalf("%s %s: reply is not JSON: %q", method, url, raw)
 		}
 	}
 	return resp.StatusCode, out

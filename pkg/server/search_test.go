@@ -54,18 +54,7 @@ func searchCorpus(t *testing.T) string {
 
 func searchPost(t *testing.T, srv *httptest.Server, path string, body any) (int, map[string]any) {
 	t.Helper()
-	j, _ := json.Marshal(body)
-	resp, err := http.Post(srv.URL+path, "application/json", bytes.NewReader(j))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: reply is not JSON: %q", path, raw)
-	}
-	return resp.StatusCode, out
+	return sendJSON(t, http.MethodPost, srv.URL+path, body)
 }
 
 func localSearchConfig(t *testing.T) search.Config {
