@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/sseclient"
 )
 
 // harnessConfig is the configuration of an app under test in dir whose
@@ -45,6 +47,18 @@ func startLoopbackApp(ctx context.Context, cfg config.Config, opts app.Options) 
 	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	return &loopbackApp{App: a, base: "http://" + ln.Addr().String(), hs: hs}, nil
+}
+
+// streamEvents posts body to url and hands the events of the streamed reply
+// to fn (sseclient.Decode); what names the endpoint in the error of a
+// request that failed.
+func streamEvents[E any](ctx context.Context, hc *http.Client, url, what string, body any, fn func(E) (bool, error)) error {
+	stream, err := sseclient.Open(ctx, hc, url, body)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer stream.Close()
+	return sseclient.Decode(stream, fn)
 }
 
 // close stops serving, then closes the app.

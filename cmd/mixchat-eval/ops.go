@@ -28,7 +28,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/internal/childserver"
-	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
@@ -45,11 +44,6 @@ type streamResult struct {
 // arrives.
 func chatStream(ctx context.Context, hc *http.Client, base, conv, query string, started func()) (streamResult, error) {
 	var res streamResult
-	stream, err := sseclient.Open(ctx, hc, base+"/chat/chat", map[string]any{"query": query, "conversation_id": conv, "stream": true})
-	if err != nil {
-		return res, fmt.Errorf("chat: %w", err)
-	}
-	defer stream.Close()
 	type chatEvent struct {
 		Text   string `json:"text"`
 		Done   bool   `json:"done"`
@@ -58,7 +52,8 @@ func chatStream(ctx context.Context, hc *http.Client, base, conv, query string, 
 	}
 	var text strings.Builder
 	first := true
-	err = sseclient.Decode(stream, func(ev chatEvent) (bool, error) {
+	body := map[string]any{"query": query, "conversation_id": conv, "stream": true}
+	err := streamEvents(ctx, hc, base+"/chat/chat", "chat", body, func(ev chatEvent) (bool, error) {
 		if first && started != nil {
 			started()
 		}

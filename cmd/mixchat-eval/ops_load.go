@@ -22,7 +22,6 @@ import (
 
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/childserver"
-	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 )
 
@@ -289,12 +288,6 @@ func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
 
 // mix sends a streamed mix_chat request and reads it to its done event.
 func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
-	stream, err := sseclient.Open(ctx, l.hc, l.base+"/chat/mix_chat",
-		map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"})
-	if err != nil {
-		return "", fmt.Errorf("mix_chat: %w", err)
-	}
-	defer stream.Close()
 	type mixEvent struct {
 		Type  string `json:"type"`
 		Text  string `json:"text"`
@@ -304,7 +297,8 @@ func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	}
 	var text strings.Builder
 	done := false
-	err = sseclient.Decode(stream, func(ev mixEvent) (bool, error) {
+	body := map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"}
+	err := streamEvents(ctx, l.hc, l.base+"/chat/mix_chat", "mix_chat", body, func(ev mixEvent) (bool, error) {
 		switch ev.Type {
 		case "delta":
 			text.WriteString(ev.Text)
