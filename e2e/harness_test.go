@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -26,6 +25,7 @@ import (
 	"github.com/chromedp/chromedp"
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/mixchat/mixchat/internal/lockedbuf"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 )
 
@@ -132,27 +132,10 @@ type server struct {
 	LLM    *llmtest.Server
 	Config string // the configuration file it runs with
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *lockedbuf.Buffer
 
 	stopOnce sync.Once
 	exited   chan struct{}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Scripted questions: the test LLM answers by the marker in the question.
@@ -217,7 +200,7 @@ func startServerIn(t *testing.T, dir string) *server {
 // to its configuration (top-level YAML sections).
 func startServerWith(t *testing.T, dir, extra string) *server {
 	t.Helper()
-	srv := &server{LLM: llmtest.NewServer(t, llmtest.WithHandler(scripted)), log: &syncBuffer{}, exited: make(chan struct{})}
+	srv := &server{LLM: llmtest.NewServer(t, llmtest.WithHandler(scripted)), log: &lockedbuf.Buffer{}, exited: make(chan struct{})}
 	if !strings.Contains(extra, "demo:") {
 		extra = "demo: false\n" + extra // the tests bring their own knowledge bases and pages
 	}

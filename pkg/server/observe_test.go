@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mixchat/mixchat/internal/lockedbuf"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -26,25 +26,11 @@ import (
 	"github.com/mixchat/mixchat/pkg/obs"
 )
 
-// lockedBuffer is a log sink safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// records returns the JSON log records written so far.
-func (b *lockedBuffer) records(t *testing.T) []map[string]any {
+// records returns the JSON log records written to logs so far.
+func records(t *testing.T, logs *lockedbuf.Buffer) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -65,7 +51,7 @@ type observedServer struct {
 	store memory.Store
 	obs   *obs.Observer
 	spans *tracetest.InMemoryExporter
-	logs  *lockedBuffer
+	logs  *lockedbuf.Buffer
 }
 
 func newObservedServer(t *testing.T, prices obs.Prices) *observedServer {
@@ -75,7 +61,7 @@ func newObservedServer(t *testing.T, prices obs.Prices) *observedServer {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	logs := &lockedBuffer{}
+	logs := &lockedbuf.Buffer{}
 	log := slog.New(obs.NewLogHandler(slog.NewJSONHandler(logs, nil)))
 	o := obs.New(obs.Options{Tracing: tp, Prices: prices, Log: log})
 
@@ -144,7 +130,7 @@ func TestRequestIDAndAccessLog(t *testing.T) {
 			if !tc.kept && (got == tc.sent || !obs.SaneRequestID(got) || len(got) != 36) {
 				t.Errorf("X-Request-ID %q, want a fresh UUID", got)
 			}
-			recs := s.logs.records(t)
+			recs := records(t, s.logs)
 			last := recs[len(recs)-1]
 			want := map[string]any{"msg": "request", "level": "INFO", "method": "GET", "route": "/conversations/:id",
 				"path": "/conversations/missing", "status": float64(404), "request_id": got, "bytes": float64(rec.Body.Len())}
@@ -159,13 +145,13 @@ func TestRequestIDAndAccessLog(t *testing.T) {
 		})
 	}
 	// Probes are logged at debug level only.
-	n := len(s.logs.records(t))
+	n := len(records(t, s.logs))
 	for _, p := range []string{"/healthz", "/metrics"} {
 		if rec := s.do(http.MethodGet, p, nil, nil); rec.Code != http.StatusOK {
 			t.Fatalf("%s: %d", p, rec.Code)
 		}
 	}
-	if recs := s.logs.records(t); len(recs) != n {
+	if recs := records(t, s.logs); len(recs) != n {
 		t.Errorf("probes logged at info level: %v", recs[n:])
 	}
 }
@@ -414,7 +400,7 @@ func TestObservePanickingHandler(t *testing.T) {
 		t.Fatalf("status %d, request id %q", rec.Code, rec.Header().Get("X-Request-ID"))
 	}
 	var access, panicLine map[string]any
-	for _, r := range s.logs.records(t) {
+	for _, r := range records(t, s.logs) {
 		switch r["msg"] {
 		case "request":
 			access = r
