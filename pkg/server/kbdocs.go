@@ -80,8 +80,7 @@ type splitFields struct {
 // are f, and checks them; on failure it answers the error and returns
 // false.
 func decodeSplitRequest(c *gin.Context, req any, f *splitFields) (kb.SplitOptions, bool) {
-	if err := decodeJSON(c, req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, req) {
 		return kb.SplitOptions{}, false
 	}
 	sp, err := splitOptions(f.ChunkSize, f.ChunkOverlap, f.ZhTitleEnhance)
