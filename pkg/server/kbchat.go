@@ -21,8 +21,12 @@ type kbChatRequest struct {
 	kbRetrieval
 	chatchatFields
 	// ConversationID, when set, stores the exchange in that conversation
-	// (mixchat's extension; the answer still sees no history unless sent).
+	// (mixchat's extension). A follow-up is made standalone before
+	// retrieval against the history sent, else the conversation's; the
+	// answer's prompt still sees no history unless sent.
 	ConversationID string `json:"conversation_id"`
+	// What is recalled of the conversation for that rewrite.
+	memoryFields
 }
 
 // kbRetrieval are the retrieval fields of knowledge_base_chat and
@@ -113,6 +117,11 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	mem, err := s.rewriteMemory(req.memoryFields)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
 	if req.PromptName != "" && req.PromptName != "default" && !prompts.Has(kb.PromptGroup, req.PromptName) {
 		writeError(c, errBadRequest("prompt_name %q does not exist for knowledge_base_chat", req.PromptName))
 		return
@@ -144,20 +153,23 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		creq.MaxTokens = *req.MaxTokens
 	}
 	// The endpoint's own answerer: Chatchat's request as asked (the
-	// client's history, the threshold as given), keeping the chunks found
-	// for Chatchat's docs.
+	// client's history, the threshold as given) with the standalone
+	// question, keeping the chunks found for Chatchat's docs.
 	var found []kb.Result
-	answer := mix.AnswerFunc(func(ctx context.Context, _ mix.Query, fn func(string) error) (mix.Answer, error) {
+	answer := mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+		creq := creq
+		creq.Query = q.Retrieval()
 		reply, err := s.kb.Chat(ctx, creq, fn)
 		found = reply.Results
 		return reply.Answer, err
 	})
 	w := &kbChatWriter{reply: newReply(c, req.Stream)}
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: mix.Query{Text: req.Query, History: history},
-		From: mix.KB, Answerer: answer, Record: func(turn.Result) map[string]any {
+		From: mix.KB, Answerer: answer, Record: func(res turn.Result) map[string]any {
 			w.docs, w.sources = kbDocs(c, found)
-			return map[string]any{"answerer": mix.KB, "sources": w.sources}
+			return withStandalone(map[string]any{"answerer": mix.KB, "sources": w.sources}, res)
 		}}
+	mem.apply(&tr)
 	s.runTurn(c, tr, w)
 }
 

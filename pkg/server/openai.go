@@ -128,14 +128,17 @@ func fromMetadata(md map[string]string) (*oaiOptions, error) {
 		switch k {
 		case "conversation_id":
 			o.ConversationID = v
-		case "history_len", "top_k":
+		case "history_len", "top_k", "window_k":
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return nil, errBadRequest("metadata.%s must be an integer, got %q", k, v)
 			}
-			if k == "top_k" {
+			switch k {
+			case "top_k":
 				o.TopK = &n
-			} else {
+			case "window_k":
+				o.WindowK = &n
+			default:
 				o.HistoryLen = &n
 			}
 		case "score_threshold":
