@@ -1,0 +1,245 @@
+package app
+
+import (
+	"context"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// kbLister is what the vocabulary reads of the knowledge bases;
+// *kb.Service satisfies it.
+type kbLister interface {
+	Names() ([]string, error)
+	Files(ctx context.Context, name string) ([]kb.FileInfo, error)
+	ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]kb.Chunk, error)
+}
+
+// kbVocabulary is the memory's Vocabulary (memory.Options.Vocabulary) over
+// the knowledge bases: their names, their documents' titles and their
+// section headings, which the offline follow-up rewrite prefers as
+// referents. It is built on first use, after the knowledge bases are set
+// (the memory is made before them), and rebuilt when they change: at most
+// every `every`, a use compares the knowledge bases' names and documents
+// (name, hash, update time) with those the names were built from.
+type kbVocabulary struct {
+	kbs   atomic.Pointer[kbLister]
+	every time.Duration
+
+	mu      sync.Mutex
+	checked time.Time
+	stamp   string
+	names   []vocabName
+}
+
+// vocabName is one known name and its lower-cased form for matching.
+type vocabName struct {
+	name, lower string
+	cjk         bool
+}
+
+// Bounds of the vocabulary: names longer than maxNameRunes are sentences,
+// not names; maxNames bounds the matching work of one rewrite.
+const (
+	maxNameRunes = 40
+	maxNames     = 5000
+)
+
+// vocabularyCheck is how often the served vocabulary looks for changed
+// knowledge bases.
+const vocabularyCheck = 5 * time.Second
+
+func newKBVocabulary(every time.Duration) *kbVocabulary { return &kbVocabulary{every: every} }
+
+// set gives the vocabulary its knowledge bases.
+func (v *kbVocabulary) set(kbs kbLister) { v.kbs.Store(&kbs) }
+
+// NamesIn returns the known names that occur in s (whole words in Latin
+// script, substrings in Chinese), as s writes them.
+func (v *kbVocabulary) NamesIn(s string) []string {
+	names := v.current()
+	if len(names) == 0 || s == "" {
+		return nil
+	}
+	ls := strings.ToLower(s)
+	sameLen := len(ls) == len(s)
+	var out []string
+	for _, n := range names {
+		if n.cjk {
+			if strings.Contains(s, n.name) {
+				out = append(out, n.name)
+			}
+			continue
+		}
+		if i := wordIndex(ls, n.lower); i >= 0 {
+			if sameLen {
+				out = append(out, s[i:i+len(n.lower)])
+			} else {
+				out = append(out, n.name)
+			}
+		}
+	}
+	return out
+}
+
+// wordIndex returns where w occurs in s as a whole word, or -1.
+func wordIndex(s, w string) int {
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return -1
+		}
+		j += i
+		before, _ := utf8.DecodeLastRuneInString(s[:j])
+		after, _ := utf8.DecodeRuneInString(s[j+len(w):])
+		if !wordRune(before) && !wordRune(after) {
+			return j
+		}
+		i = j + 1
+	}
+	return -1
+}
+
+func wordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// current returns the names, rebuilt first when the knowledge bases
+// changed since they were built (checked at most every v.every).
+func (v *kbVocabulary) current() []vocabName {
+	p := v.kbs.Load()
+	if p == nil {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.checked.IsZero() && time.Since(v.checked) < v.every {
+		return v.names
+	}
+	v.checked = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	stamp, files, err := kbStamp(ctx, *p)
+	if err != nil || stamp == v.stamp {
+		return v.names // on error, the names as last built
+	}
+	names, err := buildVocabulary(ctx, *p, files)
+	if err != nil {
+		return v.names
+	}
+	v.stamp, v.names = stamp, names
+	return names
+}
+
+// kbStamp lists the knowledge bases and their documents, and a stamp that
+// changes when any of them does.
+func kbStamp(ctx context.Context, kbs kbLister) (string, map[string][]kb.FileInfo, error) {
+	names, err := kbs.Names()
+	if err != nil {
+		return "", nil, err
+	}
+	var b strings.Builder
+	files := map[string][]kb.FileInfo{}
+	for _, n := range names {
+		fs, err := kbs.Files(ctx, n)
+		if err != nil {
+			return "", nil, err
+		}
+		files[n] = fs
+		b.WriteString(n + "\x00")
+		for _, f := range fs {
+			b.WriteString(f.Name + "\x01" + f.Hash + "\x01" + f.UpdatedAt.String() + "\x00")
+		}
+		b.WriteString("\x02")
+	}
+	return b.String(), files, nil
+}
+
+// buildVocabulary collects the knowledge bases' names, their documents'
+// titles (the file name without folder and extension, with - and _ read as
+// spaces) and their chunks' section headings and page titles.
+func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.FileInfo) ([]vocabName, error) {
+	seen := map[string]bool{}
+	var out []vocabName
+	add := func(s string) {
+		s = cleanName(s)
+		if s == "" || len(out) >= maxNames {
+			return
+		}
+		l := strings.ToLower(s)
+		if seen[l] {
+			return
+		}
+		seen[l] = true
+		r, _ := utf8.DecodeRuneInString(s)
+		out = append(out, vocabName{name: s, lower: l, cjk: text.IsCJK(r)})
+	}
+	kbNames := make([]string, 0, len(files))
+	for n := range files {
+		kbNames = append(kbNames, n)
+	}
+	sort.Strings(kbNames)
+	for _, n := range kbNames {
+		add(n)
+		for _, f := range files[n] {
+			title := strings.TrimSuffix(path.Base(f.Name), path.Ext(f.Name))
+			add(title)
+			add(strings.NewReplacer("-", " ", "_", " ").Replace(title))
+		}
+	}
+	for _, n := range kbNames {
+		chunks, err := kbs.ListChunks(ctx, n, "", nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range chunks {
+			if sec, ok := c.Metadata["section"].(string); ok {
+				for _, h := range strings.Split(sec, " > ") {
+					add(h)
+				}
+			}
+			if t, ok := c.Metadata["title"].(string); ok {
+				add(t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// headingNumber is a heading's numbering: "1.2 ", "3) ", "第一章 ".
+var headingNumber = regexp.MustCompile(`^(?:[0-9]+(?:[.)][0-9]*)*\.?\)?\s+|第[0-9一二三四五六七八九十百]+[章节篇卷部]\s*)`)
+
+// cleanName trims a title or heading to a name, or "" when it cannot be
+// one: too short (a letter or one Chinese character would match almost
+// anything), too long (a sentence), or without letters.
+func cleanName(s string) string {
+	s = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(s), "#*- "))
+	s = strings.TrimSpace(headingNumber.ReplaceAllString(s, ""))
+	s = strings.Join(strings.Fields(s), " ")
+	n := utf8.RuneCountInString(s)
+	if n > maxNameRunes {
+		return ""
+	}
+	letters, cjk := 0, 0
+	for _, r := range s {
+		switch {
+		case text.IsCJK(r):
+			cjk++
+		case unicode.IsLetter(r):
+			letters++
+		}
+	}
+	if cjk < 2 && letters < 3 {
+		return ""
+	}
+	return s
+}
