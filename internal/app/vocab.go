@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -41,11 +42,8 @@ type kbVocabulary struct {
 	names   []vocabName
 }
 
-// vocabName is one known name and its lower-cased form for matching.
-type vocabName struct {
-	name, lower string
-	cjk         bool
-}
+// vocabName is one known name and its lower-cased form.
+type vocabName struct{ name, lower string }
 
 // Bounds of the vocabulary: names longer than maxNameRunes are sentences,
 // not names; maxNames bounds the matching work of one rewrite.
@@ -64,53 +62,31 @@ func newKBVocabulary(every time.Duration) *kbVocabulary { return &kbVocabulary{e
 func (v *kbVocabulary) set(kbs kbLister) { v.kbs.Store(&kbs) }
 
 // NamesIn returns the known names that occur in s (whole words in Latin
-// script, substrings in Chinese), as s writes them.
+// script, substrings in Chinese: memory.NameList's matching), as s writes
+// them.
 func (v *kbVocabulary) NamesIn(s string) []string {
 	names := v.current()
 	if len(names) == 0 || s == "" {
 		return nil
 	}
 	ls := strings.ToLower(s)
-	sameLen := len(ls) == len(s)
-	var out []string
+	var cands memory.NameList
 	for _, n := range names {
-		if n.cjk {
-			if strings.Contains(s, n.name) {
-				out = append(out, n.name)
-			}
-			continue
+		if strings.Contains(ls, n.lower) {
+			cands = append(cands, n.name)
 		}
-		if i := wordIndex(ls, n.lower); i >= 0 {
-			if sameLen {
-				out = append(out, s[i:i+len(n.lower)])
-			} else {
-				out = append(out, n.name)
-			}
+	}
+	out := cands.NamesIn(s)
+	if len(ls) != len(s) {
+		return out
+	}
+	for i, n := range out {
+		ln := strings.ToLower(n)
+		if j := strings.Index(ls, ln); j >= 0 {
+			out[i] = s[j : j+len(ln)]
 		}
 	}
 	return out
-}
-
-// wordIndex returns where w occurs in s as a whole word, or -1.
-func wordIndex(s, w string) int {
-	for i := 0; i < len(s); {
-		j := strings.Index(s[i:], w)
-		if j < 0 {
-			return -1
-		}
-		j += i
-		before, _ := utf8.DecodeLastRuneInString(s[:j])
-		after, _ := utf8.DecodeRuneInString(s[j+len(w):])
-		if !wordRune(before) && !wordRune(after) {
-			return j
-		}
-		i = j + 1
-	}
-	return -1
-}
-
-func wordRune(r rune) bool {
-	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // current returns the names, rebuilt first when the knowledge bases
@@ -180,8 +156,7 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 			return
 		}
 		seen[l] = true
-		r, _ := utf8.DecodeRuneInString(s)
-		out = append(out, vocabName{name: s, lower: l, cjk: text.IsCJK(r)})
+		out = append(out, vocabName{name: s, lower: l})
 	}
 	kbNames := make([]string, 0, len(files))
 	for n := range files {
