@@ -114,6 +114,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	}
 	a.closers = append(a.closers, a.KB.Close)
 	vocab.set(a.KB)
+	a.closers = append(a.closers, vocab.close) // before the knowledge bases close
 
 	// Answerers and the mixer.
 	answerer := chat.New(a.Models, chat.Options{PromptName: cfg.Chat.PromptName, Temperature: cfg.Chat.Temperature, MaxTokens: cfg.Chat.MaxTokens})

@@ -28,18 +28,23 @@ type kbLister interface {
 // kbVocabulary is the memory's Vocabulary (memory.Options.Vocabulary) over
 // the knowledge bases: their names, their documents' titles and their
 // section headings, which the offline follow-up rewrite prefers as
-// referents. It is built on first use, after the knowledge bases are set
-// (the memory is made before them), and rebuilt when they change: at most
-// every `every`, a use compares the knowledge bases' names and documents
-// (name, hash, update time) with those the names were built from.
+// referents. The first use after the knowledge bases are set (the memory is
+// made before them) builds it; later, at most every `every`, a use starts a
+// refresh in the background, which compares the knowledge bases' names and
+// documents (name, hash, update time) with those the names were built from
+// and rebuilds them when they changed; uses meanwhile see the names as
+// they were.
 type kbVocabulary struct {
 	kbs   atomic.Pointer[kbLister]
 	every time.Duration
 
-	mu      sync.Mutex
-	checked time.Time
-	stamp   string
-	names   []vocabName
+	mu         sync.Mutex
+	built      bool
+	refreshing bool
+	checked    time.Time
+	stamp      string
+	names      []vocabName
+	wg         sync.WaitGroup
 }
 
 // vocabName is one known name and its lower-cased form.
@@ -50,7 +55,18 @@ type vocabName struct{ name, lower string }
 const (
 	maxNameRunes = 40
 	maxNames     = 5000
+	// maxHeadingChunks bounds the chunks read for headings per knowledge
+	// base.
+	maxHeadingChunks = 50000
 )
+
+func chunkCount(fs []kb.FileInfo) int {
+	n := 0
+	for _, f := range fs {
+		n += f.Chunks
+	}
+	return n
+}
 
 // vocabularyCheck is how often the served vocabulary looks for changed
 // knowledge bases.
@@ -89,8 +105,8 @@ func (v *kbVocabulary) NamesIn(s string) []string {
 	return out
 }
 
-// current returns the names, rebuilt first when the knowledge bases
-// changed since they were built (checked at most every v.every).
+// current returns the names: built first on first use, refreshed in the
+// background when due.
 func (v *kbVocabulary) current() []vocabName {
 	p := v.kbs.Load()
 	if p == nil {
@@ -98,22 +114,47 @@ func (v *kbVocabulary) current() []vocabName {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if !v.checked.IsZero() && time.Since(v.checked) < v.every {
-		return v.names
+	switch {
+	case !v.built:
+		v.built, v.checked = true, time.Now()
+		v.stamp, v.names = v.refresh(*p, "")
+	case !v.refreshing && time.Since(v.checked) >= v.every:
+		v.refreshing, v.checked = true, time.Now()
+		v.wg.Add(1)
+		go func(old string) {
+			defer v.wg.Done()
+			stamp, names := v.refresh(*p, old)
+			v.mu.Lock()
+			defer v.mu.Unlock()
+			if stamp != old {
+				v.stamp, v.names = stamp, names
+			}
+			v.refreshing = false
+		}(v.stamp)
 	}
-	v.checked = time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	return v.names
+}
+
+// refresh returns the stamp of the knowledge bases and, when it differs
+// from old, the names built from them; on error, old and nil.
+func (v *kbVocabulary) refresh(kbs kbLister, old string) (string, []vocabName) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	stamp, files, err := kbStamp(ctx, *p)
-	if err != nil || stamp == v.stamp {
-		return v.names // on error, the names as last built
+	stamp, files, err := kbStamp(ctx, kbs)
+	if err != nil || stamp == old {
+		return old, nil
 	}
-	names, err := buildVocabulary(ctx, *p, files)
+	names, err := buildVocabulary(ctx, kbs, files)
 	if err != nil {
-		return v.names
+		return old, nil
 	}
-	v.stamp, v.names = stamp, names
-	return names
+	return stamp, names
+}
+
+// close waits for a refresh in flight.
+func (v *kbVocabulary) close() error {
+	v.wg.Wait()
+	return nil
 }
 
 // kbStamp lists the knowledge bases and their documents, and a stamp that
@@ -172,6 +213,9 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 		}
 	}
 	for _, n := range kbNames {
+		if chunkCount(files[n]) > maxHeadingChunks {
+			continue // its titles and name only: reading every chunk costs too much
+		}
 		chunks, err := kbs.ListChunks(ctx, n, "", nil)
 		if err != nil {
 			return nil, err

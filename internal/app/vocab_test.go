@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/kb"
@@ -57,7 +58,18 @@ func TestKBVocabulary(t *testing.T) {
 		}
 	}
 	add("Golden Wok.txt", "Golden Wok serves Cantonese food.")
-	if got := v.NamesIn("Golden Wok has a terrace"); !slices.Equal(got, []string{"Golden Wok"}) {
+	// The next use starts the refresh; uses see the new names once it is
+	// done.
+	var got []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got = v.NamesIn("Golden Wok has a terrace"); len(got) > 0 {
+			break
+		}
+	}
+	if !slices.Equal(got, []string{"Golden Wok"}) {
 		t.Errorf("after the upload: %q, want Golden Wok", got)
+	}
+	if err := v.close(); err != nil {
+		t.Error(err)
 	}
 }
