@@ -25,7 +25,7 @@ Usage:
   mixchat chat    [--server URL] [--conversation ID] [--model NAME]  chat in the terminal
   mixchat kb      [--data DIR] create|add|ls|rm|search ...            manage knowledge bases
   mixchat keys    [--config FILE] create|ls|revoke ...               manage API keys (auth.enabled)
-  mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc, locomo, latency, crash, faults, load)
+  mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc, qa, locomo, latency, crash, faults, load)
   mixchat healthcheck [--addr HOST:PORT]                             exit 0 if the local server answers /healthz
   mixchat version                                                    print the version
 
@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // runEval dispatches the benchmarks.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("eval: name a benchmark: beir, cmrc, locomo, latency, crash, faults, load")
+		return errors.New("eval: name a benchmark: beir, cmrc, qa, locomo, latency, crash, faults, load")
 	}
 	switch args[0] {
 	case "beir":
@@ -97,6 +97,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return runEvalFaults(ctx, args[1:], stdout, stderr)
 	case "load":
 		return runEvalLoad(ctx, args[1:], stdout, stderr)
+	case "qa":
+		return runEvalQA(ctx, args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("eval: unknown benchmark %q; available: beir, cmrc, locomo, latency, crash, faults, load", args[0])
+	return fmt.Errorf("eval: unknown benchmark %q; available: beir, cmrc, qa, locomo, latency, crash, faults, load", args[0])
 }
