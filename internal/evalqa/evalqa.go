@@ -86,7 +86,7 @@ type Row struct {
 	Answered bool     `json:"answered"`
 	Evidence bool     `json:"evidence_in_top_k"`
 	// BestRelevance is the first chunk's relevance without threshold.
-	BestRelevance float64 `json:"best_relevance"`
+	BestRelevance float64  `json:"best_relevance"`
 	TopFiles      []string `json:"top_files,omitempty"`
 }
 

@@ -34,7 +34,7 @@ type Info struct {
 
 // lexVersion names the term function below; a KB whose stored terms were
 // made by another version recomputes them at open.
-const lexVersion = "fold-terms-title-2"
+const lexVersion = "fold-terms-path-3"
 
 // lexTerms are the BM25 terms of a chunk or query: pkg/text's terms (CJK
 // bigrams, stemmed English words) of the text with traditional Chinese
