@@ -69,13 +69,22 @@ func lexicalQuery(lex *retrieve.BM25, q string) ([]retrieve.Clause, float64) {
 		}
 		qtf[t]++
 	}
-	order = appendNames(order, qtf, stripQuestion(q))
+	names := map[string]bool{}
+	order = appendNames(order, qtf, names, stripQuestion(q))
 	clauses := make([]retrieve.Clause, 0, len(order))
 	var info float64
 	for _, t := range order {
 		w := idf(t)
 		info += float64(qtf[t]) * w
-		clauses = append(clauses, retrieve.Clause{Count: qtf[t], IDF: w, Forms: append([]retrieve.Form{{Terms: []string{t}, Weight: 1}}, headingForms(t)...)})
+		forms := []retrieve.Form{{Terms: []string{t}, Weight: 1}}
+		if utf8.RuneCountInString(t) > 1 || names[t] {
+			// A lone character left between question words ("…哪里人？")
+			// is sought in the text only: one character of a heading
+			// (家人) says little. A name before a classifier is sought in
+			// headings too.
+			forms = append(forms, headingForms(t)...)
+		}
+		clauses = append(clauses, retrieve.Clause{Count: qtf[t], IDF: w, Forms: forms})
 	}
 	return clauses, info
 }
@@ -87,18 +96,19 @@ func lexicalQuery(lex *retrieve.BM25, q string) ([]retrieve.Clause, float64) {
 // no bigram with "比卦".
 const classifiers = "卦"
 
-// appendNames adds to order (and qtf) the one-character names of q: a CJK
+// appendNames adds to order (and qtf, names) the one-character names of q: a CJK
 // character that follows a non-CJK rune (or starts q) and precedes a
 // classifier. As a term it matches the character standing alone in a
 // chunk's text ("《比》": text.Terms makes a lone CJK character a term) or
 // in its heading.
-func appendNames(order []string, qtf map[string]int, q string) []string {
+func appendNames(order []string, qtf map[string]int, names map[string]bool, q string) []string {
 	rs := []rune(text.Fold(q))
 	for i := 0; i+1 < len(rs); i++ {
 		if !text.IsCJK(rs[i]) || !strings.ContainsRune(classifiers, rs[i+1]) || (i > 0 && text.IsCJK(rs[i-1])) {
 			continue
 		}
 		t := string(rs[i])
+		names[t] = true
 		if qtf[t] == 0 {
 			order = append(order, t)
 		}

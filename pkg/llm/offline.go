@@ -522,12 +522,14 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 		matches[i] = m
 		total += m.size
-		for k, ok := range m.chars {
+		// Rarity is counted in the sentences' own text: a term every
+		// sentence's section path holds is still a term of the question.
+		for k, ok := range own[i].chars {
 			if ok {
 				charDF[k]++
 			}
 		}
-		for k, ok := range m.grams {
+		for k, ok := range own[i].grams {
 			if ok {
 				gramDF[k]++
 			}
