@@ -86,8 +86,10 @@ type Row struct {
 	Answered bool     `json:"answered"`
 	Evidence bool     `json:"evidence_in_top_k"`
 	// BestRelevance is the first chunk's relevance without threshold.
-	BestRelevance float64  `json:"best_relevance"`
-	TopFiles      []string `json:"top_files,omitempty"`
+	BestRelevance float64 `json:"best_relevance"`
+	// Reason says why the knowledge base passed no chunk to the model.
+	Reason   string   `json:"reason,omitempty"`
+	TopFiles []string `json:"top_files,omitempty"`
 }
 
 // Report is the result of Run.
@@ -112,6 +114,9 @@ type question struct {
 	// goldFile, when set, is the file that holds the evidence; otherwise
 	// a chunk holding a gold answer (with its section path) is evidence.
 	goldFile string
+	// evidence, when set, is what a chunk must hold to be the evidence
+	// (a quoted phrase, whose gold answer is the hexagram's name).
+	evidence string
 	absent   bool
 }
 
@@ -257,7 +262,7 @@ func ask(ctx context.Context, svc *kb.Service, name string, q question) (Row, er
 	if err != nil {
 		return Row{}, err
 	}
-	row := Row{ID: q.id, Type: q.typ, Question: q.text, Gold: q.gold, Answer: reply.Text}
+	row := Row{ID: q.id, Type: q.typ, Question: q.text, Gold: q.gold, Answer: reply.Text, Reason: reply.Reason}
 	row.Answered = !reply.Empty && !IsRefusal(reply.Text)
 	row.Correct = row.Answered && ContainsGold(reply.Text, q.gold)
 	if len(top) > 0 {
@@ -269,6 +274,8 @@ func ask(ctx context.Context, svc *kb.Service, name string, q question) (Row, er
 		case q.absent:
 		case q.goldFile != "":
 			row.Evidence = row.Evidence || r.File == q.goldFile
+		case q.evidence != "":
+			row.Evidence = row.Evidence || holds(r.Text, []string{q.evidence})
 		default:
 			row.Evidence = row.Evidence || holds(section(r)+"\n"+r.Text, q.gold)
 		}

@@ -239,6 +239,7 @@ func zhouyiQuestions(src []byte) ([]question, error) {
 		for _, src := range []string{strings.Join(lineTexts, "。"), tuan} {
 			if c := quote(src, h, at); c != "" {
 				add("出自", "「"+c+"」出自哪一卦？", h.name+"卦")
+				qs[len(qs)-1].evidence = c
 			}
 		}
 	}

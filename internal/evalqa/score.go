@@ -1,6 +1,7 @@
 package evalqa
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,9 +10,11 @@ import (
 )
 
 // Normalize is the form replies and gold answers are compared in: letters
-// and digits only (punctuation and spaces dropped), full-width forms
-// narrowed, traditional Chinese folded to simplified, lower case.
+// and digits only (punctuation, spaces and citation marks such as "[1]"
+// dropped), full-width forms narrowed, traditional Chinese folded to
+// simplified, lower case.
 func Normalize(s string) string {
+	s = citationMark.ReplaceAllString(s, "")
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -27,6 +30,8 @@ func Normalize(s string) string {
 	}
 	return b.String()
 }
+
+var citationMark = regexp.MustCompile(`\[\d{1,3}\]`)
 
 // ContainsGold reports whether reply holds one of the gold answers (after
 // Normalize) and is at most MaxAnswerChars long.

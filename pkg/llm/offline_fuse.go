@@ -24,8 +24,8 @@ var fusionSources = map[string]struct {
 	rank   int
 	zh, en string
 }{
-	"知识库": {0, "据知识库", "knowledge base"}, "knowledge base": {0, "据知识库", "knowledge base"},
-	"网络搜索": {1, "据网络资料", "web"}, "web search": {1, "据网络资料", "web"},
+	"知识库": {0, "知识库", "knowledge base"}, "knowledge base": {0, "知识库", "knowledge base"},
+	"网络搜索": {1, "网络资料", "web"}, "web search": {1, "网络资料", "web"},
 	"大模型自身知识": {2, "", ""}, "the model's own knowledge": {2, "", ""},
 }
 
@@ -77,7 +77,7 @@ func fuse(req Request) (string, bool) {
 		}
 		src, ok := fusionSources[strings.TrimSpace(label)]
 		if !ok {
-			src.rank, src.zh, src.en = 3, "据"+label, label
+			src.rank, src.zh, src.en = 3, label, label
 		}
 		attr := src.zh
 		if !zh {
@@ -105,7 +105,7 @@ func fuse(req Request) (string, bool) {
 			if normalize(s) == "" {
 				continue
 			}
-			if k := samePart(parts, s); k >= 0 {
+			if k := samePart(parts, s, req.Question); k >= 0 {
 				parts[k].add(a.label)
 				continue
 			}
@@ -146,7 +146,7 @@ func fuse(req Request) (string, bool) {
 }
 
 var (
-	citation    = regexp.MustCompile(`\[\d{1,3}\]`)
+	citation    = regexp.MustCompile(`\s*\[\d{1,3}\]`)
 	attribution = regexp.MustCompile(`[（(]据[^）)]{1,12}[）)]`)
 )
 
@@ -175,13 +175,31 @@ func sameLabels(a, b fusedPart) bool {
 	return true
 }
 
-// samePart finds a part that says what s says: one holds the other (after
-// normalising) or their terms mostly agree.
-func samePart(parts []fusedPart, s string) int {
-	ns := foldNorm(s)
+// samePart finds a part that says what s says: with the (Chinese)
+// question's own characters left out of both (what they add to the question), one holds
+// the other, or their terms mostly agree.
+func samePart(parts []fusedPart, s, question string) int {
+	qs := map[rune]bool{}
+	for _, r := range foldNorm(question) {
+		qs[r] = true
+	}
+	core := func(x string) string {
+		var b strings.Builder
+		for _, r := range foldNorm(x) {
+			if !qs[r] {
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	cjk := strings.IndexFunc(question, text.IsCJK) >= 0 // characters are words only in Chinese
+	cs := core(s)
 	for k, p := range parts {
-		np := foldNorm(p.text)
-		if strings.Contains(np, ns) || strings.Contains(ns, np) || text.Similarity(text.Fold(p.text), text.Fold(s)) >= 0.8 {
+		cp := core(p.text)
+		if cjk && len([]rune(cs)) >= 2 && len([]rune(cp)) >= 2 && (strings.Contains(cp, cs) || strings.Contains(cs, cp)) {
+			return k
+		}
+		if text.Similarity(text.Fold(p.text), text.Fold(s)) >= 0.8 {
 			return k
 		}
 	}
@@ -191,13 +209,13 @@ func samePart(parts []fusedPart, s string) int {
 // attribute puts the sources after a run of sentences, before its closing
 // punctuation: "…利贞（据知识库、网络资料）。".
 func attribute(run string, labels []string, zh bool) string {
-	body := strings.TrimRightFunc(run, func(r rune) bool { return strings.ContainsRune("。！？；!?;.…", r) })
+	body := strings.TrimRightFunc(run, func(r rune) bool { return strings.ContainsRune("。！？；!?;.… ", r) })
 	tail := run[len(body):]
 	if zh {
 		if tail == "" {
 			tail = "。"
 		}
-		return body + "（" + strings.Join(labels, "、") + "）" + tail
+		return body + "（据" + strings.Join(labels, "、") + "）" + tail
 	}
 	if tail == "" {
 		tail = "."
