@@ -96,15 +96,15 @@ func lexicalQuery(lex *retrieve.BM25, q string) ([]retrieve.Clause, float64) {
 // no bigram with "比卦".
 const classifiers = "卦"
 
-// appendNames adds to order (and qtf, names) the one-character names of q: a CJK
-// character that follows a non-CJK rune (or starts q) and precedes a
-// classifier. As a term it matches the character standing alone in a
+// appendNames adds to order (and qtf, names) the one-character names of q: the
+// CJK character before a classifier (in "中比卦" that is 比; a two-character
+// name such as 小畜 is a bigram term already). As a term it matches the character standing alone in a
 // chunk's text ("《比》": text.Terms makes a lone CJK character a term) or
 // in its heading.
 func appendNames(order []string, qtf map[string]int, names map[string]bool, q string) []string {
 	rs := []rune(text.Fold(q))
 	for i := 0; i+1 < len(rs); i++ {
-		if !text.IsCJK(rs[i]) || !strings.ContainsRune(classifiers, rs[i+1]) || (i > 0 && text.IsCJK(rs[i-1])) {
+		if !text.IsCJK(rs[i]) || !strings.ContainsRune(classifiers, rs[i+1]) || strings.ContainsRune(classifiers, rs[i]) {
 			continue
 		}
 		t := string(rs[i])
@@ -159,7 +159,7 @@ func questionScopes(q string) []string {
 		}
 		for n := 1; n <= 2 && i-n >= 0; n++ {
 			name := rs[i-n : i]
-			if !allCJK(name) || (i-n > 0 && text.IsCJK(rs[i-n-1])) {
+			if !allCJK(name) {
 				continue
 			}
 			out = append(out, string(rs[i])+string(name), "-"+string(name))

@@ -3,6 +3,7 @@ package llm
 import (
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/text"
@@ -74,9 +75,9 @@ func withCite(s string, n int) string {
 	if n <= 0 {
 		return s
 	}
-	body := strings.TrimRightFunc(s, func(r rune) bool { return strings.ContainsRune("。！？；!?;.…”’\"'」』）)】》", r) })
+	body := strings.TrimRightFunc(s, func(r rune) bool { return strings.ContainsRune("。！？；!?;.…”’\"'」』", r) })
 	mark := "[" + itoaSmall(n) + "]"
-	if last, _ := utf8.DecodeLastRuneInString(body); body != "" && !text.IsCJK(last) && !strings.ContainsRune("，、：", last) {
+	if last, _ := utf8.DecodeLastRuneInString(body); body != "" && (unicode.IsLetter(last) || unicode.IsDigit(last)) && !text.IsCJK(last) {
 		mark = " " + mark
 	}
 	return body + mark + s[len(body):]
@@ -182,7 +183,19 @@ func foldNorm(s string) string { return normalize(text.Fold(s)) }
 func readQuote(fq string, lines []ctxLine) (string, bool) {
 	m := quoted.FindStringSubmatchIndex(fq)
 	if m == nil {
-		return "", false
+		// "天行健君子以自强不息出自哪一卦？": the phrase before the
+		// question of source, unquoted.
+		a := asksSource.FindStringIndex(fq)
+		if a == nil {
+			return "", false
+		}
+		phrase := strings.TrimRightFunc(fq[:a[0]], func(r rune) bool { return !unicode.IsLetter(r) || strings.ContainsRune("是在为", r) })
+		phrase = strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(phrase, "请问"), "这句话"), "，, ")
+		if utf8.RuneCountInString(foldNorm(phrase)) < 4 {
+			return "", false
+		}
+		i := strings.Index(fq, phrase)
+		m = []int{i, i + len(phrase), i, i + len(phrase)}
 	}
 	quote := fq[m[2]:m[3]]
 	nq := foldNorm(quote)
