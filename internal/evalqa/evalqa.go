@@ -42,8 +42,10 @@ type Options struct {
 	// yizhuan-simplified/): the knowledge base, and the questions generated
 	// from its structure.
 	Zhouyi string
-	// Absent asks the questions of Data against the Zhouyi base (both
-	// needed): none is answerable, every one should be refused.
+	// Absent asks questions whose answer is in no knowledge base, which
+	// should be refused: those of Data against the Zhouyi base (with
+	// Zhouyi), or, with Data alone, those of every other CMRC paragraph
+	// against a knowledge base of the rest (same domain, the harder case).
 	Absent bool
 	// Limit asks only the first N questions (0: all).
 	Limit int
@@ -94,7 +96,7 @@ type Row struct {
 
 // Report is the result of Run.
 type Report struct {
-	Set          string  `json:"set"` // cmrc, zhouyi or absent
+	Set          string  `json:"set"` // cmrc, zhouyi, absent or absent-in-domain
 	Files        int     `json:"files"`
 	Chunks       int     `json:"chunks"`
 	MinRelevance float64 `json:"min_relevance"`
@@ -130,8 +132,34 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 		err   error
 	)
 	switch {
+	case opts.Absent && opts.Zhouyi == "":
+		// In-domain: every other paragraph in the knowledge base, the
+		// questions of the others asked.
+		if opts.Data == "" {
+			return Report{}, errors.New("eval qa --absent: give --data (the questions), and --zhouyi to ask them of the Zhouyi base")
+		}
+		set = "absent-in-domain"
+		var all []kb.FileData
+		var cq []question
+		if all, cq, err = loadCMRC(opts.Data); err != nil {
+			return Report{}, err
+		}
+		left := map[string]bool{}
+		for i, f := range all {
+			if i%2 == 0 {
+				files = append(files, f)
+			} else {
+				left[f.Name] = true
+			}
+		}
+		for _, q := range cq {
+			if left[q.goldFile] {
+				q.absent, q.typ, q.gold, q.goldFile = true, "absent", nil, ""
+				qs = append(qs, q)
+			}
+		}
 	case opts.Absent:
-		if opts.Data == "" || opts.Zhouyi == "" {
+		if opts.Data == "" {
 			return Report{}, errors.New("eval qa --absent: give --data (the questions) and --zhouyi (the knowledge base)")
 		}
 		set = "absent"
@@ -219,14 +247,15 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 			fmt.Fprintf(opts.Progress, "%d/%d questions\n", i+1, len(qs))
 		}
 	}
-	rep.Metrics = metrics(rep.Questions, set == "absent")
+	absent := strings.HasPrefix(set, "absent")
+	rep.Metrics = metrics(rep.Questions, absent)
 	rep.ByType = map[string]Metrics{}
 	byType := map[string][]Row{}
 	for _, r := range rep.Questions {
 		byType[r.Type] = append(byType[r.Type], r)
 	}
 	for t, rs := range byType {
-		rep.ByType[t] = metrics(rs, set == "absent")
+		rep.ByType[t] = metrics(rs, absent)
 	}
 	rep.Seconds = round4(time.Since(start).Seconds())
 	if opts.JSON {

@@ -504,7 +504,7 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
 		return nil
 	}
-	matches, own := make([]match, len(sents)), make([]match, len(sents))
+	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
 	total := 0
 	for i, s := range sents {
@@ -512,6 +512,7 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		own[i] = m
 		if s.scope != "" {
 			sm := qr.match(s.scope)
+			scope[i] = sm
 			m = match{chars: slices.Clone(m.chars), grams: slices.Clone(m.grams), size: m.size}
 			for k, ok := range sm.chars {
 				m.chars[k] = m.chars[k] || ok
@@ -560,9 +561,30 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 		return got / all, true
 	}
-	relOf := func(m match) float64 {
-		cc, okc := coverage(m.chars, charW)
-		cg, okg := coverage(m.grams, gramW)
+	// relOf is the share of the question's content m holds; the terms
+	// skip holds (a section path) are left out of the question.
+	relOf := func(m, skip match) float64 {
+		cw, gw := charW, gramW
+		if skip.chars != nil {
+			cw, gw = slices.Clone(charW), slices.Clone(gramW)
+			for k, ok := range skip.chars {
+				if ok {
+					cw[k] = 0
+				}
+			}
+			for k, ok := range skip.grams {
+				if ok {
+					gw[k] = 0
+				}
+			}
+		}
+		cc, okc := coverage(m.chars, cw)
+		cg, okg := coverage(m.grams, gw)
+		if !okc && !okg && skip.chars != nil {
+			// The path holds the whole question: count it all.
+			cc, okc = coverage(m.chars, charW)
+			cg, okg = coverage(m.grams, gramW)
+		}
 		switch {
 		case okc && okg:
 			return 0.6*cc + 0.4*cg
@@ -575,9 +597,10 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 	for i, s := range sents {
 		c := &cands[i]
 		c.sentence = s
-		c.rel, c.own = relOf(matches[i]), relOf(own[i])
 		// The question's terms the sentence's section path holds count
-		// for relevance, half for rank: its own text must still answer.
+		// for relevance; its own text must answer the rest (the question
+		// about a document's subject asks what the document says of it).
+		c.rel, c.own = relOf(matches[i], match{}), relOf(own[i], scope[i])
 		c.rank = (c.rel + c.own) / 2 / (1 + 0.5*math.Log1p(float64(matches[i].size)/avg))
 		if c.rel > 0 && isQuestion(c.text) {
 			c.rank *= 0.75 // a question rarely answers one
