@@ -141,8 +141,9 @@ var (
 
 // hexagram is one hexagram's section of the traditional text.
 type hexagram struct {
-	name  string // simplified, as the heading writes it
-	lines []string
+	name    string // simplified, as a person types it (复, 遁)
+	written string // as the heading writes it, folded (復, 遯)
+	lines   []string
 }
 
 // zhouyiQuestions generates the questions of the Zhouyi set from the
@@ -165,7 +166,7 @@ func zhouyiQuestions(src []byte) ([]question, error) {
 			if len(rest) < n {
 				return nil, fmt.Errorf("zhouyi: heading %q: no hexagram name", l)
 			}
-			hexes = append(hexes, &hexagram{name: string(rest[:n])})
+			hexes = append(hexes, &hexagram{name: hexagramNames[i], written: string(rest[:n])})
 			continue
 		}
 		if (strings.HasPrefix(l, "系辭") || strings.HasPrefix(l, "繫辭")) && utf8.RuneCountInString(l) <= 6 {
@@ -201,7 +202,7 @@ func zhouyiQuestions(src []byte) ([]question, error) {
 		for _, c := range clauseSep.Split(textOf, -1) {
 			c = strings.TrimSpace(c)
 			n := utf8.RuneCountInString(c)
-			if n < 4 || n > 10 || strings.Contains(text.Fold(c), h.name) || !unique(c, at) {
+			if n < 4 || n > 10 || strings.Contains(text.Fold(c), h.written) || strings.Contains(text.Fold(c), h.name) || !unique(c, at) {
 				continue
 			}
 			return text.Fold(c)
@@ -238,7 +239,7 @@ func zhouyiQuestions(src []byte) ([]question, error) {
 		}
 		for _, src := range []string{strings.Join(lineTexts, "。"), tuan} {
 			if c := quote(src, h, at); c != "" {
-				add("出自", "「"+c+"」出自哪一卦？", h.name+"卦")
+				add("出自", "「"+c+"」出自哪一卦？", h.name+"卦", h.written+"卦")
 				qs[len(qs)-1].evidence = c
 			}
 		}

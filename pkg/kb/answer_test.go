@@ -91,6 +91,9 @@ func TestChatZhouyiStructure(t *testing.T) {
 		{"节卦的大象传是什么？", "君子以制数度", ""},
 		{"「履霜坚冰」出自哪一卦？", "坤卦", ""},
 		{"《说卦传》中震为什么？", "震", ""},
+		{"复卦的卦辞是什么？", "復，亨", ""},     // 復 is written 复 in simplified text
+		{"遁卦的大象传是什么？", "君子以远小人", ""}, // and 遯 遁
+		{"《序卦传》中比卦之后是什么卦？", "比必有所畜", ""},
 	} {
 		reply, err := s.Chat(ctx, ChatRequest{Query: tt.q, KnowledgeBases: []string{"zhouyi"}, MinRelevance: s.DefaultMinRelevance()}, nil)
 		if err != nil {

@@ -324,7 +324,7 @@ func appendSentences(out []sentence, lines []ctxLine, e entry, idx int) ([]sente
 		if sp, rest, ok := speakerPrefix(line); ok {
 			speaker, line = sp, rest
 		}
-		lines = append(lines, ctxLine{text: line, path: path, cite: cite, entry: idx})
+		lines = append(lines, ctxLine{text: line, path: path, cite: cite, entry: idx, doc: e.doc})
 		for _, s := range text.Sentences(line) {
 			sn := sentence{text: s, speaker: speaker, line: len(lines) - 1, cite: cite, heading: heading}
 			if cite > 0 {
@@ -417,7 +417,7 @@ type query struct {
 }
 
 func newQuery(q string) query {
-	q = text.Fold(q) // either script matches the other
+	q = foldAll(q) // either script matches the other
 	qr := query{chars: map[rune]int{}, words: map[string]int{}, grams: map[string]int{}}
 	for _, r := range q {
 		if text.IsCJK(r) && !stopChars[r] {
@@ -452,7 +452,7 @@ type match struct {
 }
 
 func (qr query) match(s string) match {
-	s = text.Fold(s)
+	s = foldAll(s)
 	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram)}
 	for _, t := range text.Terms(s) {
 		if k, ok := qr.grams[t]; ok {

@@ -21,6 +21,7 @@ type ctxLine struct {
 	path  string // the headings above it, outermost first, " > " between
 	cite  int    // its entry's number, 0 when unnumbered
 	entry int    // index of its entry
+	doc   bool   // from Request.Context (a document, not a message)
 }
 
 // maxReplyRunes is the length the generic reading keeps a reply within
@@ -147,45 +148,66 @@ func clip(qr query, s string) string {
 }
 
 var (
-	quoted      = regexp.MustCompile(`[「“"‘『']([^「」“”"‘’『』']{2,60})[」”"’』']`)
-	asksSource  = regexp.MustCompile(`出自|出处|来自|源自|语出|哪一卦|哪个卦|哪卦|何卦|哪一篇|哪篇|哪部|哪本|哪一章|哪章|哪里`)
-	asksHex     = regexp.MustCompile(`哪一卦|哪个卦|哪卦|何卦|什么卦`)
-	asksMeaning = regexp.MustCompile(`意思|含义|何意|意为|怎么理解|如何理解|解释|指什么`)
-	hexPart     = regexp.MustCompile(`卦(?:的|之)?(卦辞|彖传|彖辞|彖|大象传|大象|象传|象辞|象|初[六九]|[六九][二三四五]|上[六九]|用[六九]|第[一二三四五六]爻)`)
-	hexWhole    = regexp.MustCompile(`^(?:什么是|何为|何谓|请问|介绍一下|介绍)?\p{Han}{1,2}(卦)(?:是什么卦|是什么|是啥|讲什么|说什么|指什么|的意思|是什么意思)?[？?。！!]*$`)
-	ordinals    = map[string]string{"一": "初", "二": "二", "三": "三", "四": "四", "五": "五", "六": "上"}
-	linePos     = regexp.MustCompile(`^(初[六九]|[六九][二三四五]|上[六九]|用[六九])[：:，]`)
-	greatImage  = regexp.MustCompile(`(君子|先王|后|大人|上)以`)
+	quoted     = regexp.MustCompile(`[「“"‘『']([^「」“”"‘’『』']{2,60})[」”"’』']`)
+	asksSource = regexp.MustCompile(`出自|出处|来自|源自|语出|哪一卦|哪个卦|哪卦|何卦|哪一篇|哪篇|哪部|哪本|哪一章|哪章|哪里`)
+	// strictSource asks for a phrase's source and nothing else.
+	strictSource = regexp.MustCompile(`出自|出处|语出|源自|哪一卦|哪个卦|哪卦|何卦`)
+	// unquotedSource asks where an unquoted phrase before it comes from.
+	unquotedSource = regexp.MustCompile(`出自|出处|语出|源自|是哪一卦|是哪个卦|是哪卦|是何卦`)
+	asksHex        = regexp.MustCompile(`哪一卦|哪个卦|哪卦|何卦|什么卦`)
+	asksMeaning    = regexp.MustCompile(`意思|含义|何意|意为|怎么理解|如何理解|解释|指什么`)
+	hexPart        = regexp.MustCompile(`卦(?:的|之)?(卦辞|彖传|彖辞|彖|大象传|大象|象传|象辞|象|初[六九]|[六九][二三四五]|上[六九]|用[六九]|第[一二三四五六]爻)`)
+	hexWhole       = regexp.MustCompile(`^(?:什么是|何为|何谓|请问|介绍一下|介绍)?\p{Han}{1,2}(卦)(?:是什么卦|是什么|是啥|讲什么|说什么|指什么|的意思|是什么意思)?[？?。！!]*$`)
+	ordinals       = map[string]string{"一": "初", "二": "二", "三": "三", "四": "四", "五": "五", "六": "上"}
+	linePos        = regexp.MustCompile(`^(初[六九]|[六九][二三四五]|上[六九]|用[六九])[：:，]`)
+	greatImage     = regexp.MustCompile(`(君子|先王|后|大人|上)以`)
 )
 
 // readStructured answers a question whose form the context's structure
 // settles: the source of a quoted phrase, or a named part of a hexagram.
 // It returns false when the question has no such form or the context does
-// not hold the answer; the generic reading then takes over.
-func readStructured(q string, lines []ctxLine) (string, bool) {
+// not hold the answer; the generic reading then takes over. An empty reply
+// with true means the context cannot answer that form. Only document
+// lines (Request.Context) are read.
+func readStructured(q string, all []ctxLine) (string, bool) {
+	var lines []ctxLine
+	for _, l := range all {
+		if l.doc {
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) == 0 {
 		return "", false
 	}
-	fq := text.Fold(q)
+	fq := foldAll(q)
 	if r, ok := readQuote(fq, lines); ok {
 		return r, true
 	}
 	return readHexagram(fq, lines)
 }
 
+// variants are traditional characters text.Fold leaves alone (Unihan lists
+// them as their own simplified form as well) though simplified text writes
+// them otherwise: 復 is written 复 and 遯 遁 (the hexagrams 复 and 遁).
+var variants = strings.NewReplacer("復", "复", "遯", "遁")
+
+// foldAll is text.Fold with variants folded too.
+func foldAll(s string) string { return variants.Replace(text.Fold(s)) }
+
 // foldNorm is the form lines and quotes are matched in: folded to
 // simplified, letters and digits only.
-func foldNorm(s string) string { return normalize(text.Fold(s)) }
+func foldNorm(s string) string { return normalize(foldAll(s)) }
 
 // readQuote answers "「…」出自哪一卦/哪里？" with the source of the line that
 // holds the quotation (the hexagram its section path names, or the
 // section), and "「…」是什么意思？" with that line and the one after it.
 func readQuote(fq string, lines []ctxLine) (string, bool) {
 	m := quoted.FindStringSubmatchIndex(fq)
+	quotedMark := m != nil
 	if m == nil {
 		// "天行健君子以自强不息出自哪一卦？": the phrase before the
 		// question of source, unquoted.
-		a := asksSource.FindStringIndex(fq)
+		a := unquotedSource.FindStringIndex(fq)
 		if a == nil {
 			return "", false
 		}
@@ -210,7 +232,10 @@ func readQuote(fq string, lines []ctxLine) (string, bool) {
 		}
 	}
 	if len(hits) == 0 {
-		return "", false
+		// Where a quoted phrase comes from is not said by a passage
+		// without it: nothing found (rather than a sentence that shares
+		// "出自"). An unquoted phrase may be a paraphrase: read on.
+		return "", quotedMark && strictSource.MatchString(rest)
 	}
 	switch {
 	case asksSource.MatchString(rest):
@@ -282,7 +307,7 @@ func lastSegment(path string) string {
 func hexName(path string) string {
 	segs := strings.Split(path, " > ")
 	for i := len(segs) - 1; i >= 0; i-- {
-		seg := strings.TrimSpace(text.Fold(segs[i]))
+		seg := strings.TrimSpace(foldAll(segs[i]))
 		if k := strings.Index(seg, "卦"); k >= 0 && strings.Contains(seg[:k], "第") {
 			rest := seg[k+len("卦"):]
 			fields := strings.Fields(rest)
@@ -346,23 +371,23 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 	in := func(l ctxLine) bool { return hexName(l.path) == name }
 	reply := func(l ctxLine) (string, bool) { return withCite(l.text, l.cite), true }
 	commentary := func(l ctxLine, prefix string) bool {
-		return in(l) && strings.HasPrefix(text.Fold(lastSegment(l.path)), prefix)
+		return in(l) && strings.HasPrefix(foldAll(lastSegment(l.path)), prefix)
 	}
 	switch {
 	case part == "":
 		for _, l := range lines {
-			if in(l) && strings.HasPrefix(text.Fold(l.text), name) && !strings.HasPrefix(l.text, "《") && strings.Contains(text.Fold(l.path), "卦"+name) {
+			if in(l) && strings.HasPrefix(foldAll(l.text), name) && !strings.HasPrefix(l.text, "《") && strings.Contains(foldAll(l.path), "卦"+name) {
 				return lastSegment(l.path) + "\n" + withCite(l.text, l.cite), true
 			}
 		}
 		for _, l := range lines { // the judgement was not found: the heading says what it is
-			if in(l) && strings.Contains(text.Fold(l.path), "卦"+name) {
+			if in(l) && strings.Contains(foldAll(l.path), "卦"+name) {
 				return withCite(lastSegment(l.path), l.cite), true
 			}
 		}
 	case part == "卦辞":
 		for _, l := range lines {
-			if in(l) && strings.HasPrefix(text.Fold(l.text), name) && !strings.HasPrefix(l.text, "《") {
+			if in(l) && strings.HasPrefix(foldAll(l.text), name) && !strings.HasPrefix(l.text, "《") {
 				return reply(l)
 			}
 		}
@@ -383,7 +408,7 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 				continue
 			}
 			prev := lines[i-1].text
-			if strings.HasPrefix(prev, "《彖》") || (strings.HasPrefix(text.Fold(prev), name) && linePos.FindString(prev) == "") {
+			if strings.HasPrefix(prev, "《彖》") || (strings.HasPrefix(foldAll(prev), name) && linePos.FindString(prev) == "") {
 				return reply(l)
 			}
 		}
@@ -404,7 +429,7 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 		}
 		best := -1
 		for i, l := range lines {
-			p := linePos.FindStringSubmatch(text.Fold(l.text))
+			p := linePos.FindStringSubmatch(foldAll(l.text))
 			if p != nil && (p[1] == part || (ordinal != "" && strings.Contains(p[1], ordinal))) && in(l) &&
 				(best < 0 || len(l.text) > len(lines[best].text)) {
 				best = i
