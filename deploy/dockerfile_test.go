@@ -143,6 +143,14 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("build command %q lacks %s", goBuild, want)
 		}
 	}
+	if strings.Contains(goBuild, "mixchat-eval") {
+		t.Errorf("build command %q builds the benchmarks: the image holds the server binary only", goBuild)
+	}
+	for _, in := range final.find("copy") {
+		if s := strings.Join(in.args, " "); strings.Contains(s, "mixchat-eval") {
+			t.Errorf("runtime stage copies %q: the image holds the server binary only", s)
+		}
+	}
 	main, err := os.ReadFile("../cmd/mixchat/main.go")
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +212,38 @@ func TestStaticBuild(t *testing.T) {
 	}
 	if ours == 0 {
 		t.Fatal("go list found no package of this module")
+	}
+}
+
+// TestServerBinaryHasNoTestCode: the server binary (and so the image) links
+// none of the project's test helpers or test upstreams, and no package of
+// it imports "testing"; the benchmarks that need them are cmd/mixchat-eval.
+func TestServerBinaryHasNoTestCode(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH")
+	}
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./cmd/mixchat")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./cmd/mixchat: %v", err)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		n++
+		pkg, imports, _ := strings.Cut(line, " ")
+		if strings.HasSuffix(pkg, "test") && strings.HasPrefix(pkg, "github.com/mixchat/mixchat/") ||
+			strings.HasPrefix(pkg, "github.com/mixchat/mixchat/internal/shareddata") ||
+			strings.HasPrefix(pkg, "github.com/mixchat/mixchat/internal/childserver") ||
+			strings.HasPrefix(pkg, "github.com/mixchat/mixchat/cmd/mixchat-eval") {
+			t.Errorf("the server binary links %s", pkg)
+		}
+		if pkg == "testing" || slices.Contains(strings.Fields(imports), "testing") {
+			t.Errorf("%s imports testing into the server binary", pkg)
+		}
+	}
+	if n < 50 {
+		t.Fatalf("go list printed %d packages: %s", n, out)
 	}
 }
 

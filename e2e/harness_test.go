@@ -218,6 +218,9 @@ func startServerIn(t *testing.T, dir string) *server {
 func startServerWith(t *testing.T, dir, extra string) *server {
 	t.Helper()
 	srv := &server{LLM: llmtest.NewServer(t, llmtest.WithHandler(scripted)), log: &syncBuffer{}, exited: make(chan struct{})}
+	if !strings.Contains(extra, "demo:") {
+		extra = "demo: false\n" + extra // the tests bring their own knowledge bases and pages
+	}
 	cfg := fmt.Sprintf(`server:
   addr: 127.0.0.1:0
   data_dir: %q

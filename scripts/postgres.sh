@@ -15,13 +15,18 @@
 # The server listens on 127.0.0.1 only, keeps its data, log and socket in
 # MIXCHAT_PG_DIR (default /tmp/mixchat-pg), trusts local connections and runs
 # with fsync off: for tests only. The port is MIXCHAT_PG_PORT (default 54329),
-# or the next free one. Run as root, it installs PostgreSQL with apt-get when
-# missing and runs the server as the postgres user (PostgreSQL refuses root).
+# or the next free one. `stop` removes MIXCHAT_PG_DIR. When PostgreSQL is
+# missing it is installed with apt-get (scripts/apt.sh: says what and why
+# first, never upgrades installed packages); run as root, the server runs as
+# the postgres user (PostgreSQL refuses root).
 set -euo pipefail
 
 DIR=${MIXCHAT_PG_DIR:-/tmp/mixchat-pg}
 PORT=${MIXCHAT_PG_PORT:-54329}
 DB=mixchat
+
+# shellcheck source=scripts/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 log() { echo "postgres.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -47,15 +52,8 @@ bindir() {
 }
 
 install_postgres() {
-	[[ $(id -u) == 0 ]] || die "PostgreSQL is not installed; run as root to install it, or: apt-get install -y postgresql"
-	command -v apt-get >/dev/null 2>&1 || die "PostgreSQL is not installed and apt-get is not available"
-	log "installing PostgreSQL with apt-get"
-	export DEBIAN_FRONTEND=noninteractive
-	# Install from the current package lists; refresh them only if that fails.
-	if ! apt-get install -y -q --no-install-recommends postgresql >&2; then
-		apt-get update -q >&2
-		apt-get install -y -q --no-install-recommends postgresql >&2
-	fi
+	apt_install "the PostgreSQL store tests (memory, kb, auth, replicas) run a throwaway server on loopback" postgresql ||
+		die "PostgreSQL is not installed"
 }
 
 # as_owner runs a command as the user that owns the server: postgres when we

@@ -6,7 +6,8 @@
 #                            answers, and print `export MIXCHAT_TEST_SEARX_URL=...`
 #   scripts/searx.sh env     print the export line of the running server
 #   scripts/searx.sh status  exit 0 when the server answers, 1 otherwise
-#   scripts/searx.sh stop    stop the server this script started
+#   scripts/searx.sh stop    stop the server this script started and remove
+#                            its state folder (settings, pid, log)
 #
 # Typical use (CI):
 #   eval "$(scripts/searx.sh start)"
@@ -19,6 +20,8 @@
 # `command` engine running grep over pkg/search/testdata/searx/corpus.txt
 # (lines of url|title|content), which returns real results in searx's JSON
 # shape. Progress goes to stderr; stdout carries only the export line.
+# Installing searx (see scripts/apt.sh) says first which packages it adds
+# and why, and refuses to upgrade installed ones.
 #
 # Environment:
 #   MIXCHAT_TEST_SEARX_DIR   state folder (settings, pid, log); default
@@ -37,6 +40,9 @@ settings="$state/settings.yml"
 example=/usr/share/doc/searx/examples/settings.yml
 python=/usr/bin/python3
 
+# shellcheck source=scripts/apt.sh
+. "$here/apt.sh"
+
 log() { echo "searx.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
 
@@ -44,15 +50,9 @@ install_searx() {
 	if [ -x /usr/bin/searx-run ] && [ -f "$example" ]; then
 		return
 	fi
-	log "installing the Debian package searx"
-	local sudo=""
-	if [ "$(id -u)" != 0 ]; then
-		command -v sudo >/dev/null || die "searx is not installed and this user cannot install it (run as root or install 'searx')"
-		sudo="sudo -n"
-	fi
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq searx >&2
-	[ -x /usr/bin/searx-run ] || die "apt-get install searx did not provide /usr/bin/searx-run"
+	apt_install "the search tests (pkg/search) query a real searx server on loopback" searx ||
+		die "searx is not installed"
+	[ -x /usr/bin/searx-run ] || die "the searx package did not provide /usr/bin/searx-run"
 }
 
 # answers URL reports whether a searx JSON search at URL succeeds.
@@ -107,7 +107,6 @@ EOF
 }
 
 start() {
-	mkdir -p "$state"
 	if running; then
 		log "already running at $(cat "$urlfile")"
 		print_env
@@ -115,6 +114,7 @@ start() {
 	fi
 	[ -f "$corpus" ] || die "test corpus $corpus not found"
 	install_searx
+	mkdir -p "$state"
 	local port=${MIXCHAT_TEST_SEARX_PORT:-$(free_port)}
 	write_settings "$port"
 	local url="http://127.0.0.1:$port"
@@ -156,10 +156,11 @@ stop() {
 			done
 			kill -9 "$pid" 2>/dev/null || true
 		fi
-		rm -f "$pidfile"
 		log "stopped"
 	fi
-	rm -f "$urlfile"
+	# What start wrote; the folder goes too when nothing else is in it.
+	rm -f "$pidfile" "$urlfile" "$logfile" "$settings"
+	rmdir "$state" 2>/dev/null || true
 }
 
 case "${1:-}" in

@@ -1,19 +1,41 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: starts the servers the integration tests need (PostgreSQL, searx) on
 # loopback, runs every Go test with the race detector, and stops the servers again.
+#
+# What it needs, and installs with apt-get when missing (scripts/apt.sh says which packages and why
+# before installing anything, and never upgrades installed packages): postgresql (the PostgreSQL store
+# tests), searx (the search tests), chromium and fonts-wqy-microhei (the web app's browser tests). On a
+# machine that has them it installs nothing. Servers already running (say, a PostgreSQL another run
+# started) are used and left running; the ones this run starts are stopped at the end, and their folders
+# under /tmp removed, as is every temporary folder this script makes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+fuzz_dir=""
 cleanup() {
   [ -n "${searx_started:-}" ] && scripts/searx.sh stop >/dev/null 2>&1 || true
   [ -n "${pg_started:-}" ] && scripts/postgres.sh stop >/dev/null 2>&1 || true
+  [ -n "$fuzz_dir" ] && rm -rf "$fuzz_dir"
+  return 0
 }
 trap cleanup EXIT
 
-eval "$(scripts/postgres.sh start)"
-pg_started=1
-eval "$(scripts/searx.sh start)"
-searx_started=1
+# start SCRIPT VAR: export the server's DSN or URL, starting it unless one runs; VAR records that this
+# run started it.
+start() {
+  local script=$1 var=$2 exports
+  if "$script" status >/dev/null 2>&1; then
+    exports=$("$script" env)
+    eval "$exports"
+    echo "test.sh: using the running server of $script" >&2
+    return
+  fi
+  printf -v "$var" 1 # set before starting, so a failed start is cleaned up too
+  exports=$("$script" start)
+  eval "$exports"
+}
+start scripts/postgres.sh pg_started
+start scripts/searx.sh searx_started
 scripts/chromium.sh
 
 go vet ./...
@@ -44,9 +66,7 @@ if [ "$fuzztime" != "0" ]; then
     if ! (cd "$pkg" && "$fuzz_dir/${pkg//\//_}.test" -test.run '^$' -test.fuzz "^${target}\$" \
       -test.fuzztime "$fuzztime" -test.fuzzcachedir "$fuzz_cache/$pkg") >"$fuzz_dir/log" 2>&1; then
       cat "$fuzz_dir/log"
-      rm -rf "$fuzz_dir"
       exit 1
     fi
   done
-  rm -rf "$fuzz_dir"
 fi

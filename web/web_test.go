@@ -5,6 +5,9 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -200,5 +203,61 @@ func TestStringsTranslated(t *testing.T) {
 		if !en[k] || !zh[k] {
 			t.Errorf("%s uses %q, missing from a dictionary (en %v, zh %v)", where, k, en[k], zh[k])
 		}
+	}
+}
+
+// TestLanguageFollowsBrowser runs i18n.js under Node: the interface
+// language is the browser's first Chinese or English language
+// (navigator.languages) unless the user chose one, which is kept.
+func TestLanguageFollowsBrowser(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found: the language choice is checked in the browser tests (e2e)")
+	}
+	script := filepath.Join(t.TempDir(), "lang.mjs")
+	if err := os.WriteFile(script, []byte(`Object.defineProperty(globalThis, 'navigator', { value: { languages: JSON.parse(process.argv[2]) }, configurable: true });
+const store = JSON.parse(process.argv[3]);
+globalThis.localStorage = { getItem: (k) => store[k] ?? null, setItem: (k, v) => { store[k] = v; } };
+const m = await import(process.argv[4]);
+console.log(m.getLang());
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	i18n, err := filepath.Abs("assets/js/i18n.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		languages, stored, want string
+	}{
+		{`["zh-CN","en"]`, `{}`, "zh"},
+		{`["en-US","zh-CN"]`, `{}`, "en"},
+		{`["fr-FR","zh-TW"]`, `{}`, "zh"},
+		{`["fr-FR","de"]`, `{}`, "en"},
+		{`["zh-CN"]`, `{"mixchat.lang":"en"}`, "en"},
+		{`["en-GB"]`, `{"mixchat.lang":"zh"}`, "zh"},
+	}
+	for _, tt := range tests {
+		out, err := exec.Command(node, script, tt.languages, tt.stored, i18n).CombinedOutput()
+		if err != nil {
+			t.Fatalf("node: %v\n%s", err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != tt.want {
+			t.Errorf("languages %s, stored %s: %q, want %q", tt.languages, tt.stored, got, tt.want)
+		}
+	}
+}
+
+// TestPhoneNoticeCompact checks the phone layout keeps the offline-model
+// notice to two lines (e2e/firstrun_test.go measures it in a browser).
+func TestPhoneNoticeCompact(t *testing.T) {
+	b, err := fs.ReadFile(files, "assets/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	css := string(b)
+	i := strings.Index(css, "@media (max-width: 820px)")
+	if i < 0 || !regexp.MustCompile(`\.banner\.info p \{[^}]*line-clamp: 2`).MatchString(css[i:]) {
+		t.Error("app.css: the phone layout does not clamp the offline-model notice to two lines")
 	}
 }

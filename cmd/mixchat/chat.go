@@ -6,16 +6,32 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/mixchat/mixchat/internal/app"
+	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/sseclient"
+	"github.com/mixchat/mixchat/pkg/llm"
 )
+
+const chatUsage = `Usage:
+  mixchat chat [--server URL] [--conversation ID] [--model NAME] [--data DIR] [--config FILE]
+
+Chats in the terminal through /chat/chat: with --server, with a running
+server; without, with one this command runs in its own process on the
+configured data. Questions come from stdin, one a line. The exit status is
+not 0 when the server cannot be reached or a question failed.
+
+Flags:
+`
 
 const chatHelp = `Type a question and press Enter. Commands:
   /new            start a new conversation
@@ -25,23 +41,26 @@ const chatHelp = `Type a question and press Enter. Commands:
 `
 
 func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f serveFlags
-	f.register(fs)
+	fs := commandFlags("chat", chatUsage, stderr)
+	var f config.Flags
+	f.Register(fs)
 	serverURL := fs.String("server", "", "URL of a running mixchat server (default: run one in this process)")
 	conv := fs.String("conversation", "", "conversation id to continue (default: a new one)")
 	model := fs.String("model", "", "model name (default: the configured default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("chat: unexpected argument %q", fs.Arg(0))
+	}
 	base := strings.TrimRight(*serverURL, "/")
 	if base == "" {
-		cfg, err := f.load()
+		cfg, err := f.Load()
 		if err != nil {
 			return err
 		}
-		a, err := newApp(ctx, cfg, newLogger(LogConfig{Level: "warn", Format: "text"}, stderr))
+		a, err := app.New(ctx, cfg, app.Options{Log: app.NewLogger(config.LogConfig{Level: "warn", Format: "text"}, stderr), Version: version})
 		if err != nil {
 			return err
 		}
@@ -52,15 +71,18 @@ func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		a.log = slog.New(slog.DiscardHandler)
+		a.Log = slog.New(slog.DiscardHandler)
 		done := make(chan error, 1)
-		go func() { done <- a.serve(sctx, ln) }()
+		go func() { done <- a.Serve(sctx, ln) }()
 		defer func() { cancel(); <-done }()
 		base = "http://" + ln.Addr().String()
 	}
 	c := &chatClient{base: base, hc: &http.Client{}, conversation: *conv, model: *model}
 	if c.conversation == "" {
 		c.conversation = uuid.NewString()
+	}
+	if err := c.ping(ctx); err != nil {
+		return err
 	}
 	return c.repl(ctx, stdin, stdout)
 }
@@ -71,15 +93,42 @@ type chatClient struct {
 	hc                        *http.Client
 }
 
+// ping checks that the server answers before the first question.
+func (c *chatClient) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/healthz", nil)
+	if err != nil {
+		return fmt.Errorf("chat: --server %s: %w", c.base, err)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("chat: no mixchat server at %s: %w", c.base, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("chat: %s/healthz answered %s", c.base, resp.Status)
+	}
+	return nil
+}
+
+// repl asks every question of stdin; it fails when any question failed.
 func (c *chatClient) repl(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "mixchat chat — conversation %s (/help for commands)\n", c.conversation)
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
+	asked, failed := 0, 0
 	for {
 		fmt.Fprint(stdout, "> ")
 		if !in.Scan() {
 			fmt.Fprintln(stdout)
-			return in.Err()
+			if err := in.Err(); err != nil {
+				return err
+			}
+			if failed > 0 {
+				return fmt.Errorf("chat: %d of %d questions failed", failed, asked)
+			}
+			return nil
 		}
 		line := strings.TrimSpace(in.Text())
 		switch {
@@ -102,13 +151,24 @@ func (c *chatClient) repl(ctx context.Context, stdin io.Reader, stdout io.Writer
 			fmt.Fprintf(stdout, "model: %q\n", c.model)
 			continue
 		}
+		asked++
 		if err := c.ask(ctx, line, stdout); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
+			failed++
 			fmt.Fprintln(stdout, "error:", err)
 		}
 	}
+}
+
+// chatEvent is the part of a /chat/chat stream event the terminal shows.
+type chatEvent struct {
+	Text       string `json:"text"`
+	Done       bool   `json:"done"`
+	Error      string `json:"error"`
+	Extractive bool   `json:"extractive"`
+	Model      string `json:"model"`
 }
 
 // ask sends one question and prints the reply as it streams.
@@ -134,42 +194,26 @@ func (c *chatClient) ask(ctx context.Context, query string, stdout io.Writer) er
 		}
 		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b))
 	}
-	var note string
-	err = readSSE(resp.Body, func(data []byte) error {
-		var ev struct {
-			Text       string `json:"text"`
-			Done       bool   `json:"done"`
-			Error      string `json:"error"`
-			Extractive bool   `json:"extractive"`
-			Model      string `json:"model"`
-		}
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return fmt.Errorf("bad event %q: %w", data, err)
-		}
+	var reply strings.Builder
+	var last chatEvent
+	err = sseclient.Decode(resp.Body, func(ev chatEvent) (bool, error) {
 		fmt.Fprint(stdout, ev.Text)
+		reply.WriteString(ev.Text)
 		if ev.Error != "" {
-			return errors.New(ev.Error)
+			return true, errors.New(ev.Error)
 		}
-		if ev.Done && ev.Extractive {
-			note = "  [" + ev.Model + ": extractive, quoted from the conversation]"
-		}
-		return nil
+		last = ev
+		return ev.Done, nil
 	})
-	fmt.Fprintln(stdout, note)
+	fmt.Fprintln(stdout, replyNote(last, reply.String()))
 	return err
 }
 
-// readSSE calls fn with the data of each event in r.
-func readSSE(r io.Reader, fn func(data []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			if err := fn(bytes.TrimSpace(data)); err != nil {
-				return err
-			}
-		}
+// replyNote is what follows a reply: an extractive model's reply says that
+// it quotes the conversation, unless it found nothing to quote.
+func replyNote(last chatEvent, reply string) string {
+	if !last.Done || !last.Extractive || llm.IsOfflineNothing(reply) {
+		return ""
 	}
-	return sc.Err()
+	return "  [" + last.Model + ": extractive, quoted from the conversation]"
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/mixchat/mixchat/internal/config"
 )
 
 // runHealthcheck probes a running server: it GETs http://ADDR/healthz (or
@@ -22,14 +24,14 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "", "server address HOST:PORT (default: server.addr from the configuration)")
-	config := fs.String("config", "", "YAML configuration file (see configs/mixchat.yaml)")
+	configPath := fs.String("config", "", "YAML configuration file (see configs/mixchat.yaml)")
 	path := fs.String("path", "/healthz", "path to probe: /healthz (alive) or /readyz (ready to serve)")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *addr == "" {
-		cfg, err := LoadConfig(*config, os.Environ())
+		cfg, err := config.LoadConfig(*configPath, os.Environ())
 		if err != nil {
 			return fmt.Errorf("healthcheck: %w", err)
 		}

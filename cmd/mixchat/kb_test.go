@@ -10,13 +10,14 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 func TestRunKB(t *testing.T) {
 	ctx := context.Background()
 	cfg := kb.DefaultConfig()
 	cfg.Dir = t.TempDir()
-	svc, err := kb.New(cfg, retrieve.NewHashEmbedder(256), nil)
+	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(256), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

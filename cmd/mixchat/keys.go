@@ -6,11 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/mixchat/mixchat/internal/app"
+	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/auth"
 )
 
@@ -29,9 +30,9 @@ token is printed once by create and never stored: only its SHA-256 is.
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("keys", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, keysUsage); fs.PrintDefaults() }
-	var f serveFlags
-	f.register(fs)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), keysUsage); fs.PrintDefaults() }
+	var f config.Flags
+	f.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,11 +41,16 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return errors.New("keys: no subcommand given (create, ls, revoke)")
 	}
-	cfg, err := f.load()
+	if rest[0] == "help" || (rest[0] != "create" && rest[0] != "ls" && rest[0] != "list" && wantsHelp(rest)) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return nil
+	}
+	cfg, err := f.Load()
 	if err != nil {
 		return err
 	}
-	open := func() (*auth.Store, error) { return openKeyStore(ctx, cfg) }
+	open := func() (*auth.Store, error) { return app.OpenKeyStore(ctx, cfg) }
 	switch rest[0] {
 	case "create":
 		return keysCreate(ctx, open, rest[1:], stdout, stderr)
@@ -55,18 +61,6 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs.Usage()
 	return fmt.Errorf("keys: unknown subcommand %q (create, ls, revoke)", rest[0])
-}
-
-// openKeyStore opens the key store in the conversation store's database:
-// the same PostgreSQL database, or the same SQLite file.
-func openKeyStore(ctx context.Context, cfg Config) (*auth.Store, error) {
-	if cfg.Store.Driver == "postgres" {
-		return auth.OpenPostgres(ctx, cfg.Store.DSN)
-	}
-	if err := os.MkdirAll(cfg.Server.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
-	return auth.OpenSQLite(ctx, cfg.sqlitePath())
 }
 
 func keysCreate(ctx context.Context, open func() (*auth.Store, error), args []string, stdout, stderr io.Writer) error {

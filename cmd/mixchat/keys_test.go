@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/auth"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 func TestKeysCommand(t *testing.T) {
@@ -27,7 +28,7 @@ func TestKeysCommand(t *testing.T) {
 	if !strings.HasPrefix(tok, auth.TokenPrefix) {
 		t.Fatalf("create printed %q, want the token alone", tok)
 	}
-	st, err := auth.OpenSQLite(ctx, filepath.Join(data, "mixchat.db"))
+	st, err := sqlite.OpenKeys(ctx, filepath.Join(data, "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

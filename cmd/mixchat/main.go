@@ -1,6 +1,7 @@
 // Command mixchat is the mixchat server and its tools: serve runs the HTTP
 // server, chat is a terminal chat, kb manages knowledge bases, keys manages
-// API keys, eval runs the benchmarks, healthcheck probes a running server
+// API keys, eval runs the benchmarks (it runs the mixchat-eval command,
+// which is kept out of this binary), healthcheck probes a running server
 // (the container's health check), version prints the version.
 package main
 
@@ -25,11 +26,11 @@ Usage:
   mixchat chat    [--server URL] [--conversation ID] [--model NAME]  chat in the terminal
   mixchat kb      [--data DIR] create|add|ls|rm|search ...            manage knowledge bases
   mixchat keys    [--config FILE] create|ls|revoke ...               manage API keys (auth.enabled)
-  mixchat eval    NAME [flags]                                       run a benchmark (beir, cmrc, qa, locomo, latency, crash, faults, load)
+  mixchat eval    NAME [flags]                                       run a benchmark with mixchat-eval (beir, cmrc, locomo, latency, ...)
   mixchat healthcheck [--addr HOST:PORT]                             exit 0 if the local server answers /healthz
   mixchat version                                                    print the version
 
-Run "mixchat COMMAND -h" for a command's flags. Configuration: configs/mixchat.yaml documents
+Run "mixchat COMMAND -h" (or "mixchat help COMMAND") for a command's flags. Configuration: configs/mixchat.yaml documents
 every setting; MIXCHAT_* environment variables override the file.
 `
 
@@ -37,10 +38,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	var exit exitStatus
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		os.Exit(0)
-	}
-	if err != nil {
+	case errors.As(err, &exit):
+		os.Exit(int(exit)) // the delegated command said why
+	default:
 		fmt.Fprintln(os.Stderr, "mixchat:", err)
 		os.Exit(1)
 	}
@@ -63,13 +67,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "keys":
 		return runKeys(ctx, rest, stdout, stderr)
 	case "eval":
-		return runEval(ctx, rest, stdout, stderr)
+		return runEval(ctx, rest, stdin, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, rest, stdout, stderr)
 	case "version", "--version", "-v":
+		if wantsHelp(rest) {
+			fmt.Fprintln(stdout, "Usage:\n  mixchat version    print the version")
+			return nil
+		}
 		fmt.Fprintln(stdout, "mixchat", version)
 		return nil
-	case "help", "-h", "--help":
+	case "help", "-h", "--help", "-help":
+		if len(rest) > 0 && rest[0] != "help" {
+			return run(ctx, []string{rest[0], "-h"}, stdin, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
@@ -77,28 +88,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return fmt.Errorf("unknown command %q", cmd)
 }
 
-// runEval dispatches the benchmarks.
-func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("eval: name a benchmark: beir, cmrc, qa, locomo, latency, crash, faults, load")
+// wantsHelp reports whether args ask for help (-h, -help, --help) before
+// any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
 	}
-	switch args[0] {
-	case "beir":
-		return runEvalBEIR(ctx, args[1:], stdout, stderr)
-	case "cmrc":
-		return runEvalCMRC(ctx, args[1:], stdout, stderr)
-	case "locomo":
-		return runEvalLoCoMo(ctx, args[1:], stdout, stderr)
-	case "latency":
-		return runEvalLatency(ctx, args[1:], stdout, stderr)
-	case "crash":
-		return runEvalCrash(ctx, args[1:], stdout, stderr)
-	case "faults":
-		return runEvalFaults(ctx, args[1:], stdout, stderr)
-	case "load":
-		return runEvalLoad(ctx, args[1:], stdout, stderr)
-	case "qa":
-		return runEvalQA(ctx, args[1:], stdout, stderr)
-	}
-	return fmt.Errorf("eval: unknown benchmark %q; available: beir, cmrc, qa, locomo, latency, crash, faults, load", args[0])
+	return false
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mixchat/mixchat/internal/childserver"
 )
 
 // TestTwoReplicasShareOriginals runs two `mixchat serve` processes on one
@@ -30,10 +32,10 @@ func TestTwoReplicasShareOriginals(t *testing.T) {
 
 	// Bytes a text round trip would change: a BOM, CRLF, no final newline.
 	doc := []byte("\ufeff# 乾卦\r\n\r\n乾：元，亨，利，贞。\r\n\r\n## 象传\r\n\r\n天行健，君子以自强不息。潜龙勿用，阳在下也。见龙在田，德施普也。")
-	if err := apiKBCreate(ctx, hc, r1.URL, "zhouyi"); err != nil {
+	if err := childserver.CreateKB(ctx, hc, r1.URL, "zhouyi"); err != nil {
 		t.Fatal(err)
 	}
-	if err := apiKBUpload(ctx, hc, r1.URL, "zhouyi", "qian.md", doc); err != nil {
+	if err := childserver.UploadKB(ctx, hc, r1.URL, "zhouyi", "qian.md", doc); err != nil {
 		t.Fatal(err)
 	}
 
@@ -55,8 +57,8 @@ func TestTwoReplicasShareOriginals(t *testing.T) {
 	}
 
 	// update_docs on replica 2 re-reads the original from PostgreSQL.
-	var env1 kbEnvelope
-	if err := postJSON(ctx, hc, r2.URL+"/knowledge_base/update_docs", map[string]any{
+	var env1 childserver.KBEnvelope
+	if err := childserver.PostJSON(ctx, hc, r2.URL+"/knowledge_base/update_docs", map[string]any{
 		"knowledge_base_name": "zhouyi", "file_names": []string{"qian.md"}, "chunk_size": 30, "chunk_overlap": 5,
 	}, &env1); err != nil || env1.Code != 200 || strings.Contains(string(env1.Data), "qian.md") {
 		t.Errorf("update_docs on replica 2: %v %+v %s", err, env1, env1.Data)
@@ -87,8 +89,8 @@ func TestTwoReplicasShareOriginals(t *testing.T) {
 	}
 
 	// Deleted with its content on replica 2: gone on replica 1.
-	var env2 kbEnvelope
-	if err := postJSON(ctx, hc, r2.URL+"/knowledge_base/delete_docs", map[string]any{
+	var env2 childserver.KBEnvelope
+	if err := childserver.PostJSON(ctx, hc, r2.URL+"/knowledge_base/delete_docs", map[string]any{
 		"knowledge_base_name": "zhouyi", "file_names": []string{"qian.md"}, "delete_content": true,
 	}, &env2); err != nil || env2.Code != 200 {
 		t.Fatalf("delete_docs on replica 2: %v %+v", err, env2)

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mixchat/mixchat/internal/childserver"
 	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
 )
 
 // The scale-out tests run two `mixchat serve` processes, each with its own
@@ -65,15 +67,15 @@ func replicaSchema(t *testing.T) string {
 }
 
 // startReplica starts one server with env and stops it at the end of t.
-func startReplica(t *testing.T, bin string, env []string) *serverProc {
+func startReplica(t *testing.T, bin string, env []string) *childserver.Proc {
 	t.Helper()
-	p, err := startServerProc(context.Background(), bin, t.TempDir(), env, 60*time.Second)
+	p, err := childserver.Start(context.Background(), bin, t.TempDir(), env, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := p.stop(20 * time.Second); err != nil {
-			t.Errorf("stop replica: %v\n%s", err, lastLines(p.logs.String(), 30))
+		if err := p.Stop(20 * time.Second); err != nil {
+			t.Errorf("stop replica: %v\n%s", err, childserver.LastLines(p.Logs(), 30))
 		}
 	})
 	return p
@@ -88,7 +90,7 @@ type chatReplyWire struct {
 func ask(t *testing.T, hc *http.Client, base, conv, q string) chatReplyWire {
 	t.Helper()
 	var r chatReplyWire
-	if err := postJSON(context.Background(), hc, base+"/chat/chat", map[string]any{"query": q, "conversation_id": conv}, &r); err != nil {
+	if err := childserver.PostJSON(context.Background(), hc, base+"/chat/chat", map[string]any{"query": q, "conversation_id": conv}, &r); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -132,7 +134,7 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				r := &results[i]
-				r.err = postJSON(context.Background(), hc, base+"/chat/chat", map[string]any{"query": r.q, "conversation_id": "busy"}, &r.reply)
+				r.err = childserver.PostJSON(context.Background(), hc, base+"/chat/chat", map[string]any{"query": r.q, "conversation_id": "busy"}, &r.reply)
 			}()
 		}
 		wg.Wait()
@@ -187,21 +189,21 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 
 	t.Run("knowledge base created on one is searchable on the other", func(t *testing.T) {
 		ctx := context.Background()
-		if err := apiKBCreate(ctx, hc, r1.URL, "zhouyi"); err != nil {
+		if err := childserver.CreateKB(ctx, hc, r1.URL, "zhouyi"); err != nil {
 			t.Fatal(err)
 		}
 		// Replica 2 opens the knowledge base while it is empty.
 		if docs := searchDocs(t, hc, r2.URL, "zhouyi", "坤卦 厚德载物"); len(docs) != 0 {
 			t.Fatalf("empty knowledge base found %v", docs)
 		}
-		if err := apiKBUpload(ctx, hc, r1.URL, "zhouyi", "kun.md", []byte("# 坤卦\n\n坤：元，亨，利牝马之贞。地势坤，君子以厚德载物。\n")); err != nil {
+		if err := childserver.UploadKB(ctx, hc, r1.URL, "zhouyi", "kun.md", []byte("# 坤卦\n\n坤：元，亨，利牝马之贞。地势坤，君子以厚德载物。\n")); err != nil {
 			t.Fatal(err)
 		}
 		if docs := searchDocs(t, hc, r2.URL, "zhouyi", "坤卦 厚德载物"); len(docs) == 0 || docs[0] != "kun.md" {
 			t.Errorf("replica 2 finds %v after replica 1 uploaded kun.md", docs)
 		}
 		// And back: uploaded on 2, found on 1.
-		if err := apiKBUpload(ctx, hc, r2.URL, "zhouyi", "qian.md", []byte("# 乾卦\n\n乾：元，亨，利，贞。天行健，君子以自强不息。\n")); err != nil {
+		if err := childserver.UploadKB(ctx, hc, r2.URL, "zhouyi", "qian.md", []byte("# 乾卦\n\n乾：元，亨，利，贞。天行健，君子以自强不息。\n")); err != nil {
 			t.Fatal(err)
 		}
 		if docs := searchDocs(t, hc, r1.URL, "zhouyi", "乾卦 自强不息"); len(docs) == 0 || docs[0] != "qian.md" {
@@ -232,7 +234,7 @@ func searchDocs(t *testing.T, hc *http.Client, base, kbName, q string) []string 
 	var docs []struct {
 		Metadata map[string]any `json:"metadata"`
 	}
-	if err := postJSON(context.Background(), hc, base+"/knowledge_base/search_docs", map[string]any{"query": q, "knowledge_base_name": kbName, "top_k": 3}, &docs); err != nil {
+	if err := childserver.PostJSON(context.Background(), hc, base+"/knowledge_base/search_docs", map[string]any{"query": q, "knowledge_base_name": kbName, "top_k": 3}, &docs); err != nil {
 		t.Fatal(err)
 	}
 	var files []string
@@ -253,7 +255,7 @@ func consolidationOnce(t *testing.T, dsn string) {
 	cfg.LongTerm.Enabled = true
 	var mgrs []*memory.Manager
 	for range 2 {
-		st, err := memory.OpenPostgres(ctx, dsn)
+		st, err := postgres.OpenConversations(ctx, dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +267,7 @@ func consolidationOnce(t *testing.T, dsn string) {
 		t.Cleanup(func() { m.Close() })
 		mgrs = append(mgrs, m)
 	}
-	st, err := memory.OpenPostgres(ctx, dsn)
+	st, err := postgres.OpenConversations(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // MaxAnswerChars is the longest reply that can count as correct: a reply
@@ -207,7 +208,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 	emb := retrieve.NewHashEmbedder(retrieve.DefaultEmbedDim)
 	models := llm.NewRegistry("offline")
 	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
-	svc, err := kb.New(cfg, emb, models)
+	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), emb, models)
 	if err != nil {
 		return Report{}, err
 	}

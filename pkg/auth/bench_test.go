@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/auth"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // BenchmarkAuthenticate measures the per-request cost of looking a key up
@@ -16,10 +18,10 @@ func BenchmarkAuthenticate(b *testing.B) {
 			var s *auth.Store
 			var err error
 			if backend == "sqlite" {
-				s, err = auth.OpenSQLite(ctx, b.TempDir()+"/auth.db")
+				s, err = sqlite.OpenKeys(ctx, b.TempDir()+"/auth.db")
 			} else {
 				dsn := postgresSchemaDSN(b)
-				s, err = auth.OpenPostgres(ctx, dsn)
+				s, err = postgres.OpenKeys(ctx, dsn)
 			}
 			if err != nil {
 				b.Fatal(err)

@@ -5,67 +5,38 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
 )
 
 // Store keeps API keys and knowledge-base access records in SQL tables of
 // their own (auth_*), in the same SQLite file or PostgreSQL database as the
-// conversations or another one. Both dialects share one implementation on
-// database/sql; queries are written with ? placeholders and renumbered for
-// PostgreSQL.
+// conversations or another one. One implementation on database/sql serves
+// both engines: queries are written with "?" placeholders and portable SQL,
+// and the engine's package (pkg/store/sqlite, pkg/store/postgres) opens
+// the database and says how its dialect differs.
 type Store struct {
-	db       *sql.DB
-	postgres bool
-	now      func() time.Time
+	db  *sql.DB
+	d   Dialect
+	now func() time.Time
 }
 
-// OpenSQLite opens (creating if needed) the SQLite database at path and
-// migrates the auth tables.
-func OpenSQLite(ctx context.Context, path string) (*Store, error) {
-	if path == "" || strings.ContainsRune(path, '?') {
-		return nil, fmt.Errorf("open auth store: bad sqlite path %q", path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("open auth store: %w", err)
-	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open auth store %s: %w", path, err)
-	}
-	return open(ctx, db, false)
+// Dialect is what differs between the SQL engines Store runs on.
+type Dialect struct {
+	// Rebind turns the store's "?" placeholders into the engine's; nil
+	// keeps them.
+	Rebind func(query string) string
+	// Lock is run first in the migration transaction so that processes
+	// starting together migrate one after the other ("" when the
+	// transaction is exclusive already, as SQLite's BEGIN IMMEDIATE is).
+	Lock string
 }
 
-// OpenPostgres connects to the PostgreSQL database at dsn and migrates the
-// auth tables.
-func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open auth store: %w", err)
-	}
-	return open(ctx, db, true)
-}
-
-func open(ctx context.Context, db *sql.DB, postgres bool) (*Store, error) {
-	s := &Store{db: db, postgres: postgres, now: time.Now}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open auth store: %w", err)
-	}
+// NewStore migrates the auth tables in db and returns the store over it;
+// Close closes db.
+func NewStore(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
+	s := &Store{db: db, d: d, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("open auth store: migrate: %w", err)
 	}
 	return s, nil
@@ -106,14 +77,10 @@ var migrations = [][]string{
 	},
 }
 
-// migrationLockKey is the PostgreSQL advisory lock under which processes
-// starting together migrate one after the other ("mixauth").
-const migrationLockKey int64 = 0x6d69786175746800
-
 func (s *Store) migrate(ctx context.Context) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if s.postgres {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
+		if s.d.Lock != "" {
+			if _, err := tx.ExecContext(ctx, s.d.Lock); err != nil {
 				return err
 			}
 		}
@@ -153,23 +120,12 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// q renumbers ? placeholders as $1, $2... for PostgreSQL. Queries here
-// hold no ? in literals.
+// q is query in the engine's placeholders.
 func (s *Store) q(query string) string {
-	if !s.postgres {
+	if s.d.Rebind == nil {
 		return query
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return s.d.Rebind(query)
 }
 
 // KeySpec describes a key to create.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/auth"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // The store tests run the same suite on SQLite and, when
@@ -18,7 +20,7 @@ import (
 
 func openSQLite(t *testing.T) *auth.Store {
 	t.Helper()
-	s, err := auth.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "auth.db"))
+	s, err := sqlite.OpenKeys(context.Background(), filepath.Join(t.TempDir(), "auth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func postgresSchemaDSN(t testing.TB) string {
 
 func openPostgres(t *testing.T, dsn string) *auth.Store {
 	t.Helper()
-	s, err := auth.OpenPostgres(context.Background(), dsn)
+	s, err := postgres.OpenKeys(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestReopen(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "auth.db")
-		a, err := auth.OpenSQLite(ctx, path)
+		a, err := sqlite.OpenKeys(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +64,7 @@ func TestReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 		a.Close()
-		b, err := auth.OpenSQLite(ctx, path)
+		b, err := sqlite.OpenKeys(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +79,7 @@ func TestReopen(t *testing.T) {
 		errs := make([]error, 4)
 		for i := range errs {
 			wg.Go(func() {
-				s, err := auth.OpenPostgres(ctx, dsn)
+				s, err := postgres.OpenKeys(ctx, dsn)
 				if err == nil {
 					s.Close()
 				}

@@ -12,11 +12,6 @@ import (
 	"github.com/mixchat/mixchat/prompts"
 )
 
-// Models resolves a model name ("" = the default) to a model.
-type Models interface {
-	Get(name string) (llm.Model, string, error)
-}
-
 // PromptGroup is the prompts/ group of the LLM-chat templates.
 const PromptGroup = "llm_chat"
 
@@ -32,12 +27,12 @@ type Options struct {
 
 // Answerer answers from the model's own knowledge and the history.
 type Answerer struct {
-	models Models
+	models llm.Models
 	opts   Options
 }
 
 // New returns an answerer over models.
-func New(models Models, opts Options) *Answerer {
+func New(models llm.Models, opts Options) *Answerer {
 	if opts.PromptName == "" {
 		opts.PromptName = "with_history"
 	}

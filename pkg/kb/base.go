@@ -103,7 +103,7 @@ func termCounts(terms []string) map[string]int {
 	return m
 }
 
-// base is one open knowledge base: its SQLite file, the in-memory BM25
+// base is one open knowledge base: its database, the in-memory BM25
 // index and its vector store.
 type base struct {
 	name string
@@ -136,7 +136,7 @@ type base struct {
 	epoch string
 
 	// dbOriginals: the originals live in the database (the originals
-	// table of the PostgreSQL store), not in dir/content.
+	// table of a SharedCatalog's), not in dir/content.
 	dbOriginals bool
 }
 
@@ -157,31 +157,11 @@ func (b *base) lexRemove(id string) {
 }
 
 const (
-	dbFile      = "kb.db"
 	contentDir  = "content"
 	lexSnapshot = "lexical.bin"
 	vecSnapshot = "vectors.hnsw"
 	snapMagic   = "MIXKBSNAP1"
 )
-
-// openBase opens the KB in dir. newStore makes its vector store.
-func openBase(ctx context.Context, name, dir string, newStore func(info Info) (store, error)) (*base, error) {
-	db, err := openDB(ctx, filepath.Join(dir, dbFile))
-	if err != nil {
-		return nil, err
-	}
-	return openBaseDB(ctx, name, dir, db, newStore)
-}
-
-// openBaseDB opens the KB whose database is db (closed on failure).
-func openBaseDB(ctx context.Context, name, dir string, db *sql.DB, newStore func(info Info) (store, error)) (*base, error) {
-	b := &base{name: name, dir: dir, db: db}
-	if err := b.load(ctx, newStore); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
-	}
-	return b, nil
-}
 
 func (b *base) readInfo(ctx context.Context) (Info, uint64, error) {
 	rows, err := b.db.QueryContext(ctx, `SELECT key, value FROM meta`)
@@ -264,11 +244,6 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 	if vecOK && b.mem == nil {
 		cols = `id, file, seq, '', metadata, terms, NULL`
 	}
-	rows, err := b.db.QueryContext(ctx, `SELECT `+cols+` FROM chunks`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var batch []Chunk
 	flush := func() error {
 		if len(batch) == 0 {
@@ -278,30 +253,25 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 		batch = batch[:0]
 		return err
 	}
-	for rows.Next() {
-		c, err := scanChunk(rows, true)
-		if err != nil {
-			return err
-		}
+	err = eachChunk(ctx, b.db, `SELECT `+cols+` FROM chunks`, nil, func(c storedChunk) error {
 		if !lexOK {
 			b.lexAdd(c.ID, c.Terms)
 		} else if b.lexIDs != nil {
 			b.lexIDs[c.ID] = struct{}{} // lex holds it from the snapshot
 		}
-		if b.mem != nil {
-			if vecOK {
-				b.mem.setPayload(c.ID, c.File, c.Metadata)
-			} else if len(c.Vector) > 0 {
-				batch = append(batch, c.Chunk)
-				if len(batch) >= 1024 {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
+		switch {
+		case b.mem == nil:
+		case vecOK:
+			b.mem.setPayload(c.ID, c.File, c.Metadata)
+		case len(c.Vector) > 0:
+			batch = append(batch, c.Chunk)
+			if len(batch) >= 1024 {
+				return flush()
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	if err := flush(); err != nil {

@@ -28,7 +28,8 @@ type Config struct {
 	// Store is where the knowledge bases' documents, chunks and settings
 	// live: "files" ("" too), a SQLite file per KB under Dir, or
 	// "postgres", PostgreSQL at DSN, shared by every replica (see
-	// pgstore.go); Dir then holds each replica's index snapshots and the
+	// replicas.go); the program opens the matching Catalog
+	// (pkg/store/sqlite, pkg/store/postgres). Dir then holds each replica's index snapshots and the
 	// originals it received. Either store works with either vector store:
 	// with "postgres" and "qdrant" the vectors live only in Qdrant, which
 	// every replica searches, and each replica keeps only BM25 in memory.

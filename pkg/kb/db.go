@@ -8,69 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
-// schema is the layout of a knowledge base's SQLite file. files holds one
-// row per document, chunks its pieces with their term frequencies (for
-// BM25) and vectors (so the vector index can be rebuilt or re-pushed to
-// Qdrant without re-embedding). meta holds the KB's settings and the
-// generation counter, bumped by every change, that tells whether the
-// on-disk HNSW snapshot is current.
-const schema = `
-CREATE TABLE IF NOT EXISTS meta (
-	key   TEXT PRIMARY KEY,
-	value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS files (
-	name             TEXT PRIMARY KEY,
-	hash             TEXT NOT NULL,
-	size             INTEGER NOT NULL,
-	mtime            INTEGER NOT NULL,
-	chunks           INTEGER NOT NULL,
-	custom_docs      INTEGER NOT NULL DEFAULT 0,
-	chunk_size       INTEGER NOT NULL DEFAULT 0,
-	chunk_overlap    INTEGER NOT NULL DEFAULT 0,
-	zh_title_enhance INTEGER NOT NULL DEFAULT 0,
-	created_at       INTEGER NOT NULL,
-	updated_at       INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-	id       TEXT PRIMARY KEY,
-	file     TEXT NOT NULL REFERENCES files(name) ON DELETE CASCADE,
-	seq      INTEGER NOT NULL,
-	text     TEXT NOT NULL,
-	metadata TEXT NOT NULL,
-	terms    TEXT NOT NULL,
-	vector   BLOB
-);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file, seq);
-`
-
-// openDB opens (creating if needed) the SQLite file at path.
-func openDB(ctx context.Context, path string) (*sql.DB, error) {
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(4)
-	if _, err := db.ExecContext(ctx, schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("create schema in %s: %w", path, err)
-	}
-	return db, nil
-}
+// The rows of a knowledge base's database (see Catalog for its tables):
+// documents, chunks and settings, read and written with SQL that SQLite
+// and PostgreSQL both run.
 
 // FileInfo describes a document of a knowledge base.
 type FileInfo struct {
@@ -314,6 +259,27 @@ func scanChunk(rows *sql.Rows, full bool) (storedChunk, error) {
 		return c, fmt.Errorf("chunk %s metadata: %w", c.ID, err)
 	}
 	return c, nil
+}
+
+// eachChunk runs query, which selects chunk rows in full (id, file, seq,
+// text, metadata, terms, vector), and calls fn with each chunk; an error
+// from fn stops it.
+func eachChunk(ctx context.Context, q querier, query string, args []any, fn func(storedChunk) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanChunk(rows, true)
+		if err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // chunksByID loads the chunks with the given ids (those that exist).

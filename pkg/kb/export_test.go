@@ -29,3 +29,6 @@ func LexLen(s *Service, name string) int {
 	}
 	return b.lex.Len()
 }
+
+// NewWithStore is New with the catalog cfg.Store names (newWithStore).
+var NewWithStore = newWithStore

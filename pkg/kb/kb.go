@@ -12,10 +12,10 @@
 // was or fully updated. At open the in-memory BM25 index and HNSW graph are
 // read from snapshots written next to kb.db (or rebuilt from the rows when
 // the snapshots are stale) and then updated after every commit; with Qdrant
-// the vectors live in a collection per KB and BM25 stays local. With
-// Config.Store "postgres" the same tables, and the originals, live in
-// PostgreSQL instead, one schema per KB, shared by every replica (see
-// pgstore.go).
+// the vectors live in a collection per KB and BM25 stays local. Where the
+// databases live is the Catalog's business (pkg/store/sqlite: a kb.db file
+// per folder; pkg/store/postgres: one schema per KB, shared by every
+// replica, with the originals: see replicas.go).
 //
 // Retrieval is hybrid. BM25 runs over pkg/text's terms of the text with
 // traditional Chinese folded to simplified (text.Fold, so 貞 matches 贞), plus
@@ -40,6 +40,7 @@ package kb
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -58,12 +59,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
 
-// Models resolves a model name ("" = the default) to a model and its
-// resolved name.
-type Models interface {
-	Get(name string) (llm.Model, string, error)
-}
-
 // Reranker scores documents against a query, one score per document in
 // order, higher is more relevant (retrieve.Reranker is one).
 type Reranker interface {
@@ -81,7 +76,7 @@ func WithReranker(r Reranker) Option { return func(s *Service) { s.rerank = r } 
 // Qdrant (instead of one dialled from Config.Qdrant). The Service does not
 // close it.
 func WithQdrantClient(c *qdrant.Client) Option {
-	return func(s *Service) { s.qdrant, s.ownQdrant = c, false }
+	return func(s *Service) { s.vs.qdrant, s.vs.ownQdrant = c, false }
 }
 
 // Service manages knowledge bases and answers from them. It is safe for
@@ -89,16 +84,18 @@ func WithQdrantClient(c *qdrant.Client) Option {
 type Service struct {
 	cfg    Config
 	emb    llm.Embedder
-	models Models
+	models llm.Models
 	rerank Reranker
 	// vectorWeight is the vector share of the hybrid score.
 	vectorWeight float64
 
-	qmu       sync.Mutex
-	qdrant    *qdrant.Client
-	ownQdrant bool
+	vs vectorStores
 
-	pg *pgStore // the knowledge bases in PostgreSQL (Config.Store); nil: files
+	cat Catalog
+	// shared is cat when replicas share it (a SharedCatalog), else nil.
+	shared SharedCatalog
+	// replicas is what this replica holds of each KB of a shared catalog.
+	replicas replicas
 
 	mu       sync.Mutex
 	open     map[string]*base
@@ -106,37 +103,35 @@ type Service struct {
 	closed   bool
 }
 
-// New returns a Service over the knowledge bases in cfg.Dir (created if
-// missing). embedder embeds chunks and queries; its name is
-// cfg.EmbedModel. models answers questions (nil: Chat and Answer fail, the
-// rest works).
-func New(cfg Config, embedder llm.Embedder, models Models, opts ...Option) (*Service, error) {
+// New returns a Service over the knowledge bases of cat, keeping their
+// folders (index snapshots, and originals unless cat is a SharedCatalog)
+// in cfg.Dir (created if missing). The Service closes cat with itself.
+// embedder embeds chunks and queries; its name is cfg.EmbedModel. models
+// answers questions (nil: Chat and Answer fail, the rest works).
+func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts ...Option) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cat == nil {
+		return nil, errors.New("kb: no catalog")
 	}
 	if embedder == nil {
 		return nil, errors.New("kb: no embedder")
 	}
+	shared, _ := cat.(SharedCatalog)
+	if shared != nil && cfg.MaxUploadBytes > shared.MaxOriginal() {
+		return nil, fmt.Errorf("kb.max_upload_bytes is %d: with kb.store %s the originals are kept in the database, which stores at most %d bytes in one: use a smaller limit",
+			cfg.MaxUploadBytes, cfg.Store, shared.MaxOriginal())
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kb: create %s: %w", cfg.Dir, err)
 	}
-	s := &Service{cfg: cfg, emb: embedder, models: models, open: map[string]*base{}, deleting: map[string]bool{}, ownQdrant: true}
+	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared,
+		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
+		replicas: replicas{synced: map[string]syncState{}},
+		open:     map[string]*base{}, deleting: map[string]bool{}}
 	for _, o := range opts {
 		o(s)
-	}
-	if cfg.Store == KBStorePostgres {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if cfg.MaxUploadBytes > pgMaxOriginal {
-			cancel()
-			return nil, fmt.Errorf("kb.max_upload_bytes is %d: with kb.store %s the originals are kept in PostgreSQL, which stores at most %d bytes in one: use a smaller limit",
-				cfg.MaxUploadBytes, KBStorePostgres, pgMaxOriginal)
-		}
-		pg, err := openPGStore(ctx, cfg.DSN)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		s.pg = pg
 	}
 	s.vectorWeight = cfg.VectorWeight
 	if s.vectorWeight == 0 {
@@ -172,76 +167,12 @@ func (s *Service) Close() error {
 	for _, b := range open {
 		errs = append(errs, b.close()) // waits for the KB's running operations
 	}
-	if s.pg != nil {
-		errs = append(errs, s.pg.close())
-	}
-	s.qmu.Lock()
-	if s.qdrant != nil && s.ownQdrant {
-		errs = append(errs, s.qdrant.Close())
-	}
-	s.qmu.Unlock()
+	errs = append(errs, s.replicas.closeRetired(), s.cat.Close(), s.vs.close())
 	return errors.Join(errs...)
 }
 
-// qdrantClient returns the Qdrant client, dialling it on first use.
-func (s *Service) qdrantClient() (*qdrant.Client, error) {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if s.qdrant != nil {
-		return s.qdrant, nil
-	}
-	host, portStr, err := splitHostPort(s.cfg.Qdrant.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("kb.qdrant.addr %q: %w", s.cfg.Qdrant.Addr, err)
-	}
-	port, _ := strconv.Atoi(portStr)
-	c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: port, APIKey: s.cfg.Qdrant.APIKey, UseTLS: s.cfg.Qdrant.TLS, SkipCompatibilityCheck: true})
-	if err != nil {
-		return nil, fmt.Errorf("connect to qdrant at %s: %w", s.cfg.Qdrant.Addr, err)
-	}
-	s.qdrant = c
-	return c, nil
-}
-
-func splitHostPort(addr string) (string, string, error) {
-	i := strings.LastIndex(addr, ":")
-	if i <= 0 || i == len(addr)-1 {
-		return "", "", errors.New("want host:port")
-	}
-	if _, err := strconv.Atoi(addr[i+1:]); err != nil {
-		return "", "", errors.New("want host:port with a numeric port")
-	}
-	return strings.Trim(addr[:i], "[]"), addr[i+1:], nil
-}
-
-// newStore makes the vector store a KB's info asks for.
-func (s *Service) newStore(info Info) (store, error) {
-	switch info.VectorStore {
-	case StoreEmbedded, "":
-		return NewMemIndex(info.Dim), nil
-	case StoreQdrant:
-		c, err := s.qdrantClient()
-		if err != nil {
-			return nil, err
-		}
-		return NewQdrantIndex(c, s.cfg.Qdrant.CollectionPrefix+info.Name), nil
-	}
-	return nil, fmt.Errorf("%w: vector store %q (use %s or %s)", ErrBadRequest, info.VectorStore, StoreEmbedded, StoreQdrant)
-}
-
-func (s *Service) kbDir(name string) string { return filepath.Join(s.cfg.Dir, name) }
-
-// exists reports whether a KB of that name exists: on disk, or in the
-// PostgreSQL registry. It fails only when the check itself does (the
-// database is unreachable), so that an outage is reported as such rather
-// than as a missing knowledge base.
-func (s *Service) exists(ctx context.Context, name string) (bool, error) {
-	if s.pg != nil {
-		return s.pg.exists(ctx, name)
-	}
-	_, err := os.Stat(filepath.Join(s.kbDir(name), dbFile))
-	return err == nil, nil
-}
+// kbDir is the folder of the knowledge base name.
+func (c Config) kbDir(name string) string { return filepath.Join(c.Dir, name) }
 
 // get returns the open KB name, opening it if needed, held for one
 // operation: call release when done.
@@ -259,7 +190,7 @@ func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
 		found := false
 		if !s.deleting[name] {
 			var err error
-			if found, err = s.exists(ctx, name); err != nil {
+			if found, err = s.cat.Exists(ctx, name); err != nil {
 				s.mu.Unlock()
 				return nil, nil, err
 			}
@@ -319,23 +250,16 @@ func (s *Service) List(ctx context.Context) ([]Info, error) {
 
 // Names returns the names of the knowledge bases, sorted.
 func (s *Service) Names() ([]string, error) {
-	if s.pg != nil {
-		return s.pg.names(context.Background())
-	}
-	entries, err := os.ReadDir(s.cfg.Dir)
+	all, err := s.cat.Names(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("list knowledge bases: %w", err)
+		return nil, err
 	}
-	names := []string{}
-	for _, e := range entries {
-		if !e.IsDir() || ValidName(e.Name()) != nil {
-			continue
-		}
-		if ok, _ := s.exists(context.Background(), e.Name()); ok { // files: never fails
-			names = append(names, e.Name())
+	names := make([]string, 0, len(all))
+	for _, n := range all {
+		if ValidName(n) == nil {
+			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
 	return names, nil
 }
 
@@ -352,12 +276,12 @@ func (s *Service) Info(ctx context.Context, name string) (Info, error) {
 // Exists reports whether the knowledge base exists; an invalid name does
 // not. An error means the check itself failed (the PostgreSQL store is
 // unreachable, say), which callers must not take for a missing knowledge
-// base.
+// base: the catalog's Exists never reads an outage as "no".
 func (s *Service) Exists(ctx context.Context, name string) (bool, error) {
 	if ValidName(name) != nil {
 		return false, nil
 	}
-	return s.exists(ctx, name)
+	return s.cat.Exists(ctx, name)
 }
 
 // CreateOptions are the settings of a new knowledge base.
@@ -371,10 +295,10 @@ type CreateOptions struct {
 }
 
 // resolveStore maps a requested vector store to one this server has.
-func (s *Service) resolveStore(vs string) (string, error) {
+func (c Config) resolveStore(vs string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(vs)) {
 	case "", "faiss", "default":
-		return s.cfg.VectorStore, nil
+		return c.VectorStore, nil
 	case StoreEmbedded:
 		return StoreEmbedded, nil
 	case StoreQdrant:
@@ -383,12 +307,13 @@ func (s *Service) resolveStore(vs string) (string, error) {
 	return "", fmt.Errorf("%w: vector store %q is not supported: use %s or %s", ErrBadRequest, vs, StoreEmbedded, StoreQdrant)
 }
 
-func (s *Service) resolveModel(m string) (string, error) {
+// resolveModel checks a requested embedding model against this server's.
+func (c Config) resolveModel(m string) (string, error) {
 	m = strings.TrimSpace(m)
-	if m == "" || m == s.cfg.EmbedModel {
-		return s.cfg.EmbedModel, nil
+	if m == "" || m == c.EmbedModel {
+		return c.EmbedModel, nil
 	}
-	return "", fmt.Errorf("%w: embedding model %q is not available: this server embeds with %q", ErrEmbedModel, m, s.cfg.EmbedModel)
+	return "", fmt.Errorf("%w: embedding model %q is not available: this server embeds with %q", ErrEmbedModel, m, c.EmbedModel)
 }
 
 // Create makes an empty knowledge base. It fails with ErrEmptyName,
@@ -397,11 +322,11 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if err := ValidName(name); err != nil {
 		return Info{}, err
 	}
-	vs, err := s.resolveStore(opts.VectorStore)
+	vs, err := s.cfg.resolveStore(opts.VectorStore)
 	if err != nil {
 		return Info{}, err
 	}
-	model, err := s.resolveModel(opts.EmbedModel)
+	model, err := s.cfg.resolveModel(opts.EmbedModel)
 	if err != nil {
 		return Info{}, err
 	}
@@ -410,7 +335,7 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if s.closed {
 		return Info{}, errors.New("kb: service closed")
 	}
-	if ok, err := s.exists(ctx, name); err != nil {
+	if ok, err := s.cat.Exists(ctx, name); err != nil {
 		return Info{}, err
 	} else if ok {
 		return Info{}, fmt.Errorf("knowledge base %s: %w", name, ErrExists)
@@ -422,39 +347,81 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	return b.getInfo(), nil
 }
 
-// createLocked writes a new KB's settings and opens it; s.mu is held.
+// createLocked registers a new KB with its settings and opens it; s.mu
+// is held.
 func (s *Service) createLocked(ctx context.Context, name, vs, model, info string) (*base, error) {
-	if s.pg != nil {
-		return s.createPG(ctx, name, vs, model, info)
-	}
-	dir := s.kbDir(name)
-	if err := os.MkdirAll(filepath.Join(dir, contentDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(s.cfg.kbDir(name), contentDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
 	}
-	db, err := openDB(ctx, filepath.Join(dir, dbFile))
+	db, err := s.cat.Create(ctx, name)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("knowledge base %s: %w", name, ErrExists)
+	}
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range map[string]string{
-		"name": name, "info": info, "vector_store": vs, "embed_model": model, "dim": "0",
-		"created_at": strconv.FormatInt(time.Now().UnixMilli(), 10), "lex_version": lexVersion, "generation": "0",
-	} {
+	tx, err := db.BeginTx(ctx, nil)
+	if err == nil {
+		for k, v := range map[string]string{
+			"name": name, "info": info, "vector_store": vs, "embed_model": model, "dim": "0",
+			"created_at": strconv.FormatInt(time.Now().UnixMilli(), 10), "lex_version": lexVersion, "generation": "0",
+		} {
+			if err == nil {
+				err = setMeta(ctx, tx, k, v)
+			}
+		}
 		if err == nil {
-			err = setMeta(ctx, db, k, v)
+			err = tx.Commit()
+		} else {
+			tx.Rollback()
 		}
 	}
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		os.Remove(filepath.Join(dir, dbFile))
+		db.Close()
+		_ = s.cat.Drop(context.WithoutCancel(ctx), name)
 		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
 	}
-	b, err := openBase(ctx, name, dir, s.newStore)
+	b, err := s.openBase(ctx, name, db)
+	if err != nil {
+		_ = s.cat.Drop(context.WithoutCancel(ctx), name)
+		return nil, err
+	}
+	s.replicas.setSynced(b, b.gen)
+	s.open[name] = b
+	return b, nil
+}
+
+// openKB opens the knowledge base name from the catalog.
+func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
+	if err := os.MkdirAll(filepath.Join(s.cfg.kbDir(name), contentDir), 0o755); err != nil {
+		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
+	}
+	db, err := s.cat.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	s.open[name] = b
+	if s.shared != nil {
+		// This replica's snapshots may be tagged with a generation whose
+		// rows they do not all hold (its writes interleaved with others'):
+		// the indexes are built from the rows instead. The first search
+		// then checks them against the rows (refresh).
+		for _, f := range []string{lexSnapshot, vecSnapshot} {
+			if err := os.Remove(filepath.Join(s.cfg.kbDir(name), f)); err != nil && !os.IsNotExist(err) {
+				db.Close()
+				return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
+			}
+		}
+	}
+	return s.openBase(ctx, name, db)
+}
+
+// openBase opens the KB whose database is db (closed on failure).
+func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base, error) {
+	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil}
+	if err := b.load(ctx, s.vs.newStore); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
+	}
 	return b, nil
 }
 
@@ -489,12 +456,10 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 	derr := b.vec.Drop(ctx)
 	err = errors.Join(derr, b.vec.Close(), b.db.Close())
 	b.life.Unlock()
-	if rerr := os.RemoveAll(s.kbDir(name)); rerr != nil {
+	if rerr := os.RemoveAll(s.cfg.kbDir(name)); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
-	if s.pg != nil {
-		err = errors.Join(err, s.pg.drop(ctx, name))
-	}
+	err = errors.Join(err, s.cat.Drop(ctx, name))
 	if err != nil {
 		return fmt.Errorf("delete knowledge base %s: %w", name, err)
 	}

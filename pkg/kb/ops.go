@@ -56,8 +56,8 @@ type AddResult struct {
 }
 
 // splitter builds the splitter a request asks for.
-func (s *Service) splitter(o SplitOptions) (Splitter, fileParams, error) {
-	size, overlap := s.cfg.ChunkSize, s.cfg.ChunkOverlap
+func (c Config) splitter(o SplitOptions) (Splitter, fileParams, error) {
+	size, overlap := c.ChunkSize, c.ChunkOverlap
 	if o.ChunkSize > 0 {
 		size = o.ChunkSize
 		if o.ChunkOverlap == 0 && overlap >= size {
@@ -67,7 +67,7 @@ func (s *Service) splitter(o SplitOptions) (Splitter, fileParams, error) {
 	if o.ChunkOverlap > 0 {
 		overlap = o.ChunkOverlap
 	}
-	zh := s.cfg.ZhTitleEnhance
+	zh := c.ZhTitleEnhance
 	if o.ZhTitleEnhance != nil {
 		zh = *o.ZhTitleEnhance
 	}
@@ -78,17 +78,14 @@ func (s *Service) splitter(o SplitOptions) (Splitter, fileParams, error) {
 		return Splitter{}, fileParams{}, fmt.Errorf("%w: chunk_overlap %d: use 0..chunk_size-1 (%d)", ErrBadRequest, overlap, size-1)
 	}
 	sp := Splitter{Size: size, Overlap: overlap, TitleEnhance: zh}
-	if s.cfg.ChunkUnit == UnitTokens {
-		tok := llm.NewTokenizer(s.cfg.EmbedModel)
+	if c.ChunkUnit == UnitTokens {
+		tok := llm.NewTokenizer(c.EmbedModel)
 		sp.Len = tok.Count
 	} else {
 		sp.Len = utf8.RuneCountInString
 	}
 	return sp, fileParams{chunkSize: size, chunkOverlap: overlap, zhTitle: zh}, nil
 }
-
-// writable checks that b may be written with the service's embedder.
-func (s *Service) writable(b *base) error { return s.checkModel(b) }
 
 // AddFiles indexes uploaded documents into a knowledge base, each in its own
 // transaction: a failing file (unsupported, corrupt, empty, embedding
@@ -97,90 +94,140 @@ func (s *Service) writable(b *base) error { return s.checkModel(b) }
 // whole (unknown KB, bad chunk size, embedding model mismatch, cancelled
 // context).
 func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, opts AddOptions, progress func(Progress)) (AddResult, error) {
-	res := AddResult{Failed: map[string]error{}}
-	sp, params, err := s.splitter(opts.SplitOptions)
+	w, err := s.startWrite(ctx, name, opts.SplitOptions, opts.Force)
 	if err != nil {
-		return res, err
+		return newResult(), err
+	}
+	defer w.release()
+	b := w.b
+	for _, f := range files {
+		if err := ValidFileName(f.Name); err != nil {
+			w.res.Failed[f.Name] = err
+			continue
+		}
+		if w.seen[f.Name] {
+			w.res.Failed[f.Name] = fmt.Errorf("%w: the request names %s twice", ErrExists, f.Name)
+			continue
+		}
+		w.seen[f.Name] = true
+		if err := b.checkOriginalSize(s.cfg, f.Name, len(f.Data)); err != nil {
+			w.res.Failed[f.Name] = err
+			continue
+		}
+		job := w.job(f.Name)
+		job.data, job.save = f.Data, true
+		job.docs = opts.Docs[f.Name]
+		w.jobs = append(w.jobs, job)
+	}
+	w.addDocs(opts.Docs)
+	return s.runJobs(ctx, w, progress, func(i int, job ingestJob) bool {
+		if !opts.Override && job.data != nil && b.sameUpload(ctx, job.name, job.data) {
+			w.res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
+			report(progress, Progress{File: job.name, Index: i + 1, Total: len(w.jobs), Stage: StageFailed, Err: w.res.Failed[job.name]})
+			return true
+		}
+		if !opts.SaveOnly {
+			return false
+		}
+		if job.data == nil {
+			return true // custom docs need indexing to be kept at all
+		}
+		var err error
+		if b.dbOriginals {
+			err = putOriginal(ctx, b.db, job.name, job.data)
+		} else {
+			err = b.saveOriginal(job.name, job.data)
+		}
+		if err != nil {
+			w.res.Failed[job.name] = err
+		} else {
+			w.res.Added = append(w.res.Added, job.name)
+		}
+		return true
+	})
+}
+
+func newResult() AddResult { return AddResult{Failed: map[string]error{}} }
+
+// writeBatch is a write request under way (AddFiles, UpdateFiles): the KB
+// held open, the chunking the request asks for, the jobs gathered and
+// what happened to them.
+type writeBatch struct {
+	b       *base
+	release func()
+	sp      Splitter
+	params  fileParams
+	force   bool
+	jobs    []ingestJob
+	seen    map[string]bool // the documents the request named
+	res     AddResult
+}
+
+// startWrite holds the KB name open for a write request and checks that
+// it is writable, and builds the splitter the request asks for.
+func (s *Service) startWrite(ctx context.Context, name string, o SplitOptions, force bool) (*writeBatch, error) {
+	sp, params, err := s.cfg.splitter(o)
+	if err != nil {
+		return nil, err
 	}
 	b, release, err := s.get(ctx, name)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer release()
-	if err := s.writable(b); err != nil {
-		return res, err
+	if err := s.checkModel(b); err != nil {
+		release()
+		return nil, err
 	}
-	var jobs []ingestJob
-	seen := map[string]bool{}
-	for _, f := range files {
-		if err := ValidFileName(f.Name); err != nil {
-			res.Failed[f.Name] = err
+	return &writeBatch{b: b, release: release, sp: sp, params: params, force: force, seen: map[string]bool{}, res: newResult()}, nil
+}
+
+// job is a job of the batch for the document name.
+func (w *writeBatch) job(name string) ingestJob {
+	return ingestJob{name: name, force: w.force, split: w.sp, params: w.params}
+}
+
+// addDocs adds a job for each document of custom docs the request did not
+// name otherwise.
+func (w *writeBatch) addDocs(docs map[string][]Document) {
+	for name, d := range docs {
+		if w.seen[name] {
 			continue
 		}
-		if seen[f.Name] {
-			res.Failed[f.Name] = fmt.Errorf("%w: the request names %s twice", ErrExists, f.Name)
+		w.seen[name] = true
+		if err := ValidFileName(name); err != nil {
+			w.res.Failed[name] = err
 			continue
 		}
-		seen[f.Name] = true
-		if err := s.checkOriginalSize(f.Name, len(f.Data)); err != nil {
-			res.Failed[f.Name] = err
-			continue
-		}
-		job := ingestJob{name: f.Name, data: f.Data, save: true, force: opts.Force, split: sp, params: params}
-		if docs, ok := opts.Docs[f.Name]; ok {
-			job.docs = docs
-		}
-		jobs = append(jobs, job)
+		job := w.job(name)
+		job.docs = d
+		w.jobs = append(w.jobs, job)
 	}
-	for fname, docs := range opts.Docs {
-		if seen[fname] {
-			continue
-		}
-		if err := ValidFileName(fname); err != nil {
-			res.Failed[fname] = err
-			continue
-		}
-		seen[fname] = true
-		jobs = append(jobs, ingestJob{name: fname, docs: docs, force: opts.Force, split: sp, params: params})
-	}
+}
+
+// runJobs ingests the batch's jobs one after the other under the KB's
+// write lock, and saves the snapshots after. handle, when not nil, sees
+// each job first and reports whether it dealt with it itself.
+func (s *Service) runJobs(ctx context.Context, w *writeBatch, progress func(Progress), handle func(i int, job ingestJob) bool) (AddResult, error) {
+	b := w.b
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	defer b.saveSnapshots()
-	for i, job := range jobs {
+	for i, job := range w.jobs {
 		if err := ctx.Err(); err != nil {
-			return res, err
+			return w.res, err
 		}
-		if !opts.Override && job.data != nil && s.sameUpload(ctx, b, job.name, job.data) {
-			res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
-			report(progress, Progress{File: job.name, Index: i + 1, Total: len(jobs), Stage: StageFailed, Err: res.Failed[job.name]})
+		if handle != nil && handle(i, job) {
 			continue
 		}
-		if opts.SaveOnly {
-			if job.data == nil {
-				continue // custom docs need indexing to be kept at all
-			}
-			var err error
-			if b.dbOriginals {
-				err = putOriginal(ctx, b.db, job.name, job.data)
-			} else {
-				err = b.saveOriginal(job.name, job.data)
-			}
-			if err != nil {
-				res.Failed[job.name] = err
-				continue
-			}
-			res.Added = append(res.Added, job.name)
-			continue
-		}
-		s.run(ctx, b, job, i+1, len(jobs), &res, progress)
+		s.run(ctx, b, job, i+1, len(w.jobs), &w.res, progress)
 	}
-	return res, ctx.Err()
+	return w.res, ctx.Err()
 }
 
 // sameUpload reports whether the KB already holds data as the document
 // name: its stored original has the same bytes or, without an original,
 // the indexed document was made from the same content.
-func (s *Service) sameUpload(ctx context.Context, b *base, name string, data []byte) bool {
+func (b *base) sameUpload(ctx context.Context, name string, data []byte) bool {
 	if b.dbOriginals {
 		if h, ok, err := originalHash(ctx, b.db, name); err == nil && ok {
 			return h == contentHash(data, nil)
@@ -231,69 +278,44 @@ type UpdateOptions struct {
 // UpdateFiles re-indexes documents from their stored originals (with the
 // request's chunking), or from custom docs given in opts.Docs.
 func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, opts UpdateOptions, progress func(Progress)) (AddResult, error) {
-	res := AddResult{Failed: map[string]error{}}
-	sp, params, err := s.splitter(opts.SplitOptions)
+	w, err := s.startWrite(ctx, name, opts.SplitOptions, opts.Force)
 	if err != nil {
-		return res, err
+		return newResult(), err
 	}
-	b, release, err := s.get(ctx, name)
-	if err != nil {
-		return res, err
-	}
-	defer release()
-	if err := s.writable(b); err != nil {
-		return res, err
-	}
-	var jobs []ingestJob
-	seen := map[string]bool{}
+	defer w.release()
 	for _, f := range files {
-		if seen[f] {
+		if w.seen[f] {
 			continue
 		}
-		seen[f] = true
+		w.seen[f] = true
 		if err := ValidFileName(f); err != nil {
-			res.Failed[f] = err
+			w.res.Failed[f] = err
 			continue
 		}
+		job := w.job(f)
 		if docs, ok := opts.Docs[f]; ok {
-			jobs = append(jobs, ingestJob{name: f, docs: docs, force: opts.Force, split: sp, params: params})
+			job.docs = docs
+			w.jobs = append(w.jobs, job)
 			continue
 		}
-		if old, err := getFile(ctx, b.db, f); err == nil && old.CustomDocs && !opts.OverrideCustomDocs {
+		if old, err := getFile(ctx, w.b.db, f); err == nil && old.CustomDocs && !opts.OverrideCustomDocs {
 			continue
 		}
-		data, _, legacy, err := b.readOriginal(ctx, f)
+		data, _, legacy, err := w.b.readOriginal(ctx, f)
 		if err != nil {
 			if errors.Is(err, ErrNotFound) {
 				err = fmt.Errorf("file %s: %w", f, ErrNotFound)
 			}
-			res.Failed[f] = err
+			w.res.Failed[f] = err
 			continue
 		}
 		// An original found only in this replica's folder is stored with
 		// the rows (legacy: see readOriginal).
-		jobs = append(jobs, ingestJob{name: f, data: data, save: legacy, force: opts.Force, split: sp, params: params})
+		job.data, job.save = data, legacy
+		w.jobs = append(w.jobs, job)
 	}
-	for f, docs := range opts.Docs {
-		if !seen[f] {
-			seen[f] = true
-			if err := ValidFileName(f); err != nil {
-				res.Failed[f] = err
-				continue
-			}
-			jobs = append(jobs, ingestJob{name: f, docs: docs, force: opts.Force, split: sp, params: params})
-		}
-	}
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	defer b.saveSnapshots()
-	for i, job := range jobs {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		s.run(ctx, b, job, i+1, len(jobs), &res, progress)
-	}
-	return res, ctx.Err()
+	w.addDocs(opts.Docs)
+	return s.runJobs(ctx, w, progress, nil)
 }
 
 // DeleteFiles removes documents from a knowledge base (each in its own
@@ -361,33 +383,36 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 	if err := ValidName(name); err != nil {
 		return res, err
 	}
-	sp, params, err := s.splitter(opts.SplitOptions)
+	sp, params, err := s.cfg.splitter(opts.SplitOptions)
 	if err != nil {
 		return res, err
 	}
-	model, err := s.resolveModel(opts.EmbedModel)
+	model, err := s.cfg.resolveModel(opts.EmbedModel)
 	if err != nil {
 		return res, err
 	}
 	var vs string
 	if strings.TrimSpace(opts.VectorStore) != "" {
-		if vs, err = s.resolveStore(opts.VectorStore); err != nil {
+		if vs, err = s.cfg.resolveStore(opts.VectorStore); err != nil {
 			return res, err
 		}
 	}
-	found, err := s.exists(ctx, name)
+	found, err := s.cat.Exists(ctx, name)
 	if err != nil {
 		return res, err
 	}
 	if !found {
-		if _, err := os.Stat(s.kbDir(name)); (err != nil || s.pg != nil) && !opts.AllowEmpty {
+		// Without allow_empty only a folder of originals copied in by hand
+		// becomes a knowledge base (a shared catalog keeps no originals in
+		// folders).
+		if _, err := os.Stat(s.cfg.kbDir(name)); (err != nil || s.shared != nil) && !opts.AllowEmpty {
 			return res, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
 		if vs == "" {
 			vs = s.cfg.VectorStore
 		}
 		s.mu.Lock()
-		if found, err = s.exists(ctx, name); err == nil && !found {
+		if found, err = s.cat.Exists(ctx, name); err == nil && !found {
 			_, err = s.createLocked(ctx, name, vs, model, "")
 		}
 		s.mu.Unlock()
@@ -507,13 +532,14 @@ func (b *base) originals(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// checkOriginalSize refuses an original the store cannot keep: with the
-// PostgreSQL store, one larger than kb.max_upload_bytes (an upload over
-// HTTP cannot be larger; the CLI is held to the same limit).
-func (s *Service) checkOriginalSize(name string, n int) error {
-	if s.pg != nil && int64(n) > s.cfg.MaxUploadBytes {
+// checkOriginalSize refuses an original the store cannot keep: when the
+// originals live in the database (b.dbOriginals), one larger than
+// kb.max_upload_bytes (an upload over HTTP cannot be larger; the CLI is
+// held to the same limit).
+func (b *base) checkOriginalSize(cfg Config, name string, n int) error {
+	if b.dbOriginals && int64(n) > cfg.MaxUploadBytes {
 		return fmt.Errorf("%w: file %s is %d bytes, more than kb.max_upload_bytes (%d) allows with kb.store %s",
-			ErrBadRequest, name, n, s.cfg.MaxUploadBytes, KBStorePostgres)
+			ErrBadRequest, name, n, cfg.MaxUploadBytes, cfg.Store)
 	}
 	return nil
 }

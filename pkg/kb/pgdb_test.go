@@ -2,9 +2,7 @@ package kb
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,21 +11,8 @@ import (
 
 	"github.com/mixchat/mixchat/internal/pgtest"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
 )
-
-func TestRebind(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{`SELECT 1`, `SELECT 1`},
-		{`SELECT value FROM meta WHERE key = ?`, `SELECT value FROM meta WHERE key = $1`},
-		{`INSERT INTO t(a, b) VALUES(?,?) ON CONFLICT(a) DO UPDATE SET b = excluded.b`, `INSERT INTO t(a, b) VALUES($1,$2) ON CONFLICT(a) DO UPDATE SET b = excluded.b`},
-		{`SELECT '?', "a?b", ? FROM x WHERE y LIKE ? ESCAPE '\'`, `SELECT '?', "a?b", $1 FROM x WHERE y LIKE $2 ESCAPE '\'`},
-		{`SELECT 'it''s ?', ?`, `SELECT 'it''s ?', $1`},
-	} {
-		if got := rebind(tc.in); got != tc.want {
-			t.Errorf("rebind(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
 
 func pgTestDSN(t *testing.T) string {
 	t.Helper()
@@ -35,27 +20,24 @@ func pgTestDSN(t *testing.T) string {
 }
 
 // openPGPair opens one knowledge base's schema twice, as two replicas
-// would, and drops it at the end.
+// would; it goes with the test's registry schema.
 func openPGPair(t *testing.T) (a, b *sql.DB) {
 	t.Helper()
-	dsn := pgTestDSN(t)
-	r := make([]byte, 4)
-	rand.Read(r)
-	schema := pgSchemaName("kbtest_"+hex.EncodeToString(r)+"_", "乾坤")
 	ctx := context.Background()
-	var err error
-	if a, err = openPGDB(ctx, dsn, schema); err != nil {
+	cat, err := postgres.OpenKBCatalog(ctx, pgtest.Schema(t, "kbtest"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err = openPGDB(ctx, dsn, schema); err != nil {
+	if a, err = cat.Create(ctx, "乾坤"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = cat.Open(ctx, "乾坤"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		a.Close()
 		b.Close()
-		if err := dropPGSchema(context.Background(), dsn, schema); err != nil {
-			t.Error(err)
-		}
+		cat.Close()
 	})
 	return a, b
 }
@@ -191,7 +173,7 @@ func TestPostgresDBLoadsOnAnotherReplica(t *testing.T) {
 	cfg.Dir = t.TempDir()
 	cfg.EmbedModel = "hash-64"
 	emb := retrieve.NewHashEmbedder(64)
-	s, err := New(cfg, emb, nil)
+	s, err := newWithStore(cfg, emb, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,13 +185,13 @@ func TestPostgresDBLoadsOnAnotherReplica(t *testing.T) {
 	}
 	newBase := func(db *sql.DB) *base {
 		b := &base{name: "乾坤", dir: t.TempDir(), db: db}
-		if err := b.load(ctx, s.newStore); err != nil {
+		if err := b.load(ctx, s.vs.newStore); err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
 	a := newBase(dbA)
-	sp, params, err := s.splitter(SplitOptions{})
+	sp, params, err := s.cfg.splitter(SplitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +255,7 @@ func newPGService(t *testing.T, dsn string) *Service {
 	cfg.Dir = t.TempDir()
 	cfg.EmbedModel = "hash-64"
 	cfg.Store, cfg.DSN = KBStorePostgres, dsn
-	s, err := New(cfg, retrieve.NewHashEmbedder(64), nil)
+	s, err := newWithStore(cfg, retrieve.NewHashEmbedder(64), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

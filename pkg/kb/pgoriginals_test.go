@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
 )
 
 // The originals with kb.store postgres: kept in the knowledge base's
@@ -69,12 +70,12 @@ func download(t *testing.T, s *Service, file string) ([]byte, error) {
 // noLocalOriginals checks that s kept no original in its own folder.
 func noLocalOriginals(t *testing.T, s *Service) {
 	t.Helper()
-	files, err := contentFiles(s.kbDir(pgKB))
+	files, err := contentFiles(s.cfg.kbDir(pgKB))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) > 0 {
-		t.Errorf("originals written to the replica's folder %s: %v", s.kbDir(pgKB), files)
+		t.Errorf("originals written to the replica's folder %s: %v", s.cfg.kbDir(pgKB), files)
 	}
 }
 
@@ -368,12 +369,12 @@ func TestPostgresOriginalSizeLimit(t *testing.T) {
 	cfg.Dir = t.TempDir()
 	cfg.EmbedModel = "hash-64"
 	cfg.Store, cfg.DSN = KBStorePostgres, dsn
-	cfg.MaxUploadBytes = pgMaxOriginal + 1
-	if _, err := New(cfg, retrieve.NewHashEmbedder(64), nil); err == nil || !strings.Contains(err.Error(), "kb.max_upload_bytes") {
+	cfg.MaxUploadBytes = postgres.MaxOriginal + 1
+	if _, err := newWithStore(cfg, retrieve.NewHashEmbedder(64), nil); err == nil || !strings.Contains(err.Error(), "kb.max_upload_bytes") {
 		t.Errorf("a limit above what PostgreSQL stores: %v", err)
 	}
 	cfg.MaxUploadBytes = int64(len(kunDoc))
-	s, err := New(cfg, retrieve.NewHashEmbedder(64), nil)
+	s, err := newWithStore(cfg, retrieve.NewHashEmbedder(64), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func TestPostgresLegacyLocalOriginal(t *testing.T) {
 		if _, err := deleteOriginal(ctx, db, name); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(a.kbDir(pgKB), contentDir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(a.cfg.kbDir(pgKB), contentDir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

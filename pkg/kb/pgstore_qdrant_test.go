@@ -59,7 +59,7 @@ func testPGQdrant(t *testing.T, dsn, addr, apiKey string, queries func() int) {
 		cfg.Store, cfg.DSN = kb.KBStorePostgres, dsn
 		cfg.VectorStore = kb.StoreQdrant
 		cfg.Qdrant.Addr, cfg.Qdrant.APIKey, cfg.Qdrant.CollectionPrefix = addr, apiKey, prefix
-		s, err := kb.New(cfg, emb, nil)
+		s, err := kb.NewWithStore(cfg, emb, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -289,27 +291,85 @@ func (s *Service) syncRemote(ctx context.Context, b *base) error {
 	if have >= want {
 		return nil
 	}
-	rows, err := b.db.QueryContext(ctx, `SELECT id, file, seq, text, metadata, terms, vector FROM chunks`)
+	var batch []Chunk
+	err = eachChunk(ctx, b.db, `SELECT id, file, seq, text, metadata, terms, vector FROM chunks`, nil, func(c storedChunk) error {
+		batch = append(batch, c.Chunk)
+		if len(batch) < 256 {
+			return nil
+		}
+		err := q.Upsert(ctx, batch)
+		batch = batch[:0]
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	var batch []Chunk
-	for rows.Next() {
-		c, err := scanChunk(rows, true)
-		if err != nil {
-			return err
-		}
-		batch = append(batch, c.Chunk)
-		if len(batch) == 256 {
-			if err := q.Upsert(ctx, batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
 	return q.Upsert(ctx, batch)
+}
+
+// vectorStores makes the vector stores of knowledge bases: embedded
+// indexes, or Qdrant collections through one client, dialled on first use
+// (or given by WithQdrantClient).
+type vectorStores struct {
+	cfg QdrantConfig
+
+	mu        sync.Mutex
+	qdrant    *qdrant.Client
+	ownQdrant bool // dialled here, closed by close
+}
+
+// newStore makes the vector store a KB's info asks for.
+func (v *vectorStores) newStore(info Info) (store, error) {
+	switch info.VectorStore {
+	case StoreEmbedded, "":
+		return NewMemIndex(info.Dim), nil
+	case StoreQdrant:
+		c, err := v.client()
+		if err != nil {
+			return nil, err
+		}
+		return NewQdrantIndex(c, v.cfg.CollectionPrefix+info.Name), nil
+	}
+	return nil, fmt.Errorf("%w: vector store %q (use %s or %s)", ErrBadRequest, info.VectorStore, StoreEmbedded, StoreQdrant)
+}
+
+// client returns the Qdrant client, dialling it on first use.
+func (v *vectorStores) client() (*qdrant.Client, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.qdrant != nil {
+		return v.qdrant, nil
+	}
+	host, portStr, err := splitHostPort(v.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("kb.qdrant.addr %q: %w", v.cfg.Addr, err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: port, APIKey: v.cfg.APIKey, UseTLS: v.cfg.TLS, SkipCompatibilityCheck: true})
+	if err != nil {
+		return nil, fmt.Errorf("connect to qdrant at %s: %w", v.cfg.Addr, err)
+	}
+	v.qdrant = c
+	return c, nil
+}
+
+// close closes the client when it was dialled here.
+func (v *vectorStores) close() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.qdrant != nil && v.ownQdrant {
+		return v.qdrant.Close()
+	}
+	return nil
+}
+
+func splitHostPort(addr string) (string, string, error) {
+	i := strings.LastIndex(addr, ":")
+	if i <= 0 || i == len(addr)-1 {
+		return "", "", errors.New("want host:port")
+	}
+	if _, err := strconv.Atoi(addr[i+1:]); err != nil {
+		return "", "", errors.New("want host:port with a numeric port")
+	}
+	return strings.Trim(addr[:i], "[]"), addr[i+1:], nil
 }

@@ -200,7 +200,7 @@ func applyScopes(q string, rs []Result) {
 	in := make([]bool, len(rs))
 	any := false
 	for i, r := range rs {
-		p := fold(titleOf(r.File, r.Metadata))
+		p := strings.ReplaceAll(fold(titleOf(r.File, r.Metadata)), " ", "") // "第一卦 乾" names 乾 too
 		for _, s := range scopes {
 			if strings.Contains(p, s) {
 				in[i], any = true, true

@@ -14,6 +14,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // fakeEmbedder wraps the offline embedder; fail, when set, is called
@@ -79,9 +80,9 @@ func testConfig(t testing.TB) Config {
 	return cfg
 }
 
-func newService(t testing.TB, cfg Config, emb llm.Embedder, models Models) *Service {
+func newService(t testing.TB, cfg Config, emb llm.Embedder, models llm.Models) *Service {
 	t.Helper()
-	s, err := New(cfg, emb, models)
+	s, err := newWithStore(cfg, emb, models)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestIngestAtomic(t *testing.T) {
 func TestReopenUsesSnapshotsAndRebuilds(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfig(t)
-	s1, _ := New(cfg, newFakeEmbedder(), nil)
+	s1, _ := newWithStore(cfg, newFakeEmbedder(), nil)
 	s1.Create(ctx, "zy", CreateOptions{})
 	mustAdd(t, s1, "zy", FileData{Name: "qian.txt", Data: []byte(qianText)}, FileData{Name: "kun.txt", Data: []byte(kunText)})
 	want := search(t, s1, "利牝马之贞", "zy")
@@ -358,7 +359,7 @@ func TestReopenUsesSnapshotsAndRebuilds(t *testing.T) {
 	s2.Close()
 
 	// Stale snapshots (the database moved on without them) are rebuilt.
-	db, err := openDB(ctx, filepath.Join(cfg.Dir, "zy", dbFile))
+	db, err := sqlite.NewKBCatalog(cfg.Dir).Open(ctx, "zy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestReopenUsesSnapshotsAndRebuilds(t *testing.T) {
 func TestEmbedModelMismatch(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfig(t)
-	s1, _ := New(cfg, newFakeEmbedder(), nil)
+	s1, _ := newWithStore(cfg, newFakeEmbedder(), nil)
 	s1.Create(ctx, "zy", CreateOptions{})
 	mustAdd(t, s1, "zy", FileData{Name: "qian.txt", Data: []byte(qianText)})
 	s1.Close()
@@ -564,7 +565,7 @@ func (f fakeReranker) Rerank(ctx context.Context, q string, docs []string) ([]fl
 func TestReranker(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfig(t)
-	s, _ := New(cfg, newFakeEmbedder(), nil, WithReranker(fakeReranker{func(docs []string) []float64 {
+	s, _ := newWithStore(cfg, newFakeEmbedder(), nil, WithReranker(fakeReranker{func(docs []string) []float64 {
 		out := make([]float64, len(docs))
 		for i, d := range docs {
 			if strings.Contains(d, "坤") {

@@ -103,7 +103,7 @@ func BenchmarkIngestZhouyi(b *testing.B) {
 		b.StopTimer()
 		cfg := DefaultConfig()
 		cfg.Dir = b.TempDir()
-		s, err := New(cfg, emb, nil)
+		s, err := newWithStore(cfg, emb, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,6 +22,13 @@ const (
 	offlineNothingEN = "(offline extractive model) Nothing in the given context is relevant to the question."
 )
 
+// IsOfflineNothing reports whether text is the offline model's reply when
+// nothing in its context is relevant (it quotes nothing).
+func IsOfflineNothing(text string) bool {
+	text = strings.TrimSpace(text)
+	return text == offlineNothingZH || text == offlineNothingEN
+}
+
 // OfflineOptions configures the offline model. The zero value is usable.
 type OfflineOptions struct {
 	// Name is reported in Response.Model; empty means OfflineName.

@@ -114,6 +114,7 @@ func fuse(req Request) (string, bool) {
 			parts = append(parts, p)
 		}
 	}
+	parts = relevantParts(parts, req.Question)
 	if len(parts) == 0 {
 		if refusal == "" {
 			refusal = offlineNothingZH
@@ -221,6 +222,45 @@ func attribute(run string, labels []string, zh bool) string {
 		tail = "."
 	}
 	return body + " (" + strings.Join(labels, ", ") + ")" + tail
+}
+
+// relevantParts drops the parts that answer much less of the question
+// than the best one does (the prompt's "leave out what does not bear on
+// the question"): a part is kept when it holds at least two thirds of the
+// share of the question's content terms that the best part holds.
+func relevantParts(parts []fusedPart, question string) []fusedPart {
+	qr := newQuery(question)
+	if qr.nChar+qr.nGram == 0 || len(parts) < 2 {
+		return parts
+	}
+	share := func(p fusedPart) float64 {
+		m := qr.match(p.text)
+		n := 0
+		for _, ok := range m.chars {
+			if ok {
+				n++
+			}
+		}
+		for _, ok := range m.grams {
+			if ok {
+				n++
+			}
+		}
+		return float64(n) / float64(qr.nChar+qr.nGram)
+	}
+	shares := make([]float64, len(parts))
+	best := 0.0
+	for i, p := range parts {
+		shares[i] = share(p)
+		best = max(best, shares[i])
+	}
+	var out []fusedPart
+	for i, p := range parts {
+		if shares[i] >= best*2/3-1e-9 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // isRefusalText reports whether an answer only says that nothing was found.

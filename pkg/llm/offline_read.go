@@ -311,8 +311,8 @@ func hexName(path string) string {
 		if k := strings.Index(seg, "卦"); k >= 0 && strings.Contains(seg[:k], "第") {
 			rest := seg[k+len("卦"):]
 			fields := strings.Fields(rest)
-			if len(fields) >= 2 && utf8.RuneCountInString(fields[0]) <= 2 {
-				return fields[0]
+			if len(fields) >= 1 && utf8.RuneCountInString(fields[0]) <= 2 && (len(fields) >= 2 || allHan(fields[0])) {
+				return fields[0] // "第一卦乾 乾為天 …", "第一卦 乾"
 			}
 			rs := []rune(strings.Join(fields, ""))
 			for n := 1; n <= 2; n++ {
@@ -333,6 +333,15 @@ func hexName(path string) string {
 		}
 	}
 	return ""
+}
+
+func allHan(s string) bool {
+	for _, r := range s {
+		if !text.IsCJK(r) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // readHexagram answers "X卦的卦辞/初九/彖/大象是什么？" from the lines of

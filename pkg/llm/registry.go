@@ -8,6 +8,14 @@ import (
 	"sync"
 )
 
+// Models looks a model up by name ("" means the default), returning it
+// and its resolved name; an unknown name gives an *UnknownModelError.
+// *Registry satisfies it. It is the one model-lookup contract: the
+// answerers, the Mixer and the server all take it.
+type Models interface {
+	Get(name string) (Model, string, error)
+}
+
 // Registry holds the configured models by name. It is itself a Model that
 // sends each request to the model its Request.Model names (the default one
 // when empty). It is safe for concurrent use.

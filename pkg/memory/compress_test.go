@@ -14,6 +14,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // modelOf returns a client of srv that does not retry.
@@ -91,7 +92,7 @@ func TestCrashMidCompression(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.WithHandler(func(openai.ChatCompletionRequest) llmtest.Reply {
 		return llmtest.Reply{Text: "never seen", Delay: time.Hour}
 	}))
-	store, err := memory.OpenSQLite(ctx, path)
+	store, err := sqlite.OpenConversations(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // newManager returns a manager over store with cfg adjusted by adjust,
@@ -372,7 +373,7 @@ func TestInspect(t *testing.T) {
 
 func ExampleManager_Recall() {
 	ctx := context.Background()
-	store, _ := memory.OpenSQLite(ctx, ":memory:")
+	store, _ := sqlite.OpenConversations(ctx, ":memory:")
 	defer store.Close()
 	m, _ := memory.NewManager(store, memory.DefaultConfig(), memory.Options{})
 	defer m.Close()

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +13,69 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
-// What the SQLite and PostgreSQL stores share: ids, defaults, metadata
-// encoding and the assembly of turns from message rows.
+// SQLStore is the Store (and StateStore) of the SQL engines, written once
+// on database/sql: pkg/store/sqlite and pkg/store/postgres open the
+// database, migrate its schema (their migrations/ folders) and hand it
+// over with their SQLDialect. The queries are written with "?"
+// placeholders and portable SQL (ON CONFLICT ... DO UPDATE, RETURNING);
+// the few places where the engines disagree are the dialect's.
+type SQLStore struct {
+	write *sql.DB // the connection(s) that write
+	read  *sql.DB // the connections that read; may be write
+	d     SQLDialect
+}
+
+// SQLDialect is what differs between the SQL engines SQLStore runs on.
+type SQLDialect struct {
+	// Rebind turns the store's "?" placeholders into the engine's; nil
+	// keeps them.
+	Rebind func(query string) string
+	// Greatest is the engine's two-argument maximum: "max" (SQLite),
+	// "greatest" (PostgreSQL).
+	Greatest string
+	// JSONArg is a JSON-valued parameter: "?" or "?::jsonb".
+	JSONArg string
+	// JSONText reads a JSON column as text: "%s" or "%s::text" (a
+	// fmt pattern applied to the column name).
+	JSONText string
+	// SetFeedback sets metadata.feedback of one message, leaving the rest
+	// of the metadata: parameters the feedback as JSON, the message id.
+	SetFeedback string
+}
+
+// NewSQLStore returns the store over a migrated database: write runs the
+// writes, read the reads (the same *sql.DB, or query-only connections to
+// it). The caller closes them.
+func NewSQLStore(write, read *sql.DB, d SQLDialect) *SQLStore {
+	if read == nil {
+		read = write
+	}
+	return &SQLStore{write: write, read: read, d: d}
+}
+
+// q is query in the engine's placeholders.
+func (s *SQLStore) q(query string) string {
+	if s.d.Rebind == nil {
+		return query
+	}
+	return s.d.Rebind(query)
+}
+
+// jsonText is column read as JSON text.
+func (s *SQLStore) jsonText(col string) string { return fmt.Sprintf(s.d.JSONText, col) }
+
+// Ping reports whether the database answers a query, on a read
+// connection, so that a long write transaction does not make it wait.
+func (s *SQLStore) Ping(ctx context.Context) error {
+	var one int
+	if err := s.read.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
+}
+
+// What the store's methods share: ids, defaults, metadata encoding and the
+// assembly of turns from message rows.
 
 // seqQuestion and seqAnswer are the values of messages.seq.
 const (
@@ -99,6 +162,36 @@ func decodeMetadata(b []byte) (Metadata, error) {
 		return m, fmt.Errorf("decode metadata: %w", err)
 	}
 	return m, nil
+}
+
+func affectedOne(res sql.Result, op string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", op, ErrNotFound)
+	}
+	return nil
+}
+
+// queryRows runs query and scans each row with scan; an empty result is
+// an empty, non-nil slice.
+func queryRows[T any](ctx context.Context, db *sql.DB, query string, args []any, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // messageRow is one row of the messages table as read.

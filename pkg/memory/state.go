@@ -70,11 +70,13 @@ type UserMemory struct {
 func (m UserMemory) Empty() bool { return m.Summary == "" && len(m.Facts) == 0 }
 
 // StateStore keeps conversation memory state and users' long-term memories.
-// *SQLite and *Postgres implement it (tables of migration 0002); NewManager
+// SQLStore implements it (tables of migration 0002); NewManager
 // keeps state in process memory for a Store that does not.
 //
 // Each method writes only its own fields, so compression saving a digest
-// and a client setting system messages never undo each other.
+// and a client setting system messages never undo each other. (Hence more
+// than four methods: one per field group, plus the users' memories that
+// live beside them.)
 type StateStore interface {
 	// State returns a conversation's state; the zero State when none was
 	// saved.

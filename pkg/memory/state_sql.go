@@ -6,17 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 )
 
-// The StateStore of the SQL stores: the memory_state and user_memory tables
-// of migration 0002, in the same database as the conversations.
-
-var (
-	_ StateStore = (*SQLite)(nil)
-	_ StateStore = (*Postgres)(nil)
-)
+// The StateStore of SQLStore: the memory_state and user_memory tables of
+// migration 0002, in the same database as the conversations.
 
 // stateRow holds the JSON columns of memory_state as read.
 type stateRow struct {
@@ -64,27 +57,19 @@ func encodeDigest(d Digest) (entities, triples string, err error) {
 	return entities, triples, nil
 }
 
-// --- SQLite ---
-
-const stateColumns = `summary, through, entities, triples, extracted_through, digest_updated_at, system, closed_at, consolidated_through`
-
 // State implements StateStore.
-func (s *SQLite) State(ctx context.Context, conversationID string) (State, error) {
+func (s *SQLStore) State(ctx context.Context, conversationID string) (State, error) {
 	var r stateRow
-	var syst sql.NullString
-	var ents, trips string
 	d := &r.st.Digest
-	err := s.read.QueryRowContext(ctx, `SELECT `+stateColumns+` FROM memory_state WHERE conversation_id = ?`, conversationID).
-		Scan(&d.Summary, &d.Through, &ents, &trips, &d.ExtractedThrough, &d.UpdatedAt, &syst, &r.st.ClosedAt, &r.st.ConsolidatedThrough)
+	err := s.read.QueryRowContext(ctx, s.q(`SELECT summary, through, `+s.jsonText("entities")+`, `+s.jsonText("triples")+`,
+			extracted_through, digest_updated_at, `+s.jsonText("system")+`, closed_at, consolidated_through
+		FROM memory_state WHERE conversation_id = ?`), conversationID).
+		Scan(&d.Summary, &d.Through, &r.entities, &r.triples, &d.ExtractedThrough, &d.UpdatedAt, &r.syst, &r.st.ClosedAt, &r.st.ConsolidatedThrough)
 	if errors.Is(err, sql.ErrNoRows) {
 		return State{}, nil
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("memory state of %s: %w", conversationID, err)
-	}
-	r.entities, r.triples = []byte(ents), []byte(trips)
-	if syst.Valid {
-		r.syst = []byte(syst.String)
 	}
 	st, err := r.decode()
 	if err != nil {
@@ -94,17 +79,18 @@ func (s *SQLite) State(ctx context.Context, conversationID string) (State, error
 }
 
 // SaveDigest implements StateStore.
-func (s *SQLite) SaveDigest(ctx context.Context, conversationID string, d Digest) error {
+func (s *SQLStore) SaveDigest(ctx context.Context, conversationID string, d Digest) error {
 	ents, trips, err := encodeDigest(d)
 	if err != nil {
 		return fmt.Errorf("save digest of %s: %w", conversationID, err)
 	}
-	res, err := s.write.ExecContext(ctx, `INSERT INTO memory_state (conversation_id, summary, through, entities, triples, extracted_through, digest_updated_at)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?1)
+	j := s.d.JSONArg
+	res, err := s.write.ExecContext(ctx, s.q(`INSERT INTO memory_state (conversation_id, summary, through, entities, triples, extracted_through, digest_updated_at)
+		SELECT ?, ?, ?, `+j+`, `+j+`, ?, ? WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?)
 		ON CONFLICT (conversation_id) DO UPDATE SET summary = excluded.summary, through = excluded.through,
 			entities = excluded.entities, triples = excluded.triples, extracted_through = excluded.extracted_through,
-			digest_updated_at = excluded.digest_updated_at`,
-		conversationID, d.Summary, d.Through, ents, trips, d.ExtractedThrough, d.UpdatedAt)
+			digest_updated_at = excluded.digest_updated_at`),
+		conversationID, d.Summary, d.Through, ents, trips, d.ExtractedThrough, d.UpdatedAt, conversationID)
 	if err != nil {
 		return fmt.Errorf("save digest of %s: %w", conversationID, err)
 	}
@@ -112,14 +98,14 @@ func (s *SQLite) SaveDigest(ctx context.Context, conversationID string, d Digest
 }
 
 // SetSystem implements StateStore.
-func (s *SQLite) SetSystem(ctx context.Context, conversationID string, msgs []string) error {
+func (s *SQLStore) SetSystem(ctx context.Context, conversationID string, msgs []string) error {
 	b, err := encodeList(msgs)
 	if err != nil {
 		return fmt.Errorf("set system messages of %s: %w", conversationID, err)
 	}
-	res, err := s.write.ExecContext(ctx, `INSERT INTO memory_state (conversation_id, system)
-		SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?1)
-		ON CONFLICT (conversation_id) DO UPDATE SET system = excluded.system`, conversationID, b)
+	res, err := s.write.ExecContext(ctx, s.q(`INSERT INTO memory_state (conversation_id, system)
+		SELECT ?, `+s.d.JSONArg+` WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?)
+		ON CONFLICT (conversation_id) DO UPDATE SET system = excluded.system`), conversationID, b, conversationID)
 	if err != nil {
 		return fmt.Errorf("set system messages of %s: %w", conversationID, err)
 	}
@@ -127,12 +113,12 @@ func (s *SQLite) SetSystem(ctx context.Context, conversationID string, msgs []st
 }
 
 // MarkClosed implements StateStore.
-func (s *SQLite) MarkClosed(ctx context.Context, conversationID string, closedAt, through int64) error {
-	res, err := s.write.ExecContext(ctx, `INSERT INTO memory_state (conversation_id, closed_at, consolidated_through)
-		SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?1)
+func (s *SQLStore) MarkClosed(ctx context.Context, conversationID string, closedAt, through int64) error {
+	res, err := s.write.ExecContext(ctx, s.q(`INSERT INTO memory_state (conversation_id, closed_at, consolidated_through)
+		SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?)
 		ON CONFLICT (conversation_id) DO UPDATE SET closed_at = excluded.closed_at,
-			consolidated_through = max(consolidated_through, excluded.consolidated_through)`,
-		conversationID, closedAt, through)
+			consolidated_through = `+s.d.Greatest+`(memory_state.consolidated_through, excluded.consolidated_through)`),
+		conversationID, closedAt, through, conversationID)
 	if err != nil {
 		return fmt.Errorf("close conversation %s: %w", conversationID, err)
 	}
@@ -140,34 +126,25 @@ func (s *SQLite) MarkClosed(ctx context.Context, conversationID string, closedAt
 }
 
 // IdleConversations implements StateStore.
-func (s *SQLite) IdleConversations(ctx context.Context, before int64, limit int) ([]Conversation, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT c.id, c.name, c.chat_type, c.user_id, c.created_at, c.updated_at
+func (s *SQLStore) IdleConversations(ctx context.Context, before int64, limit int) ([]Conversation, error) {
+	cs, err := s.conversations(ctx, `SELECT c.id, c.name, c.chat_type, c.user_id, c.created_at, c.updated_at
 		FROM conversations c LEFT JOIN memory_state m ON m.conversation_id = c.id
 		WHERE c.user_id <> '' AND c.updated_at < ? AND c.last_turn_id > coalesce(m.consolidated_through, 0)
 		ORDER BY c.updated_at, c.id LIMIT ?`, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("idle conversations: %w", err)
 	}
-	defer rows.Close()
-	var out []Conversation
-	for rows.Next() {
-		var c Conversation
-		if err := rows.Scan(&c.ID, &c.Name, &c.ChatType, &c.UserID, &c.CreatedAt, &c.UpdatedAt); err != nil {
-			return nil, fmt.Errorf("idle conversations: %w", err)
-		}
-		out = append(out, c)
+	if len(cs) == 0 {
+		return nil, nil
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("idle conversations: %w", err)
-	}
-	return out, nil
+	return cs, nil
 }
 
 // UserMemory implements StateStore.
-func (s *SQLite) UserMemory(ctx context.Context, userID string) (UserMemory, error) {
+func (s *SQLStore) UserMemory(ctx context.Context, userID string) (UserMemory, error) {
 	m := UserMemory{UserID: userID}
-	var facts string
-	err := s.read.QueryRowContext(ctx, `SELECT summary, facts, version, updated_at FROM user_memory WHERE user_id = ?`, userID).
+	var facts []byte
+	err := s.read.QueryRowContext(ctx, s.q(`SELECT summary, `+s.jsonText("facts")+`, version, updated_at FROM user_memory WHERE user_id = ?`), userID).
 		Scan(&m.Summary, &facts, &m.Version, &m.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, nil
@@ -175,14 +152,14 @@ func (s *SQLite) UserMemory(ctx context.Context, userID string) (UserMemory, err
 	if err != nil {
 		return UserMemory{}, fmt.Errorf("memory of user %s: %w", userID, err)
 	}
-	if err := json.Unmarshal([]byte(facts), &m.Facts); err != nil {
+	if err := json.Unmarshal(facts, &m.Facts); err != nil {
 		return UserMemory{}, fmt.Errorf("memory of user %s: decode facts: %w", userID, err)
 	}
 	return m, nil
 }
 
 // SaveUserMemory implements StateStore.
-func (s *SQLite) SaveUserMemory(ctx context.Context, m UserMemory) (UserMemory, error) {
+func (s *SQLStore) SaveUserMemory(ctx context.Context, m UserMemory) (UserMemory, error) {
 	facts, err := encodeList(m.Facts)
 	if err != nil {
 		return UserMemory{}, fmt.Errorf("save memory of user %s: %w", m.UserID, err)
@@ -190,11 +167,11 @@ func (s *SQLite) SaveUserMemory(ctx context.Context, m UserMemory) (UserMemory, 
 	now := nowMillis()
 	var res sql.Result
 	if m.Version == 0 {
-		res, err = s.write.ExecContext(ctx, `INSERT INTO user_memory (user_id, summary, facts, version, updated_at) VALUES (?, ?, ?, 1, ?)
-			ON CONFLICT (user_id) DO NOTHING`, m.UserID, m.Summary, facts, now)
+		res, err = s.write.ExecContext(ctx, s.q(`INSERT INTO user_memory (user_id, summary, facts, version, updated_at) VALUES (?, ?, `+s.d.JSONArg+`, 1, ?)
+			ON CONFLICT (user_id) DO NOTHING`), m.UserID, m.Summary, facts, now)
 	} else {
-		res, err = s.write.ExecContext(ctx, `UPDATE user_memory SET summary = ?, facts = ?, version = version + 1, updated_at = ?
-			WHERE user_id = ? AND version = ?`, m.Summary, facts, now, m.UserID, m.Version)
+		res, err = s.write.ExecContext(ctx, s.q(`UPDATE user_memory SET summary = ?, facts = `+s.d.JSONArg+`, version = version + 1, updated_at = ?
+			WHERE user_id = ? AND version = ?`), m.Summary, facts, now, m.UserID, m.Version)
 	}
 	if err != nil {
 		return UserMemory{}, fmt.Errorf("save memory of user %s: %w", m.UserID, err)
@@ -210,162 +187,8 @@ func (s *SQLite) SaveUserMemory(ctx context.Context, m UserMemory) (UserMemory, 
 }
 
 // DeleteUserMemory implements StateStore.
-func (s *SQLite) DeleteUserMemory(ctx context.Context, userID string) error {
-	if _, err := s.write.ExecContext(ctx, `DELETE FROM user_memory WHERE user_id = ?`, userID); err != nil {
-		return fmt.Errorf("delete memory of user %s: %w", userID, err)
-	}
-	return nil
-}
-
-// --- PostgreSQL ---
-
-// State implements StateStore.
-func (p *Postgres) State(ctx context.Context, conversationID string) (State, error) {
-	var r stateRow
-	d := &r.st.Digest
-	err := p.pool.QueryRow(ctx, `SELECT summary, through, entities::text, triples::text, extracted_through, digest_updated_at,
-			system::text, closed_at, consolidated_through FROM memory_state WHERE conversation_id = $1`, conversationID).
-		Scan(&d.Summary, &d.Through, &r.entities, &r.triples, &d.ExtractedThrough, &d.UpdatedAt, &r.syst, &r.st.ClosedAt, &r.st.ConsolidatedThrough)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return State{}, nil
-	}
-	if err != nil {
-		return State{}, fmt.Errorf("memory state of %s: %w", conversationID, err)
-	}
-	st, err := r.decode()
-	if err != nil {
-		return State{}, fmt.Errorf("memory state of %s: %w", conversationID, err)
-	}
-	return st, nil
-}
-
-// SaveDigest implements StateStore.
-func (p *Postgres) SaveDigest(ctx context.Context, conversationID string, d Digest) error {
-	ents, trips, err := encodeDigest(d)
-	if err != nil {
-		return fmt.Errorf("save digest of %s: %w", conversationID, err)
-	}
-	tag, err := p.pool.Exec(ctx, `INSERT INTO memory_state (conversation_id, summary, through, entities, triples, extracted_through, digest_updated_at)
-		SELECT $1, $2, $3, $4::jsonb, $5::jsonb, $6, $7 WHERE EXISTS (SELECT 1 FROM conversations WHERE id = $1)
-		ON CONFLICT (conversation_id) DO UPDATE SET summary = excluded.summary, through = excluded.through,
-			entities = excluded.entities, triples = excluded.triples, extracted_through = excluded.extracted_through,
-			digest_updated_at = excluded.digest_updated_at`,
-		conversationID, d.Summary, d.Through, ents, trips, d.ExtractedThrough, d.UpdatedAt)
-	if err != nil {
-		return fmt.Errorf("save digest of %s: %w", conversationID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("save digest of %s: %w", conversationID, ErrNotFound)
-	}
-	return nil
-}
-
-// SetSystem implements StateStore.
-func (p *Postgres) SetSystem(ctx context.Context, conversationID string, msgs []string) error {
-	b, err := encodeList(msgs)
-	if err != nil {
-		return fmt.Errorf("set system messages of %s: %w", conversationID, err)
-	}
-	tag, err := p.pool.Exec(ctx, `INSERT INTO memory_state (conversation_id, system)
-		SELECT $1, $2::jsonb WHERE EXISTS (SELECT 1 FROM conversations WHERE id = $1)
-		ON CONFLICT (conversation_id) DO UPDATE SET system = excluded.system`, conversationID, b)
-	if err != nil {
-		return fmt.Errorf("set system messages of %s: %w", conversationID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("set system messages of %s: %w", conversationID, ErrNotFound)
-	}
-	return nil
-}
-
-// MarkClosed implements StateStore.
-func (p *Postgres) MarkClosed(ctx context.Context, conversationID string, closedAt, through int64) error {
-	tag, err := p.pool.Exec(ctx, `INSERT INTO memory_state (conversation_id, closed_at, consolidated_through)
-		SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM conversations WHERE id = $1)
-		ON CONFLICT (conversation_id) DO UPDATE SET closed_at = excluded.closed_at,
-			consolidated_through = greatest(memory_state.consolidated_through, excluded.consolidated_through)`,
-		conversationID, closedAt, through)
-	if err != nil {
-		return fmt.Errorf("close conversation %s: %w", conversationID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("close conversation %s: %w", conversationID, ErrNotFound)
-	}
-	return nil
-}
-
-// IdleConversations implements StateStore.
-func (p *Postgres) IdleConversations(ctx context.Context, before int64, limit int) ([]Conversation, error) {
-	rows, err := p.pool.Query(ctx, `SELECT c.id, c.name, c.chat_type, c.user_id, c.created_at, c.updated_at
-		FROM conversations c LEFT JOIN memory_state m ON m.conversation_id = c.id
-		WHERE c.user_id <> '' AND c.updated_at < $1 AND c.last_turn_id > coalesce(m.consolidated_through, 0)
-		ORDER BY c.updated_at, c.id LIMIT $2`, before, limit)
-	if err != nil {
-		return nil, fmt.Errorf("idle conversations: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Conversation, error) {
-		var c Conversation
-		err := r.Scan(&c.ID, &c.Name, &c.ChatType, &c.UserID, &c.CreatedAt, &c.UpdatedAt)
-		return c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("idle conversations: %w", err)
-	}
-	return out, nil
-}
-
-// UserMemory implements StateStore.
-func (p *Postgres) UserMemory(ctx context.Context, userID string) (UserMemory, error) {
-	m := UserMemory{UserID: userID}
-	var facts []byte
-	err := p.pool.QueryRow(ctx, `SELECT summary, facts::text, version, updated_at FROM user_memory WHERE user_id = $1`, userID).
-		Scan(&m.Summary, &facts, &m.Version, &m.UpdatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return m, nil
-	}
-	if err != nil {
-		return UserMemory{}, fmt.Errorf("memory of user %s: %w", userID, err)
-	}
-	if err := json.Unmarshal(facts, &m.Facts); err != nil {
-		return UserMemory{}, fmt.Errorf("memory of user %s: decode facts: %w", userID, err)
-	}
-	return m, nil
-}
-
-// SaveUserMemory implements StateStore.
-func (p *Postgres) SaveUserMemory(ctx context.Context, m UserMemory) (UserMemory, error) {
-	facts, err := encodeList(m.Facts)
-	if err != nil {
-		return UserMemory{}, fmt.Errorf("save memory of user %s: %w", m.UserID, err)
-	}
-	now := nowMillis()
-	var n int64
-	if m.Version == 0 {
-		tag, err := p.pool.Exec(ctx, `INSERT INTO user_memory (user_id, summary, facts, version, updated_at) VALUES ($1, $2, $3::jsonb, 1, $4)
-			ON CONFLICT (user_id) DO NOTHING`, m.UserID, m.Summary, facts, now)
-		if err != nil {
-			return UserMemory{}, fmt.Errorf("save memory of user %s: %w", m.UserID, err)
-		}
-		n = tag.RowsAffected()
-	} else {
-		tag, err := p.pool.Exec(ctx, `UPDATE user_memory SET summary = $1, facts = $2::jsonb, version = version + 1, updated_at = $3
-			WHERE user_id = $4 AND version = $5`, m.Summary, facts, now, m.UserID, m.Version)
-		if err != nil {
-			return UserMemory{}, fmt.Errorf("save memory of user %s: %w", m.UserID, err)
-		}
-		n = tag.RowsAffected()
-	}
-	if n == 0 {
-		return UserMemory{}, fmt.Errorf("save memory of user %s: version %d is stale: %w", m.UserID, m.Version, ErrConflict)
-	}
-	m.Version++
-	m.UpdatedAt = now
-	return m, nil
-}
-
-// DeleteUserMemory implements StateStore.
-func (p *Postgres) DeleteUserMemory(ctx context.Context, userID string) error {
-	if _, err := p.pool.Exec(ctx, `DELETE FROM user_memory WHERE user_id = $1`, userID); err != nil {
+func (s *SQLStore) DeleteUserMemory(ctx context.Context, userID string) error {
+	if _, err := s.write.ExecContext(ctx, s.q(`DELETE FROM user_memory WHERE user_id = ?`), userID); err != nil {
 		return fmt.Errorf("delete memory of user %s: %w", userID, err)
 	}
 	return nil

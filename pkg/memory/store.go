@@ -1,7 +1,8 @@
-// Package memory keeps conversations: the conversation store (SQLite by
-// default, PostgreSQL for several machines), turns written atomically, and
-// the memory strategies that decide which part of a conversation's history a
-// model sees.
+// Package memory keeps conversations: the conversation store (Store, with
+// its SQL implementation SQLStore, which pkg/store/sqlite opens on a file by
+// default and pkg/store/postgres on PostgreSQL for several machines), turns
+// written atomically, and the memory strategies that decide which part of a
+// conversation's history a model sees.
 package memory
 
 import (
@@ -17,14 +18,15 @@ var ErrNotFound = errors.New("not found")
 // ErrConflict is returned when a conversation id is already taken.
 var ErrConflict = errors.New("already exists")
 
-// Conversation is one conversation's record.
+// Conversation is one conversation's record. (The HTTP API's shape of it
+// is the server's.)
 type Conversation struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	ChatType  string `json:"chat_type"` // "llm_chat", "kb_chat", "search_chat", "mix_chat"
-	UserID    string `json:"user_id"`
-	CreatedAt int64  `json:"created_at"` // Unix milliseconds
-	UpdatedAt int64  `json:"updated_at"` // Unix milliseconds of the last turn
+	ID        string
+	Name      string
+	ChatType  string // "llm_chat", "kb_chat", "search_chat", "mix_chat"
+	UserID    string
+	CreatedAt int64 // Unix milliseconds
+	UpdatedAt int64 // Unix milliseconds of the last turn
 }
 
 // Feedback is a user's rating of an assistant message.
@@ -54,24 +56,31 @@ type Metadata struct {
 
 // Message is one stored message.
 type Message struct {
-	ID             string   `json:"message_id"`
-	ConversationID string   `json:"conversation_id"`
-	TurnID         int64    `json:"turn_id"` // shared by a question and its answer; increasing per conversation
-	Role           string   `json:"role"`    // llm.RoleUser, llm.RoleAssistant, llm.RoleSystem
-	Content        string   `json:"content"`
-	Timestamp      int64    `json:"timestamp"` // Unix milliseconds
-	Metadata       Metadata `json:"metadata"`
+	ID             string
+	ConversationID string
+	TurnID         int64  // shared by a question and its answer; increasing per conversation
+	Role           string // llm.RoleUser, llm.RoleAssistant, llm.RoleSystem
+	Content        string
+	Timestamp      int64 // Unix milliseconds
+	Metadata       Metadata
 }
 
 // Turn is a question and its answer.
 type Turn struct {
-	ID       int64   `json:"turn_id"`
-	Question Message `json:"question"`
-	Answer   Message `json:"answer"`
+	ID       int64
+	Question Message
+	Answer   Message
 }
 
 // Store keeps conversations and their turns. Implementations are safe for
 // concurrent use, from several processes sharing one database included.
+// SQLStore is the implementation, on SQLite or PostgreSQL
+// (pkg/store/sqlite, pkg/store/postgres).
+//
+// It has more than four methods because it is the whole record of
+// conversations the server exposes (create, read, list, rename, delete,
+// feedback) besides the two a turn needs (AppendTurn, Turns); splitting it
+// would leave every implementation and most callers with all the parts.
 type Store interface {
 	// CreateConversation stores c; an empty c.ID is filled with a new id and
 	// an empty CreatedAt with now. ErrConflict if the id exists.

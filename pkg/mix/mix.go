@@ -37,7 +37,9 @@ func (q Query) Retrieval() string {
 	return q.Text
 }
 
-// Source is one piece of evidence an answer rests on.
+// Source is one piece of evidence an answer rests on. Its JSON form is a
+// persisted format: sources are stored in a turn's metadata (the "docs"
+// and "answers" records of a mixed turn).
 type Source struct {
 	Title   string  `json:"title,omitempty"`
 	URL     string  `json:"url,omitempty"`     // file link or web address
@@ -49,13 +51,13 @@ type Source struct {
 
 // Answer is one answerer's reply.
 type Answer struct {
-	From    string   `json:"from"` // "llm", "kb", "search"
-	Text    string   `json:"text"`
-	Sources []Source `json:"sources,omitempty"`
+	From    string // "llm", "kb", "search"
+	Text    string
+	Sources []Source
 	// Empty is true when retrieval found nothing and the text says so (or
 	// comes from the model alone).
-	Empty    bool         `json:"empty,omitempty"`
-	Response llm.Response `json:"response"` // the model's reply as returned (model, usage, extractive)
+	Empty    bool
+	Response llm.Response // the model's reply as returned (model, usage, extractive)
 }
 
 // Answerer answers a query. fn, when not nil, receives pieces of the answer
@@ -108,28 +110,6 @@ func (f CondenseFunc) Condense(ctx context.Context, history []llm.Message, quest
 	return f(ctx, history, question)
 }
 
-// Recaller returns a conversation's history as the model should see it:
-// strategy "" means the configured memory strategy, historyLen >= 0 asks
-// for exactly the last historyLen turns instead. A conversation that does
-// not exist has no history and no error.
-type Recaller interface {
-	Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error)
-}
-
-// RecallFunc adapts a function to Recaller.
-type RecallFunc func(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error)
-
-// Recall calls f.
-func (f RecallFunc) Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error) {
-	return f(ctx, conversationID, question, strategy, historyLen)
-}
-
-// Models resolves a model name ("" = the default) to a model and its
-// resolved name; *llm.Registry satisfies it.
-type Models interface {
-	Get(name string) (llm.Model, string, error)
-}
-
 // Names of the answerers a deployment can enable.
 const (
 	LLM    = "llm"
@@ -167,18 +147,19 @@ const (
 // Event is one thing a Mixer reports while it works, in the order it
 // happens. Which fields are set depends on Type.
 type Event struct {
-	Type     string `json:"type"`
-	Answerer string `json:"answerer,omitempty"`
-	State    string `json:"state,omitempty"`
-	Ms       int64  `json:"ms,omitempty"` // time the answerer took (done, failed) or the rewrite took
-	Text     string `json:"text,omitempty"`
-	Error    string `json:"error,omitempty"`
-	TimedOut bool   `json:"timed_out,omitempty"`
-	Empty    bool   `json:"empty,omitempty"` // the answerer found nothing to answer from
-	Docs     []Doc  `json:"docs,omitempty"`
+	Type     string
+	Answerer string
+	State    string
+	Ms       int64 // time the answerer took (done, failed) or the rewrite took
+	Text     string
+	Error    string
+	TimedOut bool
+	Empty    bool // the answerer found nothing to answer from
+	Docs     []Doc
 }
 
-// Doc is a source labelled with the answerer that used it.
+// Doc is a source labelled with the answerer that used it. Its JSON form
+// is persisted in a mixed turn's metadata ("docs").
 type Doc struct {
 	From string `json:"from"` // "kb", "search"
 	Source

@@ -20,16 +20,13 @@ import (
 // interfaces counts as nil.
 type Deps struct {
 	// Models resolves the fusion model; required.
-	Models Models
+	Models llm.Models
 	// Answerers by name ("llm", "kb", "search"). An answerer the
 	// configuration enables but that is missing here (say, no knowledge
 	// base is configured) is off.
 	Answerers map[string]Answerer
 	// Condenser rewrites follow-up questions; nil leaves them as asked.
 	Condenser Condenser
-	// Recaller recalls a conversation's history; nil means callers pass
-	// the history in Request.Query.History.
-	Recaller Recaller
 }
 
 // Mixer runs the answerers concurrently and fuses their answers. It is safe
@@ -37,11 +34,10 @@ type Deps struct {
 // Mix returns.
 type Mixer struct {
 	cfg       Config
-	models    Models
+	models    llm.Models
 	names     []string // enabled and available, in the configuration's order
 	answerers map[string]Answerer
 	condenser Condenser
-	recaller  Recaller
 }
 
 // New returns a Mixer for cfg. It fails when cfg is invalid, Models is nil,
@@ -62,9 +58,6 @@ func New(cfg Config, deps Deps) (*Mixer, error) {
 	m := &Mixer{cfg: cfg, models: deps.Models, answerers: map[string]Answerer{}}
 	if !isNil(deps.Condenser) {
 		m.condenser = deps.Condenser
-	}
-	if !isNil(deps.Recaller) {
-		m.recaller = deps.Recaller
 	}
 	for _, name := range cfg.Answerers {
 		if a := deps.Answerers[name]; !isNil(a) {
@@ -96,27 +89,15 @@ func isNil(a any) bool {
 // in order.
 func (m *Mixer) Answerers() []string { return slices.Clone(m.names) }
 
-// Recalls reports whether the Mixer recalls history itself (it was given a
-// Recaller).
-func (m *Mixer) Recalls() bool { return m.recaller != nil }
-
 // Config returns the Mixer's configuration.
 func (m *Mixer) Config() Config { return m.cfg }
 
 // Request is one question for the Mixer.
 type Request struct {
-	// Query is what the answerers are asked. When Query.History is empty
-	// and ConversationID is set, the Mixer recalls the history (if it has a
-	// Recaller). The Mixer rewrites a follow-up question into
+	// Query is what the answerers are asked, with the history the caller
+	// recalled (pkg/turn). The Mixer rewrites a follow-up question into
 	// Query.Standalone, unless the caller set it already.
 	Query Query
-	// ConversationID names the conversation whose history is recalled.
-	ConversationID string
-	// HistoryLen is how many past turns to recall: -1 lets the memory
-	// strategy decide, 0 recalls nothing.
-	HistoryLen int
-	// Memory names the memory strategy; "" means the configured one.
-	Memory string
 	// Answerers switches answerers for this request; nil means the
 	// deployment's. Each must be enabled in the deployment.
 	Answerers []string
@@ -192,124 +173,6 @@ func (m *Mixer) selected(want []string) []string {
 		}
 	}
 	return out
-}
-
-// Outcome is what one answerer (or, in context mode, one retriever) did.
-type Outcome struct {
-	From       string        `json:"from"`
-	Text       string        `json:"text,omitempty"`
-	Sources    []Source      `json:"sources,omitempty"`
-	Empty      bool          `json:"empty,omitempty"`
-	Model      string        `json:"model,omitempty"`
-	Extractive bool          `json:"extractive,omitempty"`
-	Usage      llm.Usage     `json:"usage"`
-	Ms         int64         `json:"ms"`
-	Elapsed    time.Duration `json:"-"`
-	Error      string        `json:"error,omitempty"`
-	TimedOut   bool          `json:"timed_out,omitempty"`
-	Err        error         `json:"-"`
-	Response   llm.Response  `json:"-"`
-}
-
-// OK reports whether the answerer succeeded.
-func (o Outcome) OK() bool { return o.Err == nil }
-
-// Timings are the durations of a request's steps.
-type Timings struct {
-	Recall   time.Duration // recalling the history
-	Condense time.Duration // rewriting the question
-	Answers  time.Duration // the fan-out, from the first answerer's start to the last one's end
-	Fusion   time.Duration // the fusion call (or context-mode answer call)
-	// FirstToken is from the start of Mix to the first piece of the reply.
-	FirstToken time.Duration
-	Total      time.Duration
-}
-
-// Millis returns the timings in milliseconds, keyed for storage.
-func (t Timings) Millis() map[string]float64 {
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return map[string]float64{
-		"recall_ms": ms(t.Recall), "condense_ms": ms(t.Condense), "answers_ms": ms(t.Answers),
-		"fusion_ms": ms(t.Fusion), "first_token_ms": ms(t.FirstToken), "total_ms": ms(t.Total),
-	}
-}
-
-// Result is what a Mixer did for one request: everything the caller stores
-// with the turn.
-type Result struct {
-	Question string
-	// Standalone is the rewritten question; "" when the question was not
-	// rewritten.
-	Standalone string
-	// Context is the compressed context the rewrite produced.
-	Context string
-	// History is the history the answerers saw.
-	History []llm.Message
-	Mode    string // FusionAnswers or FusionContext
-	// Text is the reply: the fused answer, or the single answer when only
-	// one was available. After an error it holds what was produced.
-	Text string
-	// Fused is true when a fusion call produced Text.
-	Fused bool
-	// Answers holds each selected answerer's outcome, in the deployment's
-	// order; in context mode, each retriever's.
-	Answers []Outcome
-	// Docs are the sources of every answer, labelled by answerer.
-	Docs []Doc
-	// Response is the reply's model response: the fusion call's, or the
-	// single answer's.
-	Response llm.Response
-	// Usage adds up every model call the request made: the rewrite (when
-	// the Condenser reports it), the answerers and the fusion call.
-	Usage llm.Usage
-	// CondenseUsage is the rewrite's part of Usage.
-	CondenseUsage llm.Usage
-	// CondenseError and FusionError record failures the Mixer worked
-	// around (the question was used as asked; the best answer was
-	// returned unfused).
-	CondenseError string
-	FusionError   string
-	Timings       Timings
-}
-
-// Record returns what is stored with the turn as the answer's extra
-// metadata.
-func (r Result) Record() map[string]any {
-	rec := map[string]any{
-		"chat_type": "mix_chat",
-		"fusion":    r.Mode,
-		"fused":     r.Fused,
-		"answers":   r.Answers,
-		"timings":   r.Timings.Millis(),
-	}
-	if r.Standalone != "" {
-		rec["standalone"] = r.Standalone
-	}
-	if r.Context != "" {
-		rec["condensed_context"] = r.Context
-	}
-	if len(r.Docs) > 0 {
-		rec["docs"] = r.Docs
-	}
-	if r.CondenseUsage.TotalTokens > 0 {
-		rec["condense_usage"] = r.CondenseUsage
-	}
-	if r.CondenseError != "" {
-		rec["condense_error"] = r.CondenseError
-	}
-	if r.FusionError != "" {
-		rec["fusion_error"] = r.FusionError
-	}
-	var failed []string
-	for _, o := range r.Answers {
-		if !o.OK() {
-			failed = append(failed, o.From)
-		}
-	}
-	if len(failed) > 0 {
-		rec["failed"] = failed
-	}
-	return rec
 }
 
 // TimeoutError is a step that ran out of its configured time.
@@ -390,7 +253,7 @@ func timedOut(ctx, parent context.Context) *TimeoutError {
 	return nil
 }
 
-// Mix answers req: it recalls the history, rewrites a follow-up question
+// Mix answers req: it rewrites a follow-up question
 // once, runs the selected answerers concurrently, each under its own
 // timeout, and fuses their answers, reporting progress and streaming the
 // reply through fn (which is never called concurrently; nil is allowed).
@@ -415,15 +278,6 @@ func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res
 	em := &emitter{fn: fn, cancel: cancel}
 	q := req.Query
 
-	if len(q.History) == 0 && req.ConversationID != "" && req.HistoryLen != 0 && m.recaller != nil {
-		t := time.Now()
-		h, err := m.recaller.Recall(ctx, req.ConversationID, q.Text, req.Memory, req.HistoryLen)
-		res.Timings.Recall = time.Since(t)
-		if err != nil {
-			return res, fmt.Errorf("recall history: %w", err)
-		}
-		q.History = h
-	}
 	res.History = q.History
 
 	names := m.selected(req.Answerers)
@@ -475,61 +329,6 @@ func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res
 func retrieves(names []string) bool {
 	for _, n := range names {
 		if n != LLM {
-			return true
-		}
-	}
-	return false
-}
-
-// Condensed is a rewritten question.
-type Condensed struct {
-	Standalone string `json:"standalone"`
-	Context    string `json:"context"`
-	// Rewritten is false when the question was left as asked: there was
-	// no history, no Condenser, or the Condenser kept it.
-	Rewritten bool `json:"rewritten"`
-	// Usage is the tokens the rewrite used, when the Condenser reports
-	// them (a UsageCondenser).
-	Usage   llm.Usage     `json:"usage"`
-	Elapsed time.Duration `json:"-"`
-}
-
-// Condense rewrites question into a standalone one given history, with the
-// Mixer's Condenser under the condense timeout. Without history or a
-// Condenser it returns the question as asked. After an error Standalone is
-// the question as asked, so callers may go on with it.
-func (m *Mixer) Condense(ctx context.Context, history []llm.Message, question string) (Condensed, error) {
-	c := Condensed{Standalone: question}
-	if m.condenser == nil || !hasDialog(history) {
-		return c, nil
-	}
-	t := time.Now()
-	cctx, cancel := withTimeout(ctx, m.cfg.Timeouts.Condense, "condense")
-	defer cancel()
-	var standalone, context string
-	var err error
-	if uc, ok := m.condenser.(UsageCondenser); ok {
-		standalone, context, c.Usage, err = uc.CondenseUsage(cctx, history, question)
-	} else {
-		standalone, context, err = m.condenser.Condense(cctx, history, question)
-	}
-	c.Elapsed = time.Since(t)
-	if err != nil {
-		if te := timedOut(cctx, ctx); te != nil {
-			return c, te
-		}
-		return c, fmt.Errorf("condense question: %w", err)
-	}
-	c.Context = context
-	if s := strings.TrimSpace(standalone); s != "" && s != strings.TrimSpace(question) {
-		c.Standalone, c.Rewritten = s, true
-	}
-	return c, nil
-}
-
-func hasDialog(h []llm.Message) bool {
-	for _, m := range h {
-		if m.Role == llm.RoleUser || m.Role == llm.RoleAssistant {
 			return true
 		}
 	}
@@ -641,9 +440,16 @@ func best(os []Outcome) Outcome {
 func docsOf(outs []Outcome) []Doc {
 	var docs []Doc
 	for _, o := range outs {
-		for _, s := range o.Sources {
-			docs = append(docs, Doc{From: o.From, Source: s})
-		}
+		docs = append(docs, DocsOf(o.From, o.Sources)...)
+	}
+	return docs
+}
+
+// DocsOf labels sources with the answerer that used them.
+func DocsOf(from string, sources []Source) []Doc {
+	docs := make([]Doc, 0, len(sources))
+	for _, s := range sources {
+		docs = append(docs, Doc{From: from, Source: s})
 	}
 	return docs
 }

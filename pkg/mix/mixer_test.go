@@ -17,11 +17,11 @@ import (
 	"github.com/mixchat/mixchat/pkg/mix"
 )
 
-// The memory manager is the Mixer's condenser and recaller in mixchat.
+// The memory manager is the Mixer's condenser in mixchat (pkg/turn recalls
+// the history the Mixer is given).
 var (
 	_ mix.Condenser      = (*memory.Manager)(nil)
 	_ mix.UsageCondenser = (*memory.Manager)(nil)
-	_ mix.Recaller       = (*memory.Manager)(nil)
 )
 
 // fakeModel is an llm.Model whose replies a test scripts with a function.
@@ -443,12 +443,6 @@ func TestMixFollowUp(t *testing.T) {
 		}
 		return "乾卦的卦辞是什么？", "用户在问乾卦。", nil
 	})
-	recaller := mix.RecallFunc(func(ctx context.Context, id, q, strategy string, n int) ([]llm.Message, error) {
-		if id != "c1" || strategy != "window" || n != -1 {
-			return nil, fmt.Errorf("recall(%q, %q, %d)", id, strategy, n)
-		}
-		return history, nil
-	})
 	var mu sync.Mutex
 	seen := map[string]mix.Query{}
 	spy := func(from string) mix.Answerer {
@@ -460,10 +454,10 @@ func TestMixFollowUp(t *testing.T) {
 		})
 	}
 	model := fuser()
-	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Condenser: condenser, Recaller: recaller,
+	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Condenser: condenser,
 		Answerers: map[string]mix.Answerer{mix.LLM: spy(mix.LLM), mix.KB: spy(mix.KB), mix.Search: spy(mix.Search)}})
 	var rec recorder
-	res, err := m.Mix(context.Background(), mix.Request{Query: mix.Query{Text: "它的卦辞是什么？"}, ConversationID: "c1", HistoryLen: -1, Memory: "window"}, rec.fn)
+	res, err := m.Mix(context.Background(), mix.Request{Query: mix.Query{Text: "它的卦辞是什么？", History: history}}, rec.fn)
 	if err != nil {
 		t.Fatal(err)
 	}

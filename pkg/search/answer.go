@@ -39,13 +39,13 @@ type Doc struct {
 
 // Retrieval is what a search found and what an answer would be grounded on.
 type Retrieval struct {
-	Engine  string   `json:"engine"`
-	Query   string   `json:"query"`
-	Results []Result `json:"results"` // as the engine returned them, Content filled by page reading
-	Docs    []Doc    `json:"docs"`    // the numbered evidence
+	Engine  string
+	Query   string
+	Results []Result // as the engine returned them, Content filled by page reading
+	Docs    []Doc    // the numbered evidence
 	// Warnings name what failed without failing the search: members of a
 	// combined engine, pages that could not be read.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string
 }
 
 // Lookup searches, reads the top pages when page reading is on, and picks

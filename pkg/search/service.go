@@ -11,16 +11,10 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
-// Models is what the answerer needs of the configured LLMs: the model for a
-// name ("" means the default) and the name it resolved to.
-type Models interface {
-	Get(name string) (llm.Model, string, error)
-}
-
 // Options are the Service's dependencies.
 type Options struct {
 	// Models serves Answer; it may be nil for a Service that only searches.
-	Models Models
+	Models llm.Models
 	// Client sends the search providers' API requests; nil means a client
 	// that honours the HTTP(S)_PROXY environment variables. Page reading
 	// uses its own guarded client.
@@ -31,7 +25,7 @@ type Options struct {
 // implements mix.Answerer. Create it with New.
 type Service struct {
 	cfg     Config
-	models  Models
+	models  llm.Models
 	engines map[string]*engine
 	order   []string // configured order: local first, then the list
 	def     string

@@ -19,6 +19,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // accessServer is a server with authentication on: a real SQLite
@@ -36,12 +37,12 @@ func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := memory.OpenSQLite(ctx, filepath.Join(dir, "mixchat.db"))
+	store, err := sqlite.OpenConversations(ctx, filepath.Join(dir, "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	keys, err := auth.OpenSQLite(ctx, filepath.Join(dir, "mixchat.db"))
+	keys, err := sqlite.OpenKeys(ctx, filepath.Join(dir, "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 	t.Cleanup(func() { mgr.Close() })
 	kcfg := kb.DefaultConfig()
 	kcfg.Dir = filepath.Join(dir, "kb")
-	svc, err := kb.New(kcfg, retrieve.NewHashEmbedder(256), models)
+	svc, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), retrieve.NewHashEmbedder(256), models)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // testServer is a Server over a real SQLite store in a temp dir, with the
@@ -37,7 +38,7 @@ type testServer struct {
 
 func newTestServer(t testing.TB, up *llmtest.Server) *testServer {
 	t.Helper()
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +472,9 @@ func TestConversationsAPI(t *testing.T) {
 func TestSingleAnswererRepliesAreStored(t *testing.T) {
 	ts := newTestServer(t, nil)
 	ctx := context.Background()
-	kbs, err := kb.New(func() kb.Config { c := kb.DefaultConfig(); c.Dir = t.TempDir(); return c }(), retrieve.NewHashEmbedder(128), ts.models)
+	kcfg := kb.DefaultConfig()
+	kcfg.Dir = t.TempDir()
+	kbs, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), retrieve.NewHashEmbedder(128), ts.models)
 	if err != nil {
 		t.Fatal(err)
 	}

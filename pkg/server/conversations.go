@@ -10,6 +10,69 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
+// conversation is a conversation on the wire.
+type conversation struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	ChatType  string `json:"chat_type"` // "llm_chat", "kb_chat", "search_chat", "mix_chat"
+	UserID    string `json:"user_id"`
+	CreatedAt int64  `json:"created_at"` // Unix milliseconds
+	UpdatedAt int64  `json:"updated_at"` // Unix milliseconds of the last turn
+}
+
+func wireConversation(c memory.Conversation) conversation {
+	return conversation{ID: c.ID, Name: c.Name, ChatType: c.ChatType, UserID: c.UserID, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// conversationList is the body of GET /conversations.
+type conversationList struct {
+	Conversations []conversation `json:"conversations"`
+}
+
+// message is a stored message on the wire; its metadata is the stored
+// format.
+type message struct {
+	ID             string          `json:"message_id"`
+	ConversationID string          `json:"conversation_id"`
+	TurnID         int64           `json:"turn_id"`
+	Role           string          `json:"role"`
+	Content        string          `json:"content"`
+	Timestamp      int64           `json:"timestamp"` // Unix milliseconds
+	Metadata       memory.Metadata `json:"metadata"`
+}
+
+func wireMessage(m memory.Message) message {
+	return message{ID: m.ID, ConversationID: m.ConversationID, TurnID: m.TurnID, Role: m.Role, Content: m.Content,
+		Timestamp: m.Timestamp, Metadata: m.Metadata}
+}
+
+// messageList is the body of GET /conversations/:id/messages (fields in
+// the order clients have always seen them).
+type messageList struct {
+	ConversationID string    `json:"conversation_id"`
+	Messages       []message `json:"messages"`
+}
+
+// memoryContents is the body of GET /conversations/:id/memory.
+type memoryContents struct {
+	Contents       []memoryItem `json:"contents"`
+	ConversationID string       `json:"conversation_id"`
+}
+
+// chatchatReply is Chatchat's BaseResponse: code, msg and data.
+type chatchatReply[T any] struct {
+	Code int    `json:"code"`
+	Data T      `json:"data"`
+	Msg  string `json:"msg"`
+}
+
+// feedbackReply is the body of POST /chat/feedback.
+type feedbackReply struct {
+	Code      int    `json:"code"`
+	MessageID string `json:"message_id"`
+	Msg       string `json:"msg"`
+}
+
 // chatTypes are the conversation kinds a client may create.
 var chatTypes = []string{"llm_chat", "kb_chat", "search_chat", "mix_chat"}
 
@@ -56,7 +119,7 @@ func (s *Server) handleCreateConversation(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, conv)
+	c.JSON(http.StatusCreated, wireConversation(conv))
 }
 
 // handleListConversations lists conversations, most recently updated first;
@@ -81,10 +144,11 @@ func (s *Server) handleListConversations(c *gin.Context) {
 		}
 		convs = kept
 	}
-	if convs == nil {
-		convs = []memory.Conversation{}
+	out := conversationList{Conversations: make([]conversation, 0, len(convs))}
+	for _, cv := range convs {
+		out.Conversations = append(out.Conversations, wireConversation(cv))
 	}
-	c.JSON(http.StatusOK, gin.H{"conversations": convs})
+	c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) handleGetConversation(c *gin.Context) {
@@ -93,7 +157,7 @@ func (s *Server) handleGetConversation(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, conv)
+	c.JSON(http.StatusOK, wireConversation(conv))
 }
 
 func (s *Server) handleRenameConversation(c *gin.Context) {
@@ -118,7 +182,7 @@ func (s *Server) handleRenameConversation(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, conv)
+	c.JSON(http.StatusOK, wireConversation(conv))
 }
 
 func (s *Server) handleDeleteConversation(c *gin.Context) {
@@ -155,11 +219,11 @@ func (s *Server) handleListMessages(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	msgs := make([]memory.Message, 0, 2*len(turns))
+	out := messageList{ConversationID: c.Param("id"), Messages: make([]message, 0, 2*len(turns))}
 	for _, t := range turns {
-		msgs = append(msgs, t.Question, t.Answer)
+		out.Messages = append(out.Messages, wireMessage(t.Question), wireMessage(t.Answer))
 	}
-	c.JSON(http.StatusOK, gin.H{"conversation_id": c.Param("id"), "messages": msgs})
+	c.JSON(http.StatusOK, out)
 }
 
 // memoryItem is one entry of a conversation's short-term memory.
@@ -190,7 +254,7 @@ func (s *Server) handleMemory(c *gin.Context) {
 			items = append(items, memoryItem{Role: m.Role, Content: m.Content, TurnID: t.ID, Timestamp: m.Timestamp, Metadata: m.Metadata})
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"conversation_id": c.Param("id"), "contents": items})
+	c.JSON(http.StatusOK, memoryContents{ConversationID: c.Param("id"), Contents: items})
 }
 
 type feedbackRequest struct {
@@ -226,7 +290,7 @@ func (s *Server) handleFeedback(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"code": 200, "msg": "已反馈聊天记录 " + req.MessageID, "message_id": req.MessageID})
+	c.JSON(http.StatusOK, feedbackReply{Code: 200, Msg: "已反馈聊天记录 " + req.MessageID, MessageID: req.MessageID})
 }
 
 // modelInfo describes one configured model.
@@ -247,5 +311,5 @@ func (s *Server) handleListModels(c *gin.Context) {
 		x, _ := m.(interface{ Extractive() bool })
 		out = append(out, modelInfo{Name: n, Default: n == s.models.Default(), Extractive: x != nil && x.Extractive()})
 	}
-	c.JSON(http.StatusOK, gin.H{"code": 200, "msg": "success", "data": out})
+	c.JSON(http.StatusOK, chatchatReply[[]modelInfo]{Code: 200, Msg: "success", Data: out})
 }

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -50,9 +53,41 @@ func errUnavailable(format string, a ...any) *Error {
 // statusClientClosed is nginx's 499: the client went away before the reply.
 const statusClientClosed = 499
 
-// errorStatus maps err to an HTTP status code. It is the one place where
-// errors meet status codes.
-func errorStatus(err error) int {
+// errKind is what went wrong, in the terms every endpoint family renders:
+// native JSON errors, Chatchat's {code, msg} bodies, mix_chat's error
+// events and OpenAI's error objects.
+type errKind int
+
+const (
+	kindInternal errKind = iota
+	kindBadRequest
+	kindUnauthorized
+	kindForbidden
+	kindNotFound
+	kindConflict
+	kindTooLarge
+	kindRateLimited
+	kindUpstream
+	kindTimeout
+	kindCancelled
+	kindUnavailable
+	kindOther // an *Error with a status of its own (405, 415...)
+)
+
+// errClass is an error's classification.
+type errClass struct {
+	kind   errKind
+	status int // the HTTP status it is reported with
+	// upstream is the upstream's status for an upstream failure that
+	// reported one.
+	upstream int
+}
+
+// classify is the one place where errors meet status codes: handlers
+// return *Error for client mistakes, the packages below return their own
+// sentinels and error types, and every endpoint family renders the
+// classification in its own shape.
+func classify(err error) errClass {
 	var e *Error
 	var se *llm.StatusError
 	var um *llm.UnknownModelError
@@ -60,32 +95,89 @@ func errorStatus(err error) int {
 	var unknownEngine *search.UnknownEngineError
 	var unavailableEngine *search.UnavailableEngineError
 	var provider *search.ProviderError
+	var re *mix.RequestError
+	var fe *mix.FailedError
 	switch {
+	case err == nil:
+		return errClass{kind: kindInternal, status: http.StatusInternalServerError}
+	case errors.As(err, &fe):
+		return failedClass(fe)
 	case errors.As(err, &e):
-		return e.Status
-	case errors.As(err, &unknownEngine), errors.As(err, &unavailableEngine):
-		return http.StatusBadRequest
+		return ofStatus(e.Status)
+	case errors.As(err, &re), errors.As(err, &unknownEngine), errors.As(err, &unavailableEngine), errors.As(err, &um):
+		return ofStatus(http.StatusBadRequest)
 	case errors.As(err, &provider) && errors.Is(err, search.ErrTimeout):
-		return http.StatusGatewayTimeout
+		return ofStatus(http.StatusGatewayTimeout)
 	case errors.As(err, &provider):
-		return http.StatusBadGateway
+		return ofStatus(http.StatusBadGateway)
 	case errors.As(err, &tooBig):
-		return http.StatusRequestEntityTooLarge
-	case errors.As(err, &um):
-		return http.StatusBadRequest
-	case errors.Is(err, memory.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, memory.ErrConflict):
-		return http.StatusConflict
+		return ofStatus(http.StatusRequestEntityTooLarge)
+	case errors.Is(err, memory.ErrNotFound), errors.Is(err, kb.ErrNotFound):
+		return ofStatus(http.StatusNotFound)
+	case errors.Is(err, memory.ErrConflict), errors.Is(err, kb.ErrExists):
+		return ofStatus(http.StatusConflict)
+	case errors.Is(err, kb.ErrInvalidName):
+		return ofStatus(http.StatusForbidden) // a name that could leave the KB folder
+	case errors.Is(err, kb.ErrEmptyName), errors.Is(err, kb.ErrBadRequest), errors.Is(err, kb.ErrEmbedModel),
+		errors.Is(err, kb.ErrUnsupported), errors.Is(err, kb.ErrCorrupt), errors.Is(err, kb.ErrNoText):
+		return ofStatus(http.StatusBadRequest)
 	case errors.Is(err, context.Canceled):
-		return statusClientClosed
+		return ofStatus(statusClientClosed)
 	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout
+		return ofStatus(http.StatusGatewayTimeout)
 	case errors.As(err, &se):
-		return http.StatusBadGateway
+		c := ofStatus(http.StatusBadGateway)
+		c.upstream = se.StatusCode
+		return c
 	}
-	return http.StatusInternalServerError
+	return ofStatus(http.StatusInternalServerError)
 }
+
+// statusKinds are the kinds of the statuses that have one.
+var statusKinds = map[int]errKind{
+	http.StatusBadRequest:            kindBadRequest,
+	http.StatusUnauthorized:          kindUnauthorized,
+	http.StatusForbidden:             kindForbidden,
+	http.StatusNotFound:              kindNotFound,
+	http.StatusConflict:              kindConflict,
+	http.StatusRequestEntityTooLarge: kindTooLarge,
+	http.StatusTooManyRequests:       kindRateLimited,
+	http.StatusBadGateway:            kindUpstream,
+	http.StatusGatewayTimeout:        kindTimeout,
+	statusClientClosed:               kindCancelled,
+	http.StatusServiceUnavailable:    kindUnavailable,
+	http.StatusInternalServerError:   kindInternal,
+}
+
+// ofStatus classifies an HTTP status.
+func ofStatus(status int) errClass {
+	k, ok := statusKinds[status]
+	if !ok {
+		k = kindOther
+	}
+	return errClass{kind: k, status: status}
+}
+
+// failedClass classifies a mix request whose every answerer failed: their
+// class when they agree (all timed out: 504; all refused the request:
+// 400), 502 otherwise.
+func failedClass(fe *mix.FailedError) errClass {
+	var c errClass
+	for i, o := range fe.Outcomes {
+		oc := classify(o.Err)
+		if i > 0 && oc.status != c.status {
+			return ofStatus(http.StatusBadGateway)
+		}
+		c = oc
+	}
+	if c.status == 0 || c.kind == kindInternal {
+		return ofStatus(http.StatusBadGateway)
+	}
+	return c
+}
+
+// errorStatus is the HTTP status err is reported with.
+func errorStatus(err error) int { return classify(err).status }
 
 // errorBody is the JSON body of every error reply.
 type errorBody struct {
@@ -95,16 +187,13 @@ type errorBody struct {
 	Status int    `json:"upstream_status,omitempty"` // the upstream's status for upstream failures
 }
 
-// writeError writes err as a JSON error reply with the status errorStatus
-// gives. Server faults are logged (upstream failures as warnings); client
+// writeError writes err as a native JSON error reply with the status
+// classify gives. Server faults are logged (upstream failures as warnings); client
 // mistakes are not.
 func writeError(c *gin.Context, err error) {
-	status := errorStatus(err)
-	body := errorBody{Code: status, Msg: err.Error(), Error: err.Error()}
-	var se *llm.StatusError
-	if errors.As(err, &se) {
-		body.Status = se.StatusCode
-	}
+	cl := classify(err)
+	status := cl.status
+	body := errorBody{Code: status, Msg: err.Error(), Error: err.Error(), Status: cl.upstream}
 	if v, ok := c.Get(serverKey); ok && status >= 500 {
 		log := v.(*Server).log
 		args := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err}
@@ -157,13 +246,28 @@ func jsonError(err error) error {
 	case errors.As(err, &syn):
 		return errBadRequest("malformed JSON at byte %d: %v", syn.Offset, syn)
 	case errors.As(err, &typ):
-		field := typ.Field
+		field := jsonPath(typ.Field)
 		if field == "" {
 			field = "body"
 		}
 		return errBadRequest("field %q must be %s, got %s", field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	}
 	return errBadRequest("malformed JSON: %v", err)
+}
+
+// jsonPath is a decoding error's field path as the client wrote it:
+// without the Go names of embedded structs (chatchatFields, mixOptions),
+// which are camel case where JSON names here are snake case.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if p != strings.ToLower(p) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return strings.Join(kept, ".")
 }
 
 func jsonKind(k string) string {

@@ -11,13 +11,13 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/kb"
-	"github.com/mixchat/mixchat/prompts"
 )
 
 // The knowledge-base endpoints are wire-compatible with Langchain-Chatchat
@@ -83,19 +83,24 @@ func kbFail(c *gin.Context, kbName string, err error, data any) {
 }
 
 func kbErrorCode(kbName string, err error) (int, string) {
-	switch {
-	case errors.Is(err, kb.ErrInvalidName):
+	// Chatchat's codes and words for its own cases; the rest as classify
+	// says.
+	switch cl := classify(err); {
+	case cl.kind == kindForbidden && errors.Is(err, kb.ErrInvalidName):
 		return 403, "Don't attack me"
 	case errors.Is(err, kb.ErrEmptyName):
 		return 404, "知识库名称不能为空，请重新填写知识库名称"
-	case errors.Is(err, kb.ErrNotFound):
+	case cl.kind == kindNotFound && errors.Is(err, kb.ErrNotFound):
 		return 404, "未找到知识库 " + kbName
-	case errors.Is(err, kb.ErrExists):
+	case cl.kind == kindConflict && errors.Is(err, kb.ErrExists):
 		return 404, "已存在同名知识库 " + kbName
-	case errors.Is(err, kb.ErrEmbedModel), errors.Is(err, kb.ErrBadRequest):
+	case cl.kind == kindBadRequest:
 		return 400, err.Error()
+	case cl.kind == kindInternal:
+		return 500, err.Error()
+	default:
+		return cl.status, err.Error()
 	}
-	return 500, err.Error()
 }
 
 // fileErrorMsg says in Chatchat's words why one file failed.
@@ -168,10 +173,28 @@ func (s *Server) handleListKBs(c *gin.Context) {
 				kept = append(kept, in)
 			}
 		}
-		kbReply(c, 200, "success", kept)
+		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, s.defaultKBs(names)})
 		return
 	}
-	kbReply(c, 200, "success", names)
+	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, s.defaultKBs(names)})
+}
+
+// listKBsReply is Chatchat's ListResponse plus mixchat's "default": the
+// knowledge bases mix_chat and /v1 mixchat-kb search when a request names
+// none (kb.default_knowledge_bases, or the demo's), among those listed.
+type listKBsReply struct {
+	kbResponse
+	Default []string `json:"default"`
+}
+
+func (s *Server) defaultKBs(listed []string) []string {
+	out := []string{}
+	for _, n := range s.kb.Config().DefaultKnowledgeBases {
+		if slices.Contains(listed, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 type createKBRequest struct {
@@ -269,14 +292,10 @@ func (s *Server) handleListKBFiles(c *gin.Context) {
 // knowledge_base_names (several KBs) and min_relevance (a threshold on the
 // normalised relevance instead of score_threshold).
 type searchDocsRequest struct {
-	Query          string         `json:"query"`
-	KnowledgeBase  string         `json:"knowledge_base_name"`
-	KnowledgeBases []string       `json:"knowledge_base_names"`
-	TopK           *int           `json:"top_k"`
-	ScoreThreshold *float64       `json:"score_threshold"`
-	MinRelevance   *float64       `json:"min_relevance"`
-	FileName       string         `json:"file_name"`
-	Metadata       map[string]any `json:"metadata"`
+	Query string `json:"query"`
+	kbRetrieval
+	FileName string         `json:"file_name"`
+	Metadata map[string]any `json:"metadata"`
 	// History or ConversationID make a follow-up question standalone
 	// first (the mix pipeline's condensing); the reply is then an object
 	// with the standalone question and the docs found for it instead of
@@ -353,17 +372,11 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	k, err := topK(req.TopK)
+	names, k, minRel, err := req.params(s)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	minRel, err := s.threshold(req.ScoreThreshold, req.MinRelevance)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	names := kbNames(req.KnowledgeBase, req.KnowledgeBases)
 	if !s.kbReadable(c, names) {
 		return
 	}
@@ -771,185 +784,6 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context) {
 		// No file to add: an empty SSE reply, as Chatchat gives.
 		out.start()
 	}
-}
-
-// kbChatRequest is Chatchat's knowledge_base_chat body, plus mixchat's
-// knowledge_base_names and min_relevance.
-type kbChatRequest struct {
-	Query          string        `json:"query"`
-	KnowledgeBase  string        `json:"knowledge_base_name"`
-	KnowledgeBases []string      `json:"knowledge_base_names"`
-	TopK           *int          `json:"top_k"`
-	ScoreThreshold *float64      `json:"score_threshold"`
-	MinRelevance   *float64      `json:"min_relevance"`
-	History        []historyItem `json:"history"`
-	Stream         bool          `json:"stream"`
-	ModelName      string        `json:"model_name"`
-	Temperature    *float32      `json:"temperature"`
-	MaxTokens      *int          `json:"max_tokens"`
-	PromptName     string        `json:"prompt_name"`
-	// ConversationID, when set, stores the exchange in that conversation
-	// (mixchat's extension; the answer still sees no history unless sent).
-	ConversationID string `json:"conversation_id"`
-}
-
-// kbSource is the structured form of one cited chunk (mixchat's addition
-// next to Chatchat's markdown docs).
-type kbSource struct {
-	Index         int     `json:"index"`
-	File          string  `json:"file"`
-	URL           string  `json:"url"`
-	KnowledgeBase string  `json:"knowledge_base"`
-	Relevance     float64 `json:"relevance"`
-	Score         float64 `json:"score"` // Chatchat distance
-	Text          string  `json:"text"`
-}
-
-// noDocsNote is Chatchat's docs entry when nothing was found.
-const noDocsNote = "<span style='color:red'>未找到相关文档,该回答为大模型自身能力解答！</span>"
-
-// baseURL is the server's address as the client reached it, ending in "/".
-func baseURL(c *gin.Context) string {
-	scheme := "http"
-	if c.Request.TLS != nil {
-		scheme = "https"
-	}
-	if p := c.GetHeader("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
-	}
-	return scheme + "://" + c.Request.Host + "/"
-}
-
-// kbDocs renders the sources as Chatchat's markdown docs ("出处 [1]
-// [file](url) \n\ncontent\n\n") and as structured sources.
-func kbDocs(c *gin.Context, rs []kb.Result) ([]string, []kbSource) {
-	base := baseURL(c)
-	docs := make([]string, 0, len(rs))
-	srcs := make([]kbSource, 0, len(rs))
-	for i, r := range rs {
-		link := base + strings.TrimPrefix(kb.DownloadPath(r.KnowledgeBase, r.File), "/")
-		docs = append(docs, fmt.Sprintf("出处 [%d] [%s](%s) \n\n%s\n\n", i+1, r.File, link, r.Text))
-		srcs = append(srcs, kbSource{Index: i + 1, File: r.File, URL: link, KnowledgeBase: r.KnowledgeBase,
-			Relevance: r.Relevance, Score: kb.RelevanceToDistance(r.Relevance), Text: r.Text})
-	}
-	if len(docs) == 0 {
-		docs = append(docs, noDocsNote)
-	}
-	return docs, srcs
-}
-
-func (s *Server) handleKBChat(c *gin.Context) {
-	var req kbChatRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
-		return
-	}
-	if strings.TrimSpace(req.Query) == "" {
-		writeError(c, errBadRequest("query is empty"))
-		return
-	}
-	k, err := topK(req.TopK)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	minRel, err := s.threshold(req.ScoreThreshold, req.MinRelevance)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	history, err := validateHistory(req.History)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	if err := s.validateTuning(req.ModelName, req.Temperature, req.MaxTokens); err != nil {
-		writeError(c, err)
-		return
-	}
-	if req.PromptName != "" && req.PromptName != "default" && !prompts.Has(kb.PromptGroup, req.PromptName) {
-		writeError(c, errBadRequest("prompt_name %q does not exist for knowledge_base_chat", req.PromptName))
-		return
-	}
-	names := kbNames(req.KnowledgeBase, req.KnowledgeBases)
-	for _, n := range names {
-		exists, err := s.kb.Exists(c.Request.Context(), n)
-		if err != nil {
-			kbFail(c, n, err, nil)
-			return
-		}
-		if !exists {
-			code, msg := kbErrorCode(n, checkName(n))
-			kbReply(c, code, msg, nil)
-			return
-		}
-	}
-	if !s.kbReadable(c, names) {
-		return
-	}
-	if err := s.claimConversation(c.Request.Context(), req.ConversationID, "kb_chat"); err != nil {
-		writeError(c, err)
-		return
-	}
-	creq := kb.ChatRequest{
-		Query: req.Query, KnowledgeBases: names, TopK: k, MinRelevance: minRel, History: history,
-		Model: req.ModelName, Temperature: req.Temperature, PromptName: req.PromptName,
-	}
-	if req.MaxTokens != nil {
-		creq.MaxTokens = *req.MaxTokens
-	}
-	ctx, done := s.replyContext(c.Request.Context())
-	defer done()
-	if !req.Stream {
-		reply, err := s.kb.Chat(ctx, creq, nil)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		docs, srcs := kbDocs(c, reply.Results)
-		mid, err := s.storeReply(ctx, req.ConversationID, req.Query, "kb", reply.Text, reply.Text, reply.Response, srcs)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"answer": reply.Text, "docs": docs, "sources": srcs, "empty": reply.Empty,
-			"model": reply.Response.Model, "extractive": reply.Response.Extractive, "message_id": mid})
-		return
-	}
-	out := newSSE(c)
-	var sent, received strings.Builder
-	reply, err := s.kb.Chat(ctx, creq, func(delta string) error {
-		received.WriteString(delta)
-		if err := out.Send(gin.H{"answer": delta}); err != nil {
-			return err
-		}
-		sent.WriteString(delta)
-		return nil
-	})
-	if err != nil {
-		if ctx.Err() != nil && received.Len() > 0 {
-			// Cut short by the client or a shutdown: keep what was sent.
-			if _, serr := s.storeReply(ctx, req.ConversationID, req.Query, "kb", received.String(), sent.String(), reply.Response, nil); serr != nil {
-				s.log.ErrorContext(ctx, "store interrupted turn", "conversation", req.ConversationID, "err", serr)
-			}
-		}
-		if !out.started {
-			writeError(c, err)
-			return
-		}
-		if ctx.Err() == nil {
-			_ = out.Send(gin.H{"code": errorStatus(err), "msg": err.Error()})
-		}
-		return
-	}
-	docs, srcs := kbDocs(c, reply.Results)
-	ev := gin.H{"docs": docs, "sources": srcs, "empty": reply.Empty}
-	mid, err := s.storeReply(ctx, req.ConversationID, req.Query, "kb", reply.Text, reply.Text, reply.Response, srcs)
-	if err != nil {
-		ev["error"] = err.Error()
-	}
-	ev["message_id"] = mid
-	_ = out.Send(ev)
 }
 
 // noSuchKB reports whether err says the named KB does not exist (unknown,

@@ -19,9 +19,9 @@ import (
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // kbTestServer is a server with a knowledge-base service over a temp dir,
@@ -40,7 +40,7 @@ func newKBTestServer(t *testing.T, edit func(*kb.Config)) *kbTestServer {
 // change (Store, Models, Chat and KB are set) before the server is made.
 func newKBTestServerWith(t *testing.T, edit func(*kb.Config), server func(*Options)) *kbTestServer {
 	t.Helper()
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func newKBTestServerWith(t *testing.T, edit func(*kb.Config), server func(*Optio
 	if edit != nil {
 		edit(&cfg)
 	}
-	svc, err := kb.New(cfg, retrieve.NewHashEmbedder(512), models)
+	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(512), models)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/turn"
 )
 
 // mixRoutes registers /chat/mix_chat, /debug/condense and the
@@ -83,13 +83,13 @@ type mixEvent struct {
 	Timings        map[string]float64 `json:"timings,omitempty"`
 }
 
-func wireEvent(ev mix.Event) mixEvent {
+func wireEvent(ev turn.Event) mixEvent {
 	w := mixEvent{Type: ev.Type, Answerer: ev.Answerer, State: ev.State, Text: ev.Text, Error: ev.Error,
 		TimedOut: ev.TimedOut, Empty: ev.Empty, Docs: ev.Docs}
-	if ev.Type == mix.EventDocs && w.Docs == nil {
+	if ev.Type == turn.EventDocs && w.Docs == nil {
 		w.Docs = []mix.Doc{}
 	}
-	if ev.State == mix.StateDone || ev.State == mix.StateFailed || ev.Type == mix.EventStandalone {
+	if ev.State == mix.StateDone || ev.State == mix.StateFailed || ev.Type == turn.EventStandalone {
 		ms := ev.Ms
 		w.Ms = &ms
 	}
@@ -146,53 +146,31 @@ func failedAnswerers(res mix.Result) []string {
 	return out
 }
 
-// mixStatusError gives Mixer errors their HTTP status: a request the Mixer
-// refuses is the client's mistake; when every answerer failed the status is
-// theirs if they agree (all timed out: 504) and 502 otherwise.
-func mixStatusError(err error) error {
-	var re *mix.RequestError
-	if errors.As(err, &re) {
-		return &Error{Status: http.StatusBadRequest, Msg: re.Error()}
-	}
-	var fe *mix.FailedError
-	if errors.As(err, &fe) {
-		status := 0
-		for _, o := range fe.Outcomes {
-			st := errorStatus(o.Err)
-			if status != 0 && st != status {
-				return &Error{Status: http.StatusBadGateway, Err: err}
-			}
-			status = st
-		}
-		if status == http.StatusInternalServerError || status == 0 {
-			status = http.StatusBadGateway
-		}
-		return &Error{Status: status, Err: err}
-	}
-	return err
-}
-
 // buildMix validates what every mix endpoint shares and turns it into a
-// mix.Request. history is the client's (nil when it sent none).
+// turn with the Mixer's answerers. history is the client's (nil when it
+// sent none).
 func (s *Server) buildMix(ctx context.Context, query, conversationID string, historyLen int, history []llm.Message,
-	o mixOptions, temperature *float32, maxTokens *int) (mix.Request, error) {
+	o mixOptions, temperature *float32, maxTokens *int) (turn.Request, error) {
 	if s.mixer == nil {
-		return mix.Request{}, errUnavailable("mix_chat is not configured on this server")
+		return turn.Request{}, errUnavailable("mix_chat is not configured on this server")
+	}
+	if err := s.checkQuery(query); err != nil {
+		return turn.Request{}, err
 	}
 	if strings.TrimSpace(query) == "" {
-		return mix.Request{}, errBadRequest("query must not be empty")
+		return turn.Request{}, errBadRequest("query must not be empty")
 	}
 	if err := s.validateTuning(o.ModelName, temperature, maxTokens); err != nil {
-		return mix.Request{}, err
+		return turn.Request{}, err
 	}
 	if err := s.validMemory(o.Memory); err != nil {
-		return mix.Request{}, err
+		return turn.Request{}, err
 	}
 	if o.TopK != nil && (*o.TopK < 1 || *o.TopK > 100) {
-		return mix.Request{}, errBadRequest("top_k must be between 1 and 100, got %d", *o.TopK)
+		return turn.Request{}, errBadRequest("top_k must be between 1 and 100, got %d", *o.TopK)
 	}
 	if o.ScoreThreshold != nil && (*o.ScoreThreshold < 0 || *o.ScoreThreshold > 2) {
-		return mix.Request{}, errBadRequest("score_threshold must be between 0 and 2 (a distance, smaller is closer), got %v", *o.ScoreThreshold)
+		return turn.Request{}, errBadRequest("score_threshold must be between 0 and 2 (a distance, smaller is closer), got %v", *o.ScoreThreshold)
 	}
 	kbs := o.KnowledgeBaseNames
 	if o.KnowledgeBaseName != "" {
@@ -200,16 +178,13 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 	}
 	for _, name := range kbs {
 		if err := kb.ValidName(name); err != nil {
-			return mix.Request{}, errBadRequest("knowledge_base_name %q: %v", name, err)
+			return turn.Request{}, errBadRequest("knowledge_base_name %q: %v", name, err)
 		}
 	}
 	if err := s.readableKBs(ctx, kbs...); errors.Is(err, errKBNotReadable) {
-		return mix.Request{}, &Error{Status: http.StatusNotFound, Err: err}
+		return turn.Request{}, &Error{Status: http.StatusNotFound, Err: err}
 	} else if err != nil {
-		return mix.Request{}, err
-	}
-	if err := s.claimConversation(ctx, conversationID, "mix_chat"); err != nil {
-		return mix.Request{}, err
+		return turn.Request{}, err
 	}
 	q := mix.Query{Text: query, History: history, Model: o.ModelName, Temperature: temperature,
 		KnowledgeBases: kbs, SearchEngine: o.SearchEngineName}
@@ -222,23 +197,19 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 	if o.ScoreThreshold != nil {
 		q.ScoreThreshold = kb.DistanceToRelevance(*o.ScoreThreshold)
 	}
-	req := mix.Request{Query: q, ConversationID: conversationID, HistoryLen: historyLen, Memory: o.Memory,
-		Answerers: o.Answerers, Fusion: o.Fusion, PromptName: o.PromptName}
+	mreq := &mix.Request{Answerers: o.Answerers, Fusion: o.Fusion, PromptName: o.PromptName}
 	if len(o.Answerers) == 0 {
-		req.Answerers = nil
+		mreq.Answerers = nil
 	}
-	if err := s.mixer.Check(req); err != nil {
-		return req, mixStatusError(err)
+	mreq.Query = q
+	if err := s.mixer.Check(*mreq); err != nil {
+		return turn.Request{}, err
 	}
-	if len(history) == 0 && conversationID != "" && historyLen != 0 && !s.mixer.Recalls() {
-		// The Mixer has no memory of its own: recall here.
-		h, err := s.recall(ctx, conversationID, query, o.Memory, historyLen)
-		if err != nil {
-			return req, err
-		}
-		req.Query.History = h
+	if err := s.claimConversation(ctx, conversationID, "mix_chat"); err != nil {
+		return turn.Request{}, err
 	}
-	return req, nil
+	return turn.Request{ConversationID: conversationID, AnswerID: newAnswerID(), Query: q, HistoryLen: historyLen,
+		Memory: o.Memory, Mix: mreq}, nil
 }
 
 func (s *Server) handleMixChat(c *gin.Context) {
@@ -261,131 +232,55 @@ func (s *Server) handleMixChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	t := &turnRecord{conversationID: body.ConversationID, question: body.Query, answerID: uuid.NewString()}
-	if body.Stream {
-		s.streamMix(c, req, t, &mixSink{c: c, out: newSSE(c)})
-		return
-	}
-	ctx, done := s.replyContext(c.Request.Context())
-	defer done()
-	res, err := s.mixer.Mix(ctx, req, nil)
-	if err != nil {
-		writeError(c, mixStatusError(err))
-		return
-	}
-	s.recordMix(t, res, res.Text, nil)
-	turnID, err := s.storeTurn(ctx, t)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	docs := res.Docs
-	if docs == nil {
-		docs = []mix.Doc{}
-	}
-	c.JSON(http.StatusOK, mixReply{
-		Text: res.Text, MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID,
-		Standalone: res.Standalone, Answers: wireAnswers(res.Answers), Docs: docs,
-		Model: res.Response.Model, Extractive: res.Response.Extractive, Fusion: res.Mode, Fused: res.Fused,
-		Failed: failedAnswerers(res), Usage: t.usage, Timings: res.Timings.Millis(),
-	})
+	s.runTurn(c, req, &mixWriter{reply: newReply(c, body.Stream), messageID: messageID(req.ConversationID, req.AnswerID)})
 }
 
-// recordMix fills the turn record from a Mixer result: the reply, what of
-// it was sent, the usage of every call, and the intermediate answers,
-// sources, timings and standalone question as extra metadata.
-func (s *Server) recordMix(t *turnRecord, res mix.Result, sent string, err error) {
-	t.answer, t.sent = res.Text, sent
-	t.resp = llm.Response{Text: res.Text, Model: res.Response.Model, Extractive: res.Response.Extractive, Usage: res.Usage}
-	t.extra = res.Record()
-	t.interrupted = err != nil
-	t.calls = mixCalls(res)
+// mixWriter writes a /chat/mix_chat reply: mixEvent events, or one
+// mixReply.
+type mixWriter struct {
+	reply
+	messageID string
 }
 
-// streamSink writes a streamed mix reply in one wire format.
-type streamSink interface {
-	// event writes one Mixer event.
-	event(ev mix.Event) error
-	// done writes the end of a reply that was stored (turnID 0 when no
-	// conversation was named); problem, when not empty, is an error to
-	// report with it.
-	done(t *turnRecord, res mix.Result, turnID int64, problem string)
-	// fail reports err: as an HTTP error when nothing was written yet,
-	// else as an error event.
-	fail(t *turnRecord, err error)
-}
+func (w *mixWriter) event(ev turn.Event) error { return w.out.Send(wireEvent(ev)) }
 
-// streamMix runs req and streams the reply through sink, then stores the
-// turn. A client that goes away, or a shutdown cutting the stream, cancels
-// every upstream call and stores what was sent as interrupted. A reply that
-// fails before any of its text was sent stores nothing.
-func (s *Server) streamMix(c *gin.Context, req mix.Request, t *turnRecord, sink streamSink) {
-	ctx, done := s.replyContext(c.Request.Context())
-	defer done()
-	var sent strings.Builder
-	var writeErr error
-	res, err := s.mixer.Mix(ctx, req, func(ev mix.Event) error {
-		if writeErr = sink.event(ev); writeErr != nil {
-			return writeErr
+func (w *mixWriter) done(t turn.Result, err error) {
+	res := t.Mix
+	if w.out == nil {
+		if t.StoreErr != nil {
+			writeError(w.c, t.StoreErr)
+			return
 		}
-		if ev.Type == mix.EventDelta {
-			sent.WriteString(ev.Text)
+		docs := res.Docs
+		if docs == nil {
+			docs = []mix.Doc{}
 		}
-		return nil
-	})
-	cut := ctx.Err() != nil || writeErr != nil
-	if err != nil && !cut && sent.Len() == 0 {
-		// Failed before saying anything (every answerer failed): nothing
-		// to store.
-		sink.fail(t, mixStatusError(err))
-		return
-	}
-	s.recordMix(t, res, sent.String(), err)
-	if err != nil && !cut {
-		t.extra["error"] = err.Error()
-	}
-	turnID, storeErr := s.storeTurn(ctx, t)
-	if cut {
-		if cause := context.Cause(ctx); errors.Is(cause, errShuttingDown) && writeErr == nil {
-			sink.fail(t, cause)
-		}
-		if storeErr != nil {
-			s.log.ErrorContext(ctx, "store interrupted turn", "conversation", t.conversationID, "err", storeErr)
-		}
+		w.c.JSON(http.StatusOK, mixReply{
+			Text: res.Text, MessageID: w.messageID, ConversationID: t.ConversationID, TurnID: t.TurnID,
+			Standalone: res.Standalone, Answers: wireAnswers(res.Answers), Docs: docs,
+			Model: res.Response.Model, Extractive: res.Response.Extractive, Fusion: res.Mode, Fused: res.Fused,
+			Failed: failedAnswerers(res), Usage: t.Usage, Timings: res.Timings.Millis(),
+		})
 		return
 	}
 	problem := ""
 	switch {
 	case err != nil:
 		problem = err.Error()
-	case storeErr != nil:
-		problem = storeErr.Error()
+	case t.StoreErr != nil:
+		problem = t.StoreErr.Error()
 	}
-	sink.done(t, res, turnID, problem)
-}
-
-// mixSink writes /chat/mix_chat's SSE events.
-type mixSink struct {
-	c   *gin.Context
-	out *sse
-}
-
-func (k *mixSink) event(ev mix.Event) error { return k.out.Send(wireEvent(ev)) }
-
-func (k *mixSink) done(t *turnRecord, res mix.Result, turnID int64, problem string) {
 	fused := res.Fused
-	usage := t.usage
-	_ = k.out.Send(mixEvent{Type: "done", MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID,
+	usage := t.Usage
+	_ = w.out.Send(mixEvent{Type: "done", MessageID: w.messageID, ConversationID: t.ConversationID, TurnID: t.TurnID,
 		Standalone: res.Standalone, Model: res.Response.Model, Extractive: res.Response.Extractive, Fusion: res.Mode,
 		Fused: &fused, Failed: failedAnswerers(res), Usage: &usage, Timings: res.Timings.Millis(), Error: problem})
 }
 
-func (k *mixSink) fail(t *turnRecord, err error) {
-	if !k.out.started {
-		writeError(k.c, err)
-		return
-	}
-	_ = k.out.Send(mixEvent{Type: "error", MessageID: t.messageID(), Error: err.Error(), Code: errorStatus(err)})
+func (w *mixWriter) fail(_ turn.Result, err error) {
+	w.end(err, func() any {
+		return mixEvent{Type: "error", MessageID: w.messageID, Error: err.Error(), Code: errorStatus(err)}
+	})
 }
 
 // condenseRequest is the body of POST /debug/condense.
@@ -453,7 +348,7 @@ func (s *Server) condense(ctx context.Context, question, conversationID string, 
 		return mix.Condensed{}, nil, err
 	}
 	if len(history) == 0 && conversationID != "" && historyLen != 0 {
-		h, err := s.recall(ctx, conversationID, question, strategy, historyLen)
+		h, err := s.turns.Recall(ctx, conversationID, question, strategy, historyLen)
 		if err != nil {
 			return mix.Condensed{}, nil, err
 		}
@@ -505,7 +400,7 @@ func (s *Server) condenseSearch(ctx context.Context, query, conversationID strin
 		return nil, err
 	}
 	if len(history) == 0 && conversationID != "" {
-		if history, err = s.recall(ctx, conversationID, query, "", -1); err != nil {
+		if history, err = s.turns.Recall(ctx, conversationID, query, "", -1); err != nil {
 			return nil, err
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // Replies of the test upstream, chosen by what the prompt asks.
@@ -77,7 +78,7 @@ func (u *mixUpstream) queries(from string) []mix.Query {
 // answerer is a stand-in for the knowledge-base or search answerer: it
 // records the query and makes one real LLM call, "[from] question", so
 // that cancellation reaches the test upstream.
-func (u *mixUpstream) answerer(models mix.Models, from string, srcs ...mix.Source) mix.Answerer {
+func (u *mixUpstream) answerer(models llm.Models, from string, srcs ...mix.Source) mix.Answerer {
 	return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
 		u.mu.Lock()
 		u.seen[from] = append(u.seen[from], q)
@@ -115,9 +116,9 @@ type mixSetup struct {
 
 // newMixServer is a server over a real SQLite store whose models all go to
 // up, with the real LLM-chat answerer and stand-ins for kb and search.
-func newMixServer(t testing.TB, up *mixUpstream, edit func(*mixSetup, mix.Models)) *testServer {
+func newMixServer(t testing.TB, up *mixUpstream, edit func(*mixSetup, llm.Models)) *testServer {
 	t.Helper()
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func newMixServer(t testing.TB, up *mixUpstream, edit func(*mixSetup, mix.Models
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { mgr.Close() })
-		deps.Condenser, deps.Recaller, opts.Memory = mgr, mgr, mgr
+		deps.Condenser, opts.Memory = mgr, mgr
 	}
 	mixer, err := mix.New(setup.cfg, deps)
 	if err != nil {
@@ -275,7 +276,7 @@ func TestMixChatStream(t *testing.T) {
 
 func TestMixChatNonStreamWithFailure(t *testing.T) {
 	up := newMixUpstream(t)
-	ts := newMixServer(t, up, func(s *mixSetup, _ mix.Models) {
+	ts := newMixServer(t, up, func(s *mixSetup, _ llm.Models) {
 		s.answerers[mix.Search] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
 			return mix.Answer{}, errors.New("searx: connection refused")
 		})
@@ -334,7 +335,7 @@ func TestMixChatAllFail(t *testing.T) {
 
 func TestMixChatOneTimesOut(t *testing.T) {
 	up := newMixUpstream(t)
-	ts := newMixServer(t, up, func(s *mixSetup, models mix.Models) {
+	ts := newMixServer(t, up, func(s *mixSetup, models llm.Models) {
 		s.cfg.Timeouts.KB = 100 * time.Millisecond
 		slow := up.answerer(models, mix.KB)
 		s.answerers[mix.KB] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
@@ -441,7 +442,7 @@ func TestMixChatFollowUp(t *testing.T) {
 	up := newMixUpstream(t)
 	var calls int
 	var mu sync.Mutex
-	ts := newMixServer(t, up, func(s *mixSetup, _ mix.Models) {
+	ts := newMixServer(t, up, func(s *mixSetup, _ llm.Models) {
 		s.condenser = mix.CondenseFunc(func(ctx context.Context, h []llm.Message, q string) (string, string, error) {
 			mu.Lock()
 			calls++
@@ -504,15 +505,12 @@ func TestMixChatFollowUp(t *testing.T) {
 }
 
 // TestMixChatFollowUpWithMemory runs a follow-up through the wiring of
-// mixchat serve: the memory manager recalls the conversation for the Mixer
-// and rewrites the follow-up (extractively here), and the rewrite is what
+// mixchat serve: the turn recalls the conversation through the memory
+// manager, which also rewrites the follow-up (extractively here), and the rewrite is what
 // the knowledge base and search retrieve with.
 func TestMixChatFollowUpWithMemory(t *testing.T) {
 	up := newMixUpstream(t)
-	ts := newMixServer(t, up, func(s *mixSetup, _ mix.Models) { s.memory = true })
-	if !ts.mixer.Recalls() {
-		t.Fatal("the Mixer does not recall history itself")
-	}
+	ts := newMixServer(t, up, func(s *mixSetup, _ llm.Models) { s.memory = true })
 	if code, _ := ts.mixStream(t, map[string]any{"query": "乾卦是什么？", "conversation_id": "mem1"}); code != http.StatusOK {
 		t.Fatal(code)
 	}
@@ -575,7 +573,7 @@ func (r mixRetriever) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, 
 
 func TestMixChatContextMode(t *testing.T) {
 	up := newMixUpstream(t)
-	ts := newMixServer(t, up, func(s *mixSetup, models mix.Models) {
+	ts := newMixServer(t, up, func(s *mixSetup, models llm.Models) {
 		s.answerers[mix.KB] = mixRetriever{Answerer: s.answerers[mix.KB], srcs: []mix.Source{mixKBSource}}
 		s.answerers[mix.Search] = mixRetriever{Answerer: s.answerers[mix.Search], srcs: []mix.Source{mixWebSource}}
 	})
@@ -598,7 +596,7 @@ func TestMixChatContextMode(t *testing.T) {
 
 func TestMixChatAnswerers(t *testing.T) {
 	up := newMixUpstream(t)
-	ts := newMixServer(t, up, func(s *mixSetup, _ mix.Models) {
+	ts := newMixServer(t, up, func(s *mixSetup, _ llm.Models) {
 		s.cfg.Answerers = []string{mix.LLM, mix.KB}
 	})
 	// One answerer: its reply streams as is, no fusion.
@@ -730,7 +728,7 @@ var _ mix.Retriever = (*search.Service)(nil)
 // fails.
 func TestCondenseSearch(t *testing.T) {
 	up := newMixUpstream(t)
-	ts := newMixServer(t, up, func(s *mixSetup, _ mix.Models) { s.memory = true })
+	ts := newMixServer(t, up, func(s *mixSetup, _ llm.Models) { s.memory = true })
 	ctx := context.Background()
 	if cq, err := ts.condenseSearch(ctx, "乾卦是什么？", "", nil); cq != nil || err != nil {
 		t.Errorf("without history: %+v, %v; want nil (search as sent)", cq, err)
@@ -753,7 +751,7 @@ func TestCondenseSearch(t *testing.T) {
 		t.Error("a bad history role was accepted")
 	}
 
-	failing := newMixServer(t, up, func(s *mixSetup, _ mix.Models) {
+	failing := newMixServer(t, up, func(s *mixSetup, _ llm.Models) {
 		s.condenser = mix.CondenseFunc(func(context.Context, []llm.Message, string) (string, string, error) {
 			return "", "", errors.New("condense model down")
 		})

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
 )
 
@@ -134,32 +131,4 @@ func (w *observedWriter) WriteString(s string) (int, error) {
 func (w *observedWriter) Flush() {
 	w.check()
 	w.ResponseWriter.Flush()
-}
-
-// messageUsage is a reply's usage as stored with its turn and returned by
-// the API: the tokens of every model call it took (t.calls, else t.resp),
-// the time since the request arrived, and the price when configured.
-func (s *Server) messageUsage(ctx context.Context, t *turnRecord) obs.Usage {
-	calls := t.calls
-	if len(calls) == 0 {
-		calls = []llm.Response{t.resp}
-	}
-	var latency time.Duration
-	if start, ok := obs.RequestStart(ctx); ok {
-		latency = time.Since(start)
-	}
-	return s.obs.Prices().Usage(calls, latency)
-}
-
-// mixCalls returns the model responses a Mixer result took: each
-// answerer's, and the fusion call's when it fused.
-func mixCalls(res mix.Result) []llm.Response {
-	calls := make([]llm.Response, 0, len(res.Answers)+1)
-	for _, o := range res.Answers {
-		calls = append(calls, o.Response)
-	}
-	if res.Fused {
-		calls = append(calls, res.Response)
-	}
-	return calls
 }

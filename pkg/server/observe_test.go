@@ -25,6 +25,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // lockedBuffer is a log sink safe for concurrent writers.
@@ -72,7 +73,7 @@ type observedServer struct {
 func newObservedServer(t *testing.T, prices obs.Prices) *observedServer {
 	t.Helper()
 	up := newMixUpstream(t)
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		`mixchat_http_requests_in_flight 1`, // the /metrics request itself
 		`mixchat_active_streams 0`,
 		`mixchat_answerer_duration_seconds_count{answerer="kb",outcome="ok"} 1`,
-		`mixchat_answerer_duration_seconds_count{answerer="llm",outcome="ok"} 1`,
+		`mixchat_answerer_duration_seconds_count{answerer="llm",outcome="ok"} 2`,                // the /chat/chat turn and mix_chat's
 		`mixchat_llm_request_duration_seconds_count{model="test",op="complete",outcome="ok"} 5`, // chat + 3 answerers + fusion
 		`mixchat_llm_tokens_total{direction="input",model="test"}`,
 		`mixchat_llm_tokens_total{direction="output",model="test"}`,
@@ -394,7 +395,7 @@ func TestMessageUsage(t *testing.T) {
 //
 //	go test ./pkg/server -run '^$' -bench BenchmarkObserveMiddleware -benchmem
 func BenchmarkObserveMiddleware(b *testing.B) {
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(b.TempDir(), "mixchat.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/turn"
 )
 
 // The OpenAI-compatible API: any OpenAI SDK or chat front end can use
@@ -41,6 +42,13 @@ type oaiModel struct {
 	OwnedBy string `json:"owned_by"`
 }
 
+// oaiModelList is the body of GET /v1/models (fields in the order clients
+// have always seen them).
+type oaiModelList struct {
+	Data   []oaiModel `json:"data"`
+	Object string     `json:"object"`
+}
+
 // openaiModels lists the models this server offers: mixchat-mix and one per
 // enabled answerer.
 func (s *Server) openaiModels() []string {
@@ -59,7 +67,7 @@ func (s *Server) handleOpenAIModels(c *gin.Context) {
 	for _, id := range s.openaiModels() {
 		data = append(data, oaiModel{ID: id, Object: "model", OwnedBy: "mixchat"})
 	}
-	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data})
+	c.JSON(http.StatusOK, oaiModelList{Object: "list", Data: data})
 }
 
 func (s *Server) handleOpenAIModel(c *gin.Context) {
@@ -230,10 +238,11 @@ type oaiExtra struct {
 	Usage *obs.Usage `json:"usage,omitempty"`
 }
 
-func newOAIExtra(t *turnRecord, res mix.Result, turnID int64) *oaiExtra {
-	return &oaiExtra{MessageID: t.messageID(), ConversationID: t.conversationID, TurnID: turnID, Standalone: res.Standalone,
+func newOAIExtra(t turn.Result) *oaiExtra {
+	res := t.Mix
+	return &oaiExtra{MessageID: t.MessageID(), ConversationID: t.ConversationID, TurnID: t.TurnID, Standalone: res.Standalone,
 		Answers: wireAnswers(res.Answers), Docs: res.Docs, Model: res.Response.Model, Extractive: res.Response.Extractive,
-		Fusion: res.Mode, Fused: res.Fused, Failed: failedAnswerers(res), Timings: res.Timings.Millis(), Usage: &t.usage}
+		Fusion: res.Mode, Fused: res.Fused, Failed: failedAnswerers(res), Timings: res.Timings.Millis(), Usage: &t.Usage}
 }
 
 // oaiCompletion is a chat.completion object.
@@ -272,7 +281,7 @@ type oaiChunk struct {
 }
 
 // writeOpenAIError writes err in OpenAI's error shape, which OpenAI clients
-// parse, with the status errorStatus gives.
+// parse, with the status classify gives.
 func writeOpenAIError(c *gin.Context, err error, param, code string) {
 	status := errorStatus(err)
 	if status >= 500 {
@@ -283,22 +292,37 @@ func writeOpenAIError(c *gin.Context, err error, param, code string) {
 	c.AbortWithStatusJSON(status, oaiErrorBody(err, status, param, code))
 }
 
-func oaiErrorBody(err error, status int, param, code string) gin.H {
+// oaiError is OpenAI's error body; its fields in the order clients have
+// always seen them.
+type oaiError struct {
+	Error oaiErrorObject `json:"error"`
+}
+
+type oaiErrorObject struct {
+	Code    *string `json:"code"`
+	Message string  `json:"message"`
+	Param   *string `json:"param"`
+	Type    string  `json:"type"`
+}
+
+func oaiErrorBody(err error, status int, param, code string) oaiError {
 	typ := "invalid_request_error"
-	switch {
-	case status == http.StatusTooManyRequests:
+	switch ofStatus(status).kind {
+	case kindRateLimited:
 		typ = "rate_limit_exceeded"
-	case status >= 500:
-		typ = "server_error"
+	default:
+		if status >= 500 {
+			typ = "server_error"
+		}
 	}
-	e := gin.H{"message": err.Error(), "type": typ, "param": nil, "code": nil}
+	e := oaiErrorObject{Message: err.Error(), Type: typ}
 	if param != "" {
-		e["param"] = param
+		e.Param = &param
 	}
 	if code != "" {
-		e["code"] = code
+		e.Code = &code
 	}
-	return gin.H{"error": e}
+	return oaiError{Error: e}
 }
 
 func (s *Server) handleOpenAIChat(c *gin.Context) {
@@ -371,36 +395,24 @@ func (s *Server) handleOpenAIChat(c *gin.Context) {
 	if opts.HistoryLen != nil {
 		historyLen = *opts.HistoryLen
 	}
+	if err := s.checkQuery(query); err != nil {
+		writeOpenAIError(c, err, "messages", "")
+		return
+	}
+	if body.Model == modelPrefix+mix.KB && opts.KnowledgeBaseName == "" && len(opts.KnowledgeBaseNames) == 0 &&
+		s.kb != nil && len(s.kb.Config().DefaultKnowledgeBases) == 0 {
+		writeOpenAIError(c, errBadRequest(`model %s needs a knowledge base: name it in the "mixchat" field `+
+			`({"mixchat": {"knowledge_base_name": "NAME"}}, or "knowledge_base_names": [...]) or in metadata.knowledge_base_name`, body.Model),
+			"mixchat.knowledge_base_name", "")
+		return
+	}
 	req, err := s.buildMix(c.Request.Context(), query, opts.ConversationID, historyLen, history, opts.mixOptions, body.Temperature, maxTokens)
 	if err != nil {
 		writeOpenAIError(c, err, "", "")
 		return
 	}
-	t := &turnRecord{conversationID: opts.ConversationID, question: query, answerID: uuid.NewString()}
-	id := "chatcmpl-" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	if body.Stream {
-		usage := body.StreamOptions != nil && body.StreamOptions.IncludeUsage
-		s.streamMix(c, req, t, &oaiSink{c: c, out: newSSE(c), id: id, model: body.Model, created: time.Now().Unix(), usage: usage})
-		return
-	}
-	ctx, done := s.replyContext(c.Request.Context())
-	defer done()
-	res, err := s.mixer.Mix(ctx, req, nil)
-	if err != nil {
-		writeOpenAIError(c, mixStatusError(err), "", "")
-		return
-	}
-	s.recordMix(t, res, res.Text, nil)
-	turnID, err := s.storeTurn(ctx, t)
-	if err != nil {
-		writeOpenAIError(c, err, "", "")
-		return
-	}
-	c.JSON(http.StatusOK, oaiCompletion{
-		ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: body.Model,
-		Choices: []oaiChoice{{Message: oaiChoiceMessage{Role: llm.RoleAssistant, Content: res.Text}, FinishReason: finishReason(res)}},
-		Usage:   toOAIUsage(res.Usage), Mixchat: newOAIExtra(t, res, turnID),
-	})
+	s.runTurn(c, req, &oaiWriter{reply: newReply(c, body.Stream), id: "chatcmpl-" + strings.ReplaceAll(uuid.NewString(), "-", ""),
+		model: body.Model, created: time.Now().Unix(), usage: body.StreamOptions != nil && body.StreamOptions.IncludeUsage})
 }
 
 func finishReason(res mix.Result) string {
@@ -410,76 +422,92 @@ func finishReason(res mix.Result) string {
 	return "stop"
 }
 
-// oaiSink writes a streamed reply as chat.completion.chunk events ending in
-// data: [DONE]. Only the reply's text is streamed; mixchat's record rides on
-// the last chunk.
-type oaiSink struct {
-	c       *gin.Context
-	out     *sse
+// oaiWriter writes a reply as a chat.completion, or streamed as
+// chat.completion.chunk events ending in data: [DONE]. Only the reply's
+// text is streamed; mixchat's record rides on the last chunk.
+type oaiWriter struct {
+	reply
 	id      string
 	model   string
 	created int64
-	usage   bool // stream_options.include_usage
+	usage   bool // stream_options.include_usage (streamed replies)
 	opened  bool
 }
 
-func (k *oaiSink) chunk(choices []oaiChunkChoice) oaiChunk {
-	return oaiChunk{ID: k.id, Object: "chat.completion.chunk", Created: k.created, Model: k.model, Choices: choices}
+func (w *oaiWriter) chunk(choices []oaiChunkChoice) oaiChunk {
+	return oaiChunk{ID: w.id, Object: "chat.completion.chunk", Created: w.created, Model: w.model, Choices: choices}
 }
 
 // open sends the first chunk, the assistant role, once.
-func (k *oaiSink) open() error {
-	if k.opened {
+func (w *oaiWriter) open() error {
+	if w.opened {
 		return nil
 	}
-	k.opened = true
+	w.opened = true
 	empty := ""
-	return k.out.Send(k.chunk([]oaiChunkChoice{{Delta: oaiDelta{Role: llm.RoleAssistant, Content: &empty}}}))
+	return w.out.Send(w.chunk([]oaiChunkChoice{{Delta: oaiDelta{Role: llm.RoleAssistant, Content: &empty}}}))
 }
 
-func (k *oaiSink) event(ev mix.Event) error {
-	if ev.Type != mix.EventDelta || ev.Text == "" {
+func (w *oaiWriter) event(ev turn.Event) error {
+	if ev.Type != turn.EventDelta || ev.Text == "" {
 		return nil
 	}
 	// The stream opens with the first piece of the reply, so a request
 	// that fails before it gets a plain HTTP error.
-	if err := k.open(); err != nil {
+	if err := w.open(); err != nil {
 		return err
 	}
 	text := ev.Text
-	return k.out.Send(k.chunk([]oaiChunkChoice{{Delta: oaiDelta{Content: &text}}}))
+	return w.out.Send(w.chunk([]oaiChunkChoice{{Delta: oaiDelta{Content: &text}}}))
 }
 
-func (k *oaiSink) done(t *turnRecord, res mix.Result, turnID int64, problem string) {
-	if err := k.open(); err != nil {
+func (w *oaiWriter) done(t turn.Result, err error) {
+	res := t.Mix
+	if w.out == nil {
+		if t.StoreErr != nil {
+			writeOpenAIError(w.c, t.StoreErr, "", "")
+			return
+		}
+		w.c.JSON(http.StatusOK, oaiCompletion{
+			ID: w.id, Object: "chat.completion", Created: time.Now().Unix(), Model: w.model,
+			Choices: []oaiChoice{{Message: oaiChoiceMessage{Role: llm.RoleAssistant, Content: res.Text}, FinishReason: finishReason(res)}},
+			Usage:   toOAIUsage(res.Usage), Mixchat: newOAIExtra(t),
+		})
 		return
 	}
-	if problem != "" {
+	if err := w.open(); err != nil {
+		return
+	}
+	problem := err
+	if problem == nil {
+		problem = t.StoreErr
+	}
+	if problem != nil {
 		// The reply broke off after some of it was sent: say so the
 		// OpenAI way, an error event in the stream.
-		_ = k.out.Send(oaiErrorBody(errors.New(problem), http.StatusBadGateway, "", ""))
+		_ = w.out.Send(oaiErrorBody(problem, http.StatusBadGateway, "", ""))
 		return
 	}
 	fin := finishReason(res)
-	last := k.chunk([]oaiChunkChoice{{Delta: oaiDelta{}, FinishReason: &fin}})
-	last.Mixchat = newOAIExtra(t, res, turnID)
-	if err := k.out.Send(last); err != nil {
+	last := w.chunk([]oaiChunkChoice{{Delta: oaiDelta{}, FinishReason: &fin}})
+	last.Mixchat = newOAIExtra(t)
+	if err := w.out.Send(last); err != nil {
 		return
 	}
-	if k.usage {
-		u := k.chunk([]oaiChunkChoice{})
+	if w.usage {
+		u := w.chunk([]oaiChunkChoice{})
 		u.Usage = toOAIUsage(res.Usage)
-		if err := k.out.Send(u); err != nil {
+		if err := w.out.Send(u); err != nil {
 			return
 		}
 	}
-	_ = k.out.raw([]byte("[DONE]"))
+	_ = w.out.raw([]byte("[DONE]"))
 }
 
-func (k *oaiSink) fail(t *turnRecord, err error) {
-	if !k.out.started {
-		writeOpenAIError(k.c, err, "", "")
+func (w *oaiWriter) fail(_ turn.Result, err error) {
+	if w.out == nil || !w.out.started {
+		writeOpenAIError(w.c, err, "", "")
 		return
 	}
-	_ = k.out.Send(oaiErrorBody(err, errorStatus(err), "", ""))
+	_ = w.out.Send(oaiErrorBody(err, errorStatus(err), "", ""))
 }

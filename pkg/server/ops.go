@@ -24,7 +24,7 @@ const (
 )
 
 // pinger is a dependency that can tell whether it is reachable: the
-// conversation stores (memory.SQLite, memory.Postgres) and, when it offers
+// conversation stores (sqlite.Conversations, postgres.Conversations) and, when it offers
 // one, the knowledge-base service.
 type pinger interface {
 	Ping(ctx context.Context) error

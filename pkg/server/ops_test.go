@@ -15,6 +15,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // fakeStore is a memory.Store whose Conversation is a function field; the
@@ -50,7 +51,7 @@ func newReadyServer(t *testing.T, f readyFixture) (*Server, string) {
 	if f.kbDir != "" {
 		cfg := kb.DefaultConfig()
 		cfg.Dir = f.kbDir
-		svc, err := kb.New(cfg, retrieve.NewHashEmbedder(64), models)
+		svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(64), models)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,9 +78,9 @@ func getReady(t *testing.T, url string) (int, readyReply) {
 	return resp.StatusCode, r
 }
 
-func openSQLite(t *testing.T) *memory.SQLite {
+func openSQLite(t *testing.T) *sqlite.Conversations {
 	t.Helper()
-	s, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	s, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

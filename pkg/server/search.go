@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/turn"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -29,16 +29,11 @@ func (s *Server) searchRoutes(r gin.IRouter) {
 // searchChatRequest is the body of POST /chat/search_engine_chat, Chatchat
 // 0.2's fields.
 type searchChatRequest struct {
-	Query            string        `json:"query"`
-	SearchEngineName string        `json:"search_engine_name"` // "" means the configured default
-	TopK             *int          `json:"top_k"`
-	History          []historyItem `json:"history"`
-	Stream           bool          `json:"stream"`
-	ModelName        string        `json:"model_name"`
-	Temperature      *float32      `json:"temperature"`
-	MaxTokens        *int          `json:"max_tokens"`
-	PromptName       string        `json:"prompt_name"`
-	SplitResult      bool          `json:"split_result"`
+	Query            string `json:"query"`
+	SearchEngineName string `json:"search_engine_name"` // "" means the configured default
+	TopK             *int   `json:"top_k"`
+	chatchatFields
+	SplitResult bool `json:"split_result"`
 	// ConversationID, when set, stores the exchange in that conversation
 	// (mixchat's extension).
 	ConversationID string `json:"conversation_id"`
@@ -117,8 +112,7 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		return
 	}
 	var req searchChatRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !s.decodeTurn(c, &req) {
 		return
 	}
 	topK, err := s.validateSearch(req.Query, req.SearchEngineName, req.TopK)
@@ -126,11 +120,7 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if err := s.validateTuning(req.ModelName, req.Temperature, req.MaxTokens); err != nil {
-		writeError(c, err)
-		return
-	}
-	history, err := validateHistory(req.History)
+	history, err := req.check(s)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -143,65 +133,62 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	q := mix.Query{
-		Text: req.Query, History: history, Model: req.ModelName, Temperature: req.Temperature,
-		PromptName: req.PromptName, TopK: topK, SearchEngine: req.SearchEngineName,
-	}
-	if req.MaxTokens != nil {
-		q.MaxTokens = *req.MaxTokens
-	}
+	q := req.query(req.Query, history)
+	q.TopK, q.SearchEngine = topK, req.SearchEngineName
 	opts := search.AnswerOptions{Split: req.SplitResult}
+	// The endpoint's own answerer: the search answerer with Chatchat's
+	// split_result, keeping the retrieval for Chatchat's docs.
+	var ret search.Retrieval
+	answer := mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+		ans, r, err := s.search.AnswerWith(ctx, q, opts, fn)
+		ret = r
+		return ans, err
+	})
+	w := &searchChatWriter{reply: newReply(c, req.Stream)}
+	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, From: mix.Search, Answerer: answer,
+		Record: func(res turn.Result) map[string]any {
+			w.docs = docsEvent(res.Answer, ret)
+			return map[string]any{"answerer": mix.Search, "sources": w.docs.Sources}
+		}}
+	s.runTurn(c, tr, w)
+}
 
-	ctx, done := s.replyContext(c.Request.Context())
-	defer done()
-	if !req.Stream {
-		ans, ret, err := s.search.AnswerWith(ctx, q, opts, nil)
-		if err != nil {
-			writeError(c, err)
+// searchChatWriter writes a search_engine_chat reply in Chatchat's shapes.
+type searchChatWriter struct {
+	reply
+	docs searchDocsEvent
+}
+
+func (w *searchChatWriter) event(ev turn.Event) error {
+	return w.delta(ev, func(text string) any { return kbChatDelta{Answer: text} })
+}
+
+func (w *searchChatWriter) done(res turn.Result, err error) {
+	ev := w.docs
+	ev.MessageID = res.MessageID()
+	if w.out == nil {
+		if res.StoreErr != nil {
+			writeError(w.c, res.StoreErr)
 			return
 		}
-		ev := docsEvent(ans, ret)
-		ev.MessageID, err = s.storeReply(ctx, req.ConversationID, req.Query, "search", ans.Text, ans.Text, ans.Response, ev.Sources)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		c.JSON(http.StatusOK, searchChatReply{
-			Answer: ans.Text, searchDocsEvent: ev,
-			Model: ans.Response.Model, Extractive: ans.Response.Extractive, Usage: ans.Response.Usage,
+		w.c.JSON(http.StatusOK, searchChatReply{
+			Answer: res.Text, searchDocsEvent: ev,
+			Model: res.Response.Model, Extractive: res.Response.Extractive, Usage: res.Response.Usage,
 		})
 		return
 	}
-	out := newSSE(c)
-	var sent, received strings.Builder
-	ans, ret, err := s.search.AnswerWith(ctx, q, opts, func(delta string) error {
-		received.WriteString(delta)
-		if err := out.Send(gin.H{"answer": delta}); err != nil {
-			return err
-		}
-		sent.WriteString(delta)
-		return nil
-	})
 	if err != nil {
-		if ctx.Err() != nil && received.Len() > 0 {
-			if _, serr := s.storeReply(ctx, req.ConversationID, req.Query, "search", received.String(), sent.String(), ans.Response, nil); serr != nil {
-				s.log.ErrorContext(ctx, "store interrupted turn", "conversation", req.ConversationID, "err", serr)
-			}
-		}
-		if !out.started {
-			writeError(c, err)
-			return
-		}
-		if ctx.Err() == nil || errors.Is(context.Cause(ctx), errShuttingDown) {
-			_ = out.Send(searchErrorEvent{Error: err.Error(), Code: errorStatus(err)})
-		}
+		_ = w.out.Send(searchErrorEvent{Error: err.Error(), Code: errorStatus(err)})
 		return
 	}
-	ev := docsEvent(ans, ret)
-	if ev.MessageID, err = s.storeReply(ctx, req.ConversationID, req.Query, "search", ans.Text, ans.Text, ans.Response, ev.Sources); err != nil {
-		ev.Error = err.Error()
+	if res.StoreErr != nil {
+		ev.Error = res.StoreErr.Error()
 	}
-	_ = out.Send(ev)
+	_ = w.out.Send(ev)
+}
+
+func (w *searchChatWriter) fail(_ turn.Result, err error) {
+	w.end(err, func() any { return searchErrorEvent{Error: err.Error(), Code: errorStatus(err)} })
 }
 
 // docsEvent builds the sources of an answer in Chatchat's Markdown form
@@ -263,8 +250,45 @@ type debugSearchRequest struct {
 // debugSearchReply is what a search found: the raw results, the numbered
 // evidence an answer would rest on, and what failed on the way.
 type debugSearchReply struct {
-	search.Retrieval
-	Ms int64 `json:"ms"`
+	Engine   string         `json:"engine"`
+	Query    string         `json:"query"`
+	Results  []searchResult `json:"results"` // as the engine returned them, content filled by page reading
+	Docs     []searchDoc    `json:"docs"`    // the numbered evidence
+	Warnings []string       `json:"warnings,omitempty"`
+	Ms       int64          `json:"ms"`
+}
+
+// searchResult is one result of a search engine.
+type searchResult struct {
+	Title     string  `json:"title"`
+	URL       string  `json:"url"`
+	Snippet   string  `json:"snippet"`
+	Engine    string  `json:"engine,omitempty"`
+	Score     float64 `json:"score,omitempty"`
+	Published string  `json:"published,omitempty"`
+	Content   string  `json:"content,omitempty"`
+}
+
+// searchDoc is one numbered piece of evidence.
+type searchDoc struct {
+	N     int     `json:"n"`
+	Title string  `json:"title"`
+	URL   string  `json:"url"`
+	Text  string  `json:"text"`
+	Score float64 `json:"score,omitempty"`
+}
+
+func wireRetrieval(ret search.Retrieval, ms int64) debugSearchReply {
+	out := debugSearchReply{Engine: ret.Engine, Query: ret.Query, Results: make([]searchResult, 0, len(ret.Results)),
+		Docs: make([]searchDoc, 0, len(ret.Docs)), Warnings: ret.Warnings, Ms: ms}
+	for _, r := range ret.Results {
+		out.Results = append(out.Results, searchResult{Title: r.Title, URL: r.URL, Snippet: r.Snippet, Engine: r.Engine,
+			Score: r.Score, Published: r.Published, Content: r.Content})
+	}
+	for _, d := range ret.Docs {
+		out.Docs = append(out.Docs, searchDoc{N: d.N, Title: d.Title, URL: d.URL, Text: d.Text, Score: d.Score})
+	}
+	return out
 }
 
 func (s *Server) handleDebugSearch(c *gin.Context) {
@@ -290,11 +314,7 @@ func (s *Server) handleDebugSearch(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if ret.Results == nil {
-		ret.Results = []search.Result{}
-	}
-	if ret.Docs == nil {
-		ret.Docs = []search.Doc{}
-	}
-	c.JSON(http.StatusOK, debugSearchReply{Retrieval: ret, Ms: time.Since(start).Milliseconds()})
+	c.JSON(http.StatusOK, wireRetrieval(ret, time.Since(start).Milliseconds()))
 }
+
+func (r *searchChatRequest) question() string { return r.Query }

@@ -17,16 +17,16 @@ import (
 	"github.com/mixchat/mixchat/internal/shareddata"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // searchTestServer serves the API with the offline model and a search
 // service built from cfg.
 func searchTestServer(t *testing.T, cfg search.Config) *httptest.Server {
 	t.Helper()
-	store, err := memory.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
+	store, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

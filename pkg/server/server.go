@@ -1,7 +1,8 @@
 // Package server is mixchat's HTTP API: one gin router built in routes(),
-// thin handler methods that decode wire types, call the answerers and encode
-// the reply, an SSE writer for streamed replies, and writeError, the one place
-// where errors become status codes.
+// thin handler methods that decode wire types, run a turn (pkg/turn) and
+// encode its events in their endpoint's wire format (Chatchat, mix_chat,
+// OpenAI), one SSE writer for streamed replies, and classify, the one place
+// where errors are classified for every endpoint family.
 package server
 
 import (
@@ -21,14 +22,8 @@ import (
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/turn"
 )
-
-// Models is what the server needs of the configured LLMs.
-type Models interface {
-	Get(name string) (llm.Model, string, error)
-	Names() []string
-	Default() string
-}
 
 // Recaller is the conversation memory: which part of a conversation's
 // history the model sees for a question, and what is done with a turn once
@@ -52,7 +47,7 @@ type Options struct {
 	Log          *slog.Logger
 	Version      string
 	Store        memory.Store
-	Models       Models
+	Models       *llm.Registry // the configured LLMs, listed by /server/list_models
 	Chat         *chat.Answerer
 	Memory       Recaller // nil: the last HistoryLen turns
 	KB           *kb.Service
@@ -66,6 +61,9 @@ type Options struct {
 	// HistoryLen is how many past turns /chat/chat recalls when a request
 	// says history_len -1; 0 means 10.
 	HistoryLen int
+	// MaxQueryChars bounds the question of every chat endpoint, in
+	// characters; longer ones get 413. 0 means 32000.
+	MaxQueryChars int
 }
 
 // Server serves the API. Create it with New; Handler returns the router.
@@ -73,11 +71,12 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	store   memory.Store
-	models  Models
+	models  *llm.Registry
 	chat    *chat.Answerer
 	kb      *kb.Service
 	search  *search.Service
 	mixer   *mix.Mixer
+	turns   *turn.Runner // runs every chat endpoint's turns
 	obs     *obs.Observer
 	handler http.Handler
 
@@ -100,6 +99,9 @@ func New(opts Options) *Server {
 	if opts.HistoryLen <= 0 {
 		opts.HistoryLen = 10
 	}
+	if opts.MaxQueryChars <= 0 {
+		opts.MaxQueryChars = defaultMaxQueryChars
+	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 8 << 20
 	}
@@ -118,6 +120,11 @@ func New(opts Options) *Server {
 		mixer:  opts.Mixer,
 		cut:    make(chan struct{}),
 	}
+	deps := turn.Deps{Store: opts.Store, HistoryLen: opts.HistoryLen, Mixer: opts.Mixer, Obs: opts.Obs, Log: s.log}
+	if opts.Memory != nil {
+		deps.Memory = opts.Memory
+	}
+	s.turns = turn.New(deps)
 	s.handler = s.routes()
 	return s
 }
@@ -203,6 +210,14 @@ func (s *Server) routes() http.Handler {
 	return r
 }
 
+// healthReply is the body of GET /healthz (fields in the order clients
+// have always seen them).
+type healthReply struct {
+	Status  string `json:"status"`
+	Time    int64  `json:"time"`
+	Version string `json:"version"`
+}
+
 func (s *Server) handleHealth(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"status": "ok", "version": s.opts.Version, "time": time.Now().UnixMilli()})
+	c.JSON(http.StatusOK, healthReply{Status: "ok", Time: time.Now().UnixMilli(), Version: s.opts.Version})
 }

@@ -18,8 +18,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/kljensen/snowball/english"
 )
 
 // stopwords is Lucene's English stop set (EnglishAnalyzer's default), the one
@@ -56,7 +54,7 @@ func Terms(s string) []string {
 			return
 		}
 		if isASCIIAlpha(w) {
-			w = english.Stem(w, false)
+			w = stemEnglish(w)
 		}
 		out = append(out, w)
 	}

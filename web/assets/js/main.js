@@ -17,7 +17,8 @@ const app = {
   kbs: [],
   engines: [], // [{name, available, reason}]
   defaultEngine: '',
-  settings: { mode: '', model: '', kbs: [], engine: '' },
+  settings: { mode: '', model: '', kbs: [], kbsChosen: false, engine: '' },
+  defaultKBs: [], // the server's default knowledge bases
   conversation: null,
 };
 
@@ -87,6 +88,7 @@ function paintKBPicker() {
     const cb = h('input', { type: 'checkbox', id, value: name, checked: app.settings.kbs.includes(name) });
     cb.addEventListener('change', () => {
       app.settings.kbs = [...box.querySelectorAll('input:checked')].map((x) => x.value);
+      app.settings.kbsChosen = true;
       saveSettings();
       paintKBSummary();
     });
@@ -287,6 +289,9 @@ async function discover() {
   app.models = (models.value && models.value.data) || [];
   app.features.kbManage = kbs.status === 'fulfilled';
   app.kbs = app.features.kbManage ? (Array.isArray(kbs.value) ? kbs.value : kbs.value.data || []).map((x) => (typeof x === 'string' ? x : x.kb_name || x.name)).filter(Boolean) : [];
+  // The knowledge bases the server searches when a request names none
+  // (mixchat's "default" field; Chatchat lists names only).
+  app.defaultKBs = app.features.kbManage && Array.isArray(kbs.value && kbs.value.default) ? kbs.value.default : [];
   app.features.kb = app.features.kbManage && kbChat.value === true;
   if (engines.status === 'fulfilled') {
     // mixchat lists engines with their availability; Chatchat only names them.
@@ -312,6 +317,8 @@ async function start() {
   authState = null;
   paintAuth();
   if (!app.settings.mode || !app.modeAvailable(app.settings.mode)) app.settings.mode = app.features.mix ? 'mix' : 'llm';
+  // Until the user picks knowledge bases, the server's defaults are selected.
+  if (!app.settings.kbsChosen && !app.settings.kbs.length) app.settings.kbs = app.defaultKBs.filter((k) => app.kbs.includes(k));
   relabel();
   app.setMode(app.settings.mode);
   $('#options').hidden = false; // hidden until it is known what the server offers
@@ -326,6 +333,12 @@ function wire() {
   $('#opt-model').addEventListener('change', (e) => { app.settings.model = e.target.value; saveSettings(); paintExtractive(); });
   $('#opt-engine').addEventListener('change', (e) => { app.settings.engine = e.target.value; saveSettings(); });
   $('#menu-toggle').addEventListener('click', toggleSidebar);
+  // On a phone the notice shows two lines; a tap shows the rest.
+  $('#banner-extractive p').addEventListener('click', () => {
+    const b = $('#banner-extractive');
+    b.classList.toggle('expanded');
+    b.querySelector('p').setAttribute('aria-expanded', String(b.classList.contains('expanded')));
+  });
   $('#banner-extractive-close').addEventListener('click', () => {
     try { sessionStorage.setItem('mixchat.extractiveDismissed', '1'); } catch { /* ignore */ }
     $('#banner-extractive').hidden = true;

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/mixchat/mixchat/internal/app"
+	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/sseclient"
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/llm/llmtest"
+	"github.com/mixchat/mixchat/pkg/mix"
+)
+
+const evalLatencyUsage = `mixchat-eval latency [flags]
+
+Measures /chat/mix_chat end to end (HTTP, SSE, memory recall, the SQLite turn
+write) against a local OpenAI-compatible test server whose every call takes
+the same latency L:
+  - wall time of a fused reply vs the bound "slowest answerer + fusion call"
+    (must stay <= 1.15), and vs the design's sequential run (~4L);
+  - time to the first fused token;
+  - the "context" fusion mode's latency and tokens next to the "answers" mode's;
+  - mixchat's overhead per request with an instant LLM;
+  - requests/s with -concurrency conversations at once and an instant LLM.
+The app is built by the constructor of "mixchat serve" (conversation memory
+recalling history and rewriting follow-ups, metrics and traces around every
+answerer and model call). The LLM-chat answerer is the real one; the knowledge-base and
+search answerers are stand-ins making the one model call each of them makes
+(their retrieval is local and not what is measured here).
+`
+
+// evalTB is the little of testing.TB that llmtest needs outside a test:
+// Cleanup runs when the command ends. Other methods are never called.
+type evalTB struct {
+	testing.TB
+	mu       sync.Mutex
+	cleanups []func()
+}
+
+func (t *evalTB) Helper() {}
+
+func (t *evalTB) Cleanup(f func()) {
+	t.mu.Lock()
+	t.cleanups = append(t.cleanups, f)
+	t.mu.Unlock()
+}
+
+func (t *evalTB) close() {
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
+}
+
+func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval latency", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, evalLatencyUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	latency := fs.Duration("latency", 200*time.Millisecond, "latency L of every LLM call")
+	requests := fs.Int("requests", 10, "sequential requests per latency measurement")
+	concurrency := fs.Int("concurrency", 100, "concurrent conversations for the throughput run")
+	duration := fs.Duration("duration", 5*time.Second, "length of the throughput run")
+	overheadN := fs.Int("overhead-requests", 300, "requests of the instant-LLM overhead run")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the throughput run to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *latency <= 0 || *requests < 1 || *concurrency < 1 || *duration <= 0 || *overheadN < 1 {
+		return errors.New("eval latency: -latency, -duration, -requests, -concurrency and -overhead-requests must be positive")
+	}
+	tb := &evalTB{}
+	defer tb.close()
+	dir, err := os.MkdirTemp("", "mixchat-eval-latency-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	slow := llmtest.NewServer(tb, llmtest.WithLatency(*latency), llmtest.WithHandler(evalReply))
+	instant := llmtest.NewServer(tb, llmtest.WithHandler(evalReply))
+	newApp := func(name string, up *llmtest.Server, serial bool) (*evalApp, error) {
+		return startEvalApp(ctx, filepath.Join(dir, name), up.URL(), serial)
+	}
+	conc, err := newApp("concurrent", slow, false)
+	if err != nil {
+		return err
+	}
+	defer conc.close()
+	seq, err := newApp("sequential", slow, true)
+	if err != nil {
+		return err
+	}
+	defer seq.close()
+	fast, err := newApp("instant", instant, false)
+	if err != nil {
+		return err
+	}
+	defer fast.close()
+
+	L := *latency
+	fmt.Fprintf(stdout, "mix_chat latency: every LLM call takes L = %s; %d requests each; %d CPUs (GOMAXPROCS %d); loopback HTTP; the test upstream runs in this process\n\n",
+		L, *requests, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	series := func(app *evalApp, fusion string) ([]evalRun, error) {
+		var out []evalRun
+		for i := 0; i < *requests; i++ {
+			r, err := app.ask(ctx, fmt.Sprintf("lat-%s-%d", fusion, i), fusion)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	concRuns, err := series(conc, "answers")
+	if err != nil {
+		return err
+	}
+	seqRuns, err := series(seq, "answers")
+	if err != nil {
+		return err
+	}
+	ctxRuns, err := series(conc, "context")
+	if err != nil {
+		return err
+	}
+
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\twall p50\twall/L\tfirst token p50\tbound p50\twall/bound p50\twall/bound max\ttokens/req\tLLM calls/req\t")
+	row := func(name string, runs []evalRun, bounded bool) {
+		wall := median(runs, func(r evalRun) float64 { return r.wall.Seconds() * 1000 })
+		ratios := make([]float64, len(runs))
+		for i, r := range runs {
+			ratios[i] = r.wall.Seconds() / r.bound.Seconds()
+		}
+		slices.Sort(ratios)
+		bound := "-\t-\t-"
+		if bounded {
+			bound = fmt.Sprintf("%.1f ms\t%.3f\t%.3f", median(runs, func(r evalRun) float64 { return r.bound.Seconds() * 1000 }),
+				ratios[len(ratios)/2], ratios[len(ratios)-1])
+		}
+		fmt.Fprintf(tw, "%s\t%.1f ms\t%.2f\t%.1f ms\t%s\t%d\t%d\t\n", name, wall, wall/(L.Seconds()*1000),
+			median(runs, func(r evalRun) float64 { return r.firstToken.Seconds() * 1000 }),
+			bound, runs[len(runs)/2].tokens, runs[len(runs)/2].calls)
+	}
+	row("answers, concurrent", concRuns, true)
+	// The sequential answerers' times include waiting for their turn, so
+	// the bound means nothing there.
+	row("answers, sequential", seqRuns, false)
+	row("context, concurrent", ctxRuns, true)
+	tw.Flush()
+	c := median(concRuns, func(r evalRun) float64 { return r.wall.Seconds() })
+	s := median(seqRuns, func(r evalRun) float64 { return r.wall.Seconds() })
+	fmt.Fprintf(stdout, "\nconcurrent / sequential wall time: %.2f (%.2fx faster)\n", c/s, s/c)
+	fmt.Fprintln(stdout, "bound = slowest answerer (from its status event) + the fusion call (timings.fusion_ms); the requirement is wall/bound <= 1.15")
+
+	// Overhead with an instant LLM: wall time minus the upstream calls on
+	// the critical path.
+	var over, walls []float64
+	for i := 0; i < *overheadN; i++ {
+		r, err := fast.ask(ctx, fmt.Sprintf("over-%d", i%20), "answers")
+		if err != nil {
+			return err
+		}
+		walls = append(walls, r.wall.Seconds()*1e6)
+		over = append(over, (r.wall-r.bound).Seconds()*1e6)
+	}
+	slices.Sort(over)
+	slices.Sort(walls)
+	fmt.Fprintf(stdout, "\ninstant LLM, %d requests one at a time: wall p50 %.0f µs p99 %.0f µs; overhead beyond the 4 upstream calls p50 %.0f µs p99 %.0f µs\n",
+		*overheadN, pct(walls, 0.5), pct(walls, 0.99), pct(over, 0.5), pct(over, 0.99))
+
+	// Throughput: concurrency conversations at once, each asking in turn.
+	var mu sync.Mutex
+	var lat []float64
+	var failures int
+	var firstErr error
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0 := processCPU()
+	deadline := time.Now().Add(*duration)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < *concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				r, err := fast.ask(ctx, fmt.Sprintf("tp-%d", w), "answers")
+				mu.Lock()
+				if err != nil {
+					failures++
+					if firstErr == nil {
+						firstErr = err
+					}
+				} else {
+					lat = append(lat, r.wall.Seconds()*1000)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
+	if len(lat) == 0 {
+		return fmt.Errorf("throughput run: no request succeeded: %v", firstErr)
+	}
+	slices.Sort(lat)
+	fmt.Fprintf(stdout, "instant LLM, %d concurrent conversations for %s: %d requests, %.0f req/s, latency p50 %.1f ms p99 %.1f ms, %d failed\n",
+		*concurrency, duration.Round(time.Second), len(lat), float64(len(lat))/elapsed.Seconds(), pct(lat, 0.5), pct(lat, 0.99), failures)
+	// CPU time of this process (server, client and test upstream
+	// together) per request: on a machine shared with other work the
+	// requests/s above is a lower bound, and this says what a request
+	// costs whatever the share of the CPUs this process got.
+	if cpu > 0 {
+		fmt.Fprintf(stdout, "CPU used by this process (server + client + test upstream): %.2f s of %.2f s wall on %d CPUs, %.2f ms per request\n",
+			cpu.Seconds(), elapsed.Seconds(), runtime.NumCPU(), cpu.Seconds()*1000/float64(len(lat)))
+	}
+	if failures > 0 {
+		fmt.Fprintf(stdout, "first failure: %v\n", firstErr)
+	}
+	return nil
+}
+
+// evalReply is the test upstream's answer to every call.
+func evalReply(req openai.ChatCompletionRequest) llmtest.Reply {
+	return llmtest.Reply{Text: "乾卦六爻皆阳，象征天，其德刚健，君子以自强不息。"}
+}
+
+func median(runs []evalRun, f func(evalRun) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	return pct(v, 0.5)
+}
+
+// pct returns the p-quantile of sorted v (nearest rank).
+func pct(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return v[int(p*float64(len(v)-1)+0.5)]
+}
+
+// evalApp is a mixchat server on loopback for the benchmark.
+type evalApp struct {
+	url    string
+	client *http.Client
+	app    *app.App
+	hs     *http.Server
+}
+
+// evalAnswerer stands in for the knowledge-base or search answerer: one
+// model call, and instant retrieval for the "context" mode.
+type evalAnswerer struct {
+	from   string
+	models *llm.Registry
+}
+
+func (a evalAnswerer) Answer(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + a.from + "] " + q.Retrieval()}}}
+	resp, err := a.models.Complete(ctx, req)
+	srcs, _ := a.Retrieve(ctx, q)
+	return mix.Answer{From: a.from, Text: resp.Text, Sources: srcs, Response: resp}, err
+}
+
+func (a evalAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, error) {
+	return []mix.Source{
+		{Title: a.from + " 1", Snippet: "乾：元，亨，利，贞。", Score: 0.9},
+		{Title: a.from + " 2", Snippet: "天行健，君子以自强不息。", Score: 0.8},
+	}, nil
+}
+
+// startEvalApp starts mixchat in dataDir through app.New, the constructor
+// of mixchat serve, with the model endpoint upstream as the default model:
+// the conversation memory (extractive: memory.model is the offline model)
+// recalls history and rewrites follow-ups for the Mixer, and every
+// answerer and model call is measured and traced (no exporter). The
+// knowledge-base and search answerers are evalAnswerer stand-ins; serial
+// makes the answerers take turns (the design's sequential reference).
+func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*evalApp, error) {
+	cfg := config.DefaultConfig()
+	cfg.Demo = false // the latency run makes its own stand-ins
+	cfg.Server.DataDir = dataDir
+	cfg.LLM.BaseURL, cfg.LLM.Model = upstream, "test"
+	cfg.LLM.Timeout, cfg.LLM.MaxRetries = time.Minute, 0
+	cfg.Memory.Model = "offline"
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pool := func() *http.Client {
+		return &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}}
+	}
+	a, err := app.New(ctx, cfg, app.Options{
+		LLMHTTPClient: pool(),
+		Answerers: func(models *llm.Registry, answerers map[string]mix.Answerer) {
+			answerers[mix.KB] = evalAnswerer{from: mix.KB, models: models}
+			answerers[mix.Search] = evalAnswerer{from: mix.Search, models: models}
+			if serial {
+				var turn sync.Mutex
+				for name, a := range answerers {
+					answerers[name] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+						turn.Lock()
+						defer turn.Unlock()
+						return a.Answer(ctx, q, fn)
+					})
+				}
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return &evalApp{url: "http://" + ln.Addr().String(), app: a, hs: hs, client: pool()}, nil
+}
+
+func (a *evalApp) close() {
+	a.hs.Close()
+	a.app.Close()
+}
+
+// evalRun is what one streamed mix_chat request took.
+type evalRun struct {
+	wall, firstToken time.Duration
+	// bound is the slowest answerer plus the fusion call, as the server
+	// reported them.
+	bound  time.Duration
+	tokens int
+	calls  int
+}
+
+// ask sends one streamed mix_chat request and times it from the client.
+func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun, error) {
+	body, _ := json.Marshal(map[string]any{"query": "乾卦是什么意思？", "conversation_id": conversation, "stream": true, "fusion": fusion})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url+"/chat/mix_chat", bytes.NewReader(body))
+	if err != nil {
+		return evalRun{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return evalRun{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return evalRun{}, fmt.Errorf("mix_chat: status %d: %s", resp.StatusCode, b)
+	}
+	type mixEvent struct {
+		Type    string             `json:"type"`
+		State   string             `json:"state"`
+		Ms      float64            `json:"ms"`
+		Error   string             `json:"error"`
+		Usage   *llm.Usage         `json:"usage"`
+		Timings map[string]float64 `json:"timings"`
+	}
+	var run evalRun
+	var slowest float64
+	var done bool
+	err = sseclient.Decode(resp.Body, func(ev mixEvent) (bool, error) {
+		switch ev.Type {
+		case "delta":
+			if run.firstToken == 0 {
+				run.firstToken = time.Since(start)
+			}
+		case "status":
+			if ev.State == "done" {
+				slowest = max(slowest, ev.Ms)
+				run.calls++
+			}
+		case "error":
+			return true, fmt.Errorf("mix_chat: %s", ev.Error)
+		case "done":
+			if ev.Error != "" {
+				return true, fmt.Errorf("mix_chat: %s", ev.Error)
+			}
+			done = true
+			if ev.Usage != nil {
+				run.tokens = ev.Usage.TotalTokens
+			}
+			run.bound = time.Duration((slowest + ev.Timings["fusion_ms"]) * float64(time.Millisecond))
+		}
+		return false, nil
+	})
+	if err != nil {
+		return run, err
+	}
+	run.wall = time.Since(start)
+	if !done {
+		return run, errors.New("mix_chat: stream ended without a done event")
+	}
+	if fusion == "context" {
+		run.calls = 1 // retrieval makes no model call
+	} else {
+		run.calls++ // the fusion call
+	}
+	return run, nil
+}

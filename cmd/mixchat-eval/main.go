@@ -1,0 +1,101 @@
+// Command mixchat-eval runs mixchat's benchmarks and its crash, fault and
+// load harnesses: retrieval (beir, cmrc), conversation memory (locomo),
+// mix_chat latency, and the operations runs (crash, faults, load). It is
+// kept apart from the server binary (cmd/mixchat), whose image it is not
+// in: it links test upstreams and runs pg_ctl. `mixchat eval NAME ...` runs
+// it when it is installed next to mixchat or on PATH.
+//
+// Every benchmark builds the app with internal/app, the constructor of
+// `mixchat serve`, or runs the mixchat binary itself.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+)
+
+// benchmark is one subcommand: its name, one line saying what it measures,
+// and its runner, which parses its own flags (-h prints them).
+type benchmark struct {
+	name, what string
+	run        func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// benchmarks are the subcommands, in the order the usage lists them. A new
+// benchmark is one line here.
+var benchmarks = []benchmark{
+	{"beir", "retrieval on a BEIR data set such as SciFact: nDCG@10, recall@100 (--data FOLDER)", runEvalBEIR},
+	{"cmrc", "CMRC 2018: each question finds its paragraph: recall@1, recall@5; --threshold calibrates the relevance threshold (--data FILE)", runEvalCMRC},
+	{"qa", "answers a person reads, end to end through knowledge-base chat at the offline defaults: answer_contains_gold, answered, refused (--data FILE, --zhouyi DIR, --absent)", runEvalQA},
+	{"locomo", "conversation memory on LoCoMo: evidence recall@k of every memory strategy (--data FILE)", runEvalLoCoMo},
+	{"latency", "mix_chat end to end against a test upstream: fused-reply latency, overhead, requests/s", runEvalLatency},
+	{"crash", "SIGKILL the mixchat server during uploads and streamed replies, then check the stores", runEvalCrash},
+	{"faults", "upstream failures (LLM errors and timeouts, a stalled search engine, PostgreSQL restarts) and what clients get", runEvalFaults},
+	{"load", "many concurrent conversations: throughput, latency, goroutines and heap", runEvalLoad},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mixchat-eval:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches a command line: NAME [flags], help [NAME], -h.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		usage(stderr)
+		return errors.New("name a benchmark: " + names())
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return nil
+	case "help":
+		if len(rest) == 0 {
+			usage(stdout)
+			return nil
+		}
+		name, rest = rest[0], []string{"-h"}
+	}
+	for _, b := range benchmarks {
+		if b.name == name {
+			return b.run(ctx, rest, stdout, stderr)
+		}
+	}
+	usage(stderr)
+	return fmt.Errorf("unknown benchmark %q; available: %s", name, names())
+}
+
+func names() string {
+	var n []string
+	for _, b := range benchmarks {
+		n = append(n, b.name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "mixchat-eval: mixchat's benchmarks and its crash, fault and load harnesses.\n\nUsage:\n  mixchat-eval NAME [flags]     (also: mixchat eval NAME [flags])\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, b := range benchmarks {
+		fmt.Fprintf(tw, "  %s\t%s\n", b.name, b.what)
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\nRun \"mixchat-eval NAME -h\" for a benchmark's flags. The data sets are public and not in the\nrepository: --data names them, and a missing one is reported with where to download it.\n")
+}

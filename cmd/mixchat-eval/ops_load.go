@@ -1,0 +1,392 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/mixchat/mixchat/internal/app"
+	"github.com/mixchat/mixchat/internal/childserver"
+	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/sseclient"
+	"github.com/mixchat/mixchat/pkg/llm/llmtest"
+)
+
+const evalLoadUsage = `mixchat-eval load [flags]
+
+Runs the whole mixchat app (the same wiring as serve: SQLite conversation
+store, knowledge bases with the offline embedder, the local search engine)
+in this process on loopback, with the chat model served by a local
+OpenAI-compatible test server, and drives it with --conversations
+concurrent conversations for --duration. Each conversation repeats a cycle
+of 10 requests: 5 streamed mix_chat, 4 knowledge_base_chat and 1 document
+upload (to one shared knowledge base). Reported: requests and errors per
+kind, p50/p99 latency, throughput, and the process's goroutines and heap
+before, at the peak and after (the run passes when no request failed and
+goroutines and heap are back near the baseline).
+`
+
+// runEvalLoad is `mixchat-eval load`.
+func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, evalLoadUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	convs := fs.Int("conversations", 200, "concurrent conversations")
+	duration := fs.Duration("duration", 60*time.Second, "length of the run")
+	latency := fs.Duration("latency", 20*time.Millisecond, "latency of every test-LLM call")
+	memprofile := fs.String("memprofile", "", "write a heap profile to this file once the run has settled")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *convs < 1 || *duration <= 0 || *latency < 0 {
+		return errors.New("eval load: --conversations and --duration must be positive")
+	}
+	tb := &evalTB{}
+	defer tb.close()
+	up := llmtest.NewServer(tb, llmtest.WithLatency(*latency), llmtest.WithoutRecording(), llmtest.WithHandler(func(openai.ChatCompletionRequest) llmtest.Reply {
+		return llmtest.Reply{Text: "乾卦六爻皆阳，象征天，其德刚健，君子以自强不息。"}
+	}))
+	dir, err := os.MkdirTemp("", "mixchat-eval-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.MkdirAll(filepath.Join(dir, "search"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "search", "qian.md"), []byte("# 乾卦\n\n乾：元，亨，利，贞。天行健，君子以自强不息。\n"), 0o644); err != nil {
+		return err
+	}
+	cfg := config.DefaultConfig()
+	cfg.Server.DataDir, cfg.Demo = dir, false // the harness makes its own data
+	cfg.LLM.BaseURL, cfg.LLM.Model = up.URL(), "test"
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	a, err := app.New(ctx, cfg, app.Options{})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		a.Close()
+		return err
+	}
+	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	base := "http://" + ln.Addr().String()
+	tr := &http.Transport{MaxIdleConns: 2 * *convs, MaxIdleConnsPerHost: 2 * *convs}
+	hc := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
+	closeAll := func() {
+		tr.CloseIdleConnections()
+		hs.Close()
+		a.Close()
+	}
+
+	// Warm up: the KB with one document, one request of each kind.
+	if err := childserver.CreateKB(ctx, hc, base, "load"); err != nil {
+		closeAll()
+		return err
+	}
+	if err := childserver.UploadKB(ctx, hc, base, "load", "qian.md", loadDoc(0, 0)); err != nil {
+		closeAll()
+		return err
+	}
+	l := &loadRun{base: base, hc: hc}
+	for k := range loadKinds {
+		if _, err := l.do(ctx, k, 0, 0); err != nil {
+			closeAll()
+			return fmt.Errorf("warm-up %s: %w", loadKinds[k], err)
+		}
+	}
+	tr.CloseIdleConnections()
+	baseG, baseHeap := settle(0, 0, 0)
+
+	var peakG atomic.Int64
+	stopSample := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopSample:
+				return
+			case <-t.C:
+				if g := int64(runtime.NumGoroutine()); g > peakG.Load() {
+					peakG.Store(g)
+				}
+			}
+		}
+	}()
+	var peakHeap uint64
+	start := time.Now()
+	deadline := start.Add(*duration)
+	var wg sync.WaitGroup
+	for w := 0; w < *convs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				k := loadCycle[i%len(loadCycle)]
+				t0 := time.Now()
+				_, err := l.do(ctx, k, w, i)
+				l.record(k, time.Since(t0), err)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(stopSample)
+	sampler.Wait()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	peakHeap = ms.HeapAlloc
+	tr.CloseIdleConnections()
+	afterG, afterHeap := settle(baseG, baseHeap, 15*time.Second)
+	if *memprofile != "" {
+		if err := writeHeapProfile(*memprofile); err != nil {
+			closeAll()
+			return err
+		}
+	}
+
+	l.print(stdout, *convs, elapsed, *latency)
+	if info, err := a.KB.Info(ctx, "load"); err == nil {
+		fmt.Fprintf(stdout, "\nknowledge base after the run: %d files, %d chunks (its BM25 and HNSW indexes stay in memory)\n", info.Files, info.Chunks)
+	}
+	fmt.Fprintf(stdout, "goroutines: baseline %d, peak %d, after %d\n", baseG, peakG.Load(), afterG)
+	fmt.Fprintf(stdout, "heap in use: baseline %.1f MiB, at the end of the run %.1f MiB, after %.1f MiB\n",
+		mib(baseHeap), mib(peakHeap), mib(afterHeap))
+	st := a.Memory.Stats()
+	fmt.Fprintf(stdout, "  held while serving: the memory of %d cached conversations (memory.cache_conversations: %d) and the knowledge base's indexes\n",
+		st.Cached, cfg.Memory.CacheConversations)
+	closeAll()
+	// With the app closed its caches are gone: what is left must be the
+	// baseline's, or something leaked.
+	closedG, closedHeap := settle(baseG, baseHeap, 15*time.Second)
+	fmt.Fprintf(stdout, "after closing the app: goroutines %d, heap %.1f MiB\n", closedG, mib(closedHeap))
+	var problems []string
+	if l.errors.Load() > 0 {
+		problems = append(problems, fmt.Sprintf("%d requests failed", l.errors.Load()))
+	}
+	// The process also runs the test upstream and the clients; a handful of
+	// goroutines (timers, the idle-connection reaper) may come and go.
+	if afterG > baseG+10 {
+		problems = append(problems, fmt.Sprintf("goroutines did not return to the baseline (%d → %d)", baseG, afterG))
+	}
+	if closedHeap > baseHeap+16<<20 {
+		problems = append(problems, fmt.Sprintf("heap did not return to the baseline once the app was closed (%.1f → %.1f MiB)", mib(baseHeap), mib(closedHeap)))
+	}
+	if len(problems) > 0 {
+		return errors.New("eval load: " + strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// writeHeapProfile writes the live heap to path (go tool pprof reads it).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("memprofile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("memprofile: %w", err)
+	}
+	return f.Close()
+}
+
+// settle waits up to d for the goroutines to drop to wantG (0: no wait),
+// collecting garbage, and returns the goroutine count and heap in use.
+func settle(wantG int, wantHeap uint64, d time.Duration) (int, uint64) {
+	end := time.Now().Add(d)
+	for {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		g := runtime.NumGoroutine()
+		if d == 0 || (g <= wantG && ms.HeapAlloc <= wantHeap+8<<20) || time.Now().After(end) {
+			return g, ms.HeapAlloc
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+const (
+	kindMix = iota
+	kindKB
+	kindUpload
+)
+
+var loadKinds = []string{"mix_chat (streamed)", "knowledge_base_chat", "upload_docs"}
+
+// loadCycle is each conversation's sequence of requests.
+var loadCycle = []int{kindMix, kindKB, kindMix, kindKB, kindMix, kindUpload, kindKB, kindMix, kindKB, kindMix}
+
+// loadDoc is a small document, different for every (worker, i).
+func loadDoc(w, i int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# 文档%d-%d\n\n", w, i)
+	for j := range 8 {
+		fmt.Fprintf(&b, "## 第%d节\n\n乾卦第%d爻，会话%d，第%d次：天行健，君子以自强不息。潜龙勿用，见龙在田。\n\n", j+1, j, w, i)
+	}
+	return []byte(b.String())
+}
+
+// loadRun collects the results of `eval load`.
+type loadRun struct {
+	base   string
+	hc     *http.Client
+	errors atomic.Int64
+
+	mu       sync.Mutex
+	lat      [3][]float64 // ms, per kind
+	errs     [3]int
+	firstErr [3]error
+}
+
+func (l *loadRun) record(k int, d time.Duration, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.errors.Add(1)
+		l.errs[k]++
+		if l.firstErr[k] == nil {
+			l.firstErr[k] = err
+		}
+		return
+	}
+	l.lat[k] = append(l.lat[k], d.Seconds()*1000)
+}
+
+// do sends one request of kind k for worker w.
+func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
+	conv := fmt.Sprintf("load-%d", w)
+	switch k {
+	case kindMix:
+		return l.mix(ctx, conv)
+	case kindKB:
+		var r struct {
+			Answer string            `json:"answer"`
+			Docs   []json.RawMessage `json:"docs"`
+		}
+		err := childserver.PostJSON(ctx, l.hc, l.base+"/chat/knowledge_base_chat", map[string]any{
+			"query": "乾卦是什么意思？", "knowledge_base_name": "load", "conversation_id": conv + "-kb", "stream": false,
+		}, &r)
+		if err == nil && r.Answer == "" {
+			err = errors.New("knowledge_base_chat: empty answer")
+		}
+		return r.Answer, err
+	default:
+		return "", childserver.UploadKB(ctx, l.hc, l.base, "load", fmt.Sprintf("w%d.md", w), loadDoc(w, i))
+	}
+}
+
+// mix sends a streamed mix_chat request and reads it to its done event.
+func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
+	body, _ := json.Marshal(map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.base+"/chat/mix_chat", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := l.hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return "", fmt.Errorf("mix_chat: status %d: %s", resp.StatusCode, b)
+	}
+	type mixEvent struct {
+		Type  string `json:"type"`
+		Text  string `json:"text"`
+		State string `json:"state"`
+		From  string `json:"answerer"`
+		Error string `json:"error"`
+	}
+	var text strings.Builder
+	done := false
+	err = sseclient.Decode(resp.Body, func(ev mixEvent) (bool, error) {
+		switch ev.Type {
+		case "delta":
+			text.WriteString(ev.Text)
+		case "status":
+			if ev.State == "failed" {
+				return true, fmt.Errorf("mix_chat: answerer %s failed: %s", ev.From, ev.Error)
+			}
+		case "error":
+			return true, fmt.Errorf("mix_chat: %s", ev.Error)
+		case "done":
+			if ev.Error != "" {
+				return true, fmt.Errorf("mix_chat: %s", ev.Error)
+			}
+			done = true
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if !done {
+		return "", errors.New("mix_chat: stream ended without a done event")
+	}
+	return text.String(), nil
+}
+
+func (l *loadRun) print(w io.Writer, convs int, elapsed, latency time.Duration) {
+	fmt.Fprintf(w, "load: %d concurrent conversations for %s; test LLM latency %s per call; %d CPUs; loopback HTTP, server in this process\n\n",
+		convs, elapsed.Round(time.Millisecond), latency, runtime.NumCPU())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "request\tok\terrors\treq/s\tp50 ms\tp99 ms\tmax ms\t")
+	total, totalErr := 0, 0
+	for k, name := range loadKinds {
+		v := slices.Clone(l.lat[k])
+		slices.Sort(v)
+		mx := 0.0
+		if len(v) > 0 {
+			mx = v[len(v)-1]
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, len(v), l.errs[k], float64(len(v))/elapsed.Seconds(), pct(v, 0.5), pct(v, 0.99), mx)
+		total += len(v)
+		totalErr += l.errs[k]
+	}
+	var all []float64
+	for k := range loadKinds {
+		all = append(all, l.lat[k]...)
+	}
+	slices.Sort(all)
+	fmt.Fprintf(tw, "all\t%d\t%d\t%.1f\t%.1f\t%.1f\t\t\n", total, totalErr, float64(total)/elapsed.Seconds(), pct(all, 0.5), pct(all, 0.99))
+	tw.Flush()
+	for k, err := range l.firstErr {
+		if err != nil {
+			fmt.Fprintf(w, "first %s error: %v\n", loadKinds[k], err)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mixchat/mixchat/internal/childserver"
+	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// TestFirstRunAnswers is the first run as a new user has it: an empty data
+// directory, the default configuration, and mix_chat asked 乾卦的卦辞是什么？
+// with no knowledge base named answers with 元亨利貞, citing the zhouyi base;
+// with demo: false the same server has no knowledge base and the answer
+// cannot come from one.
+func TestFirstRunAnswers(t *testing.T) {
+	tests := []struct {
+		demo     bool
+		wantKBs  string
+		wantText bool
+	}{
+		{demo: true, wantKBs: `"data":["zhouyi"],"default":["zhouyi"]`, wantText: true},
+		{demo: false, wantKBs: `"data":[],"default":[]`},
+	}
+	for _, tt := range tests {
+		ctx := context.Background()
+		cfg := config.DefaultConfig()
+		cfg.Server.DataDir, cfg.Demo = t.TempDir(), tt.demo
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		a, err := New(ctx, cfg, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(a.Server.Handler())
+		res, err := hs.Client().Get(hs.URL + "/knowledge_base/list_knowledge_bases")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(b), tt.wantKBs) {
+			t.Errorf("demo %v: list_knowledge_bases %s, want %s", tt.demo, b, tt.wantKBs)
+		}
+		var reply struct {
+			Text    string `json:"text"`
+			Answers []struct {
+				From    string `json:"from"`
+				Sources []struct {
+					KB string `json:"knowledge_base"`
+				} `json:"sources"`
+			} `json:"answers"`
+		}
+		if err := childserver.PostJSON(ctx, hs.Client(), hs.URL+"/chat/mix_chat", map[string]any{"query": "乾卦的卦辞是什么？", "stream": false}, &reply); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(text.Fold(reply.Text), text.Fold("元亨，利貞"))
+		cited := false
+		for _, an := range reply.Answers {
+			for _, s := range an.Sources {
+				cited = cited || (an.From == "kb" && s.KB == "zhouyi")
+			}
+		}
+		if got != tt.wantText || cited != tt.wantText {
+			t.Errorf("demo %v: mix_chat answered %q (cites zhouyi: %v); want 元亨利貞 and the citation: %v", tt.demo, reply.Text, cited, tt.wantText)
+		}
+		hs.Close()
+		if err := a.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/pkg/auth"
+	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/postgres"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
+)
+
+// The parts of the app that commands also open on their own: the models
+// (`mixchat kb`), the knowledge bases (`mixchat kb`, `mixchat-eval cmrc
+// --threshold`) and the key store (`mixchat keys`).
+
+// NewModels registers the offline model and every configured endpoint; hc
+// (nil: a client of their own) makes the endpoints' calls.
+func NewModels(cfg config.LLMConfig) *llm.Registry {
+	return newModels(cfg, nil)
+}
+
+func newModels(cfg config.LLMConfig, hc *http.Client) *llm.Registry {
+	def := cfg.Default
+	if def == "" {
+		def = "offline"
+		if cfg.BaseURL != "" {
+			def = cfg.Model
+		}
+	}
+	r := llm.NewRegistry(def)
+	r.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	if cfg.BaseURL != "" {
+		r.Add(cfg.Model, llm.NewClient(llm.ClientConfig{
+			Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model,
+			Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries, RetryBackoff: cfg.RetryBackoff, HTTPClient: hc,
+		}))
+	}
+	for _, m := range cfg.Models {
+		timeout := m.Timeout
+		if timeout == 0 {
+			timeout = cfg.Timeout
+		}
+		r.Add(m.Name, llm.NewClient(llm.ClientConfig{
+			Name: m.Name, BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model,
+			Timeout: timeout, MaxRetries: cfg.MaxRetries, RetryBackoff: cfg.RetryBackoff, HTTPClient: hc,
+		}))
+	}
+	return r
+}
+
+// openStore opens the conversation store store.driver names.
+func openStore(ctx context.Context, cfg config.Config) (memory.Store, error) {
+	switch cfg.Store.Driver {
+	case "postgres":
+		return postgres.OpenConversations(ctx, cfg.Store.DSN)
+	default:
+		if err := os.MkdirAll(cfg.Server.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+		return sqlite.OpenConversations(ctx, cfg.SQLitePath())
+	}
+}
+
+// OpenKeyStore opens the API key store in the conversation store's
+// database: the same PostgreSQL database, or the same SQLite file.
+func OpenKeyStore(ctx context.Context, cfg config.Config) (*auth.Store, error) {
+	if cfg.Store.Driver == "postgres" {
+		return postgres.OpenKeys(ctx, cfg.Store.DSN)
+	}
+	if err := os.MkdirAll(cfg.Server.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	return sqlite.OpenKeys(ctx, cfg.SQLitePath())
+}
+
+// newMemory builds the conversation memory over store: memory.model (or the
+// default model) writes summaries, extracts facts and rewrites follow-ups
+// (the offline model makes these extractive); past messages are embedded
+// with the configured embeddings endpoint when embed.dimensions says its
+// size, else with the offline hashing embedder.
+func newMemory(cfg config.Config, store memory.Store, models *llm.Registry, log *slog.Logger) (*memory.Manager, error) {
+	m, name, err := models.Get(cfg.Memory.Model)
+	if err != nil {
+		return nil, fmt.Errorf("memory.model: %w", err)
+	}
+	opts := memory.Options{Model: m, ModelName: name, Tokens: llm.NewTokenizer(name), Log: log}
+	if cfg.Embed.BaseURL != "" && cfg.Embed.Dimensions > 0 {
+		opts.Embedder, opts.EmbedDim = NewEmbedder(cfg), cfg.Embed.Dimensions
+	}
+	mgr, err := memory.NewManager(store, cfg.Memory, opts)
+	if err != nil {
+		return nil, fmt.Errorf("conversation memory: %w", err)
+	}
+	return mgr, nil
+}
+
+// NewEmbedder returns the configured embeddings endpoint, or the offline
+// hashed n-gram embedder when none is configured.
+func NewEmbedder(cfg config.Config) llm.Embedder {
+	if cfg.Embed.BaseURL == "" {
+		return retrieve.NewHashEmbedder(config.OfflineEmbedDim)
+	}
+	return llm.NewClient(llm.ClientConfig{
+		Name: cfg.Embed.Model, BaseURL: cfg.Embed.BaseURL, APIKey: cfg.Embed.APIKey,
+		Model: cfg.Embed.Model, EmbedModel: cfg.Embed.Model, EmbedBatch: cfg.Embed.BatchSize,
+		Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries, RetryBackoff: cfg.LLM.RetryBackoff,
+	})
+}
+
+// NewKB opens the knowledge bases.
+func NewKB(cfg config.Config, models *llm.Registry) (*kb.Service, error) {
+	kcfg := cfg.KBConfig()
+	cat, err := OpenKBCatalog(kcfg)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge bases: %w", err)
+	}
+	svc, err := kb.New(kcfg, cat, NewEmbedder(cfg), models)
+	if err != nil {
+		cat.Close()
+		return nil, fmt.Errorf("knowledge bases: %w", err)
+	}
+	return svc, nil
+}
+
+// OpenKBCatalog opens where kb.store keeps the knowledge bases: kb.db files
+// under kb.dir, or the PostgreSQL registry at kb.dsn.
+func OpenKBCatalog(kcfg kb.Config) (kb.Catalog, error) {
+	if err := kcfg.Validate(); err != nil {
+		return nil, err
+	}
+	if kcfg.Store != kb.KBStorePostgres {
+		return sqlite.NewKBCatalog(kcfg.Dir), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return postgres.OpenKBCatalog(ctx, kcfg.DSN)
+}

@@ -1,0 +1,243 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The conversations and messages of SQLStore (migration 0001 of each
+// engine).
+
+var _ Store = (*SQLStore)(nil)
+
+// Close does nothing: the engine that opened the database closes it.
+// (The engines' stores embed SQLStore and close their connections.)
+func (s *SQLStore) Close() error { return nil }
+
+// CreateConversation implements Store.
+func (s *SQLStore) CreateConversation(ctx context.Context, c Conversation) (Conversation, error) {
+	c = prepareConversation(c)
+	res, err := s.write.ExecContext(ctx, s.q(`INSERT INTO conversations (id, name, chat_type, user_id, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+		c.ID, c.Name, c.ChatType, c.UserID, c.CreatedAt, c.UpdatedAt)
+	if err != nil {
+		return Conversation{}, fmt.Errorf("create conversation: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return Conversation{}, fmt.Errorf("create conversation: %w", err)
+	} else if n == 0 {
+		return Conversation{}, fmt.Errorf("create conversation %s: %w", c.ID, ErrConflict)
+	}
+	return c, nil
+}
+
+const conversationColumns = `id, name, chat_type, user_id, created_at, updated_at`
+
+func scanConversation(sc interface{ Scan(...any) error }) (Conversation, error) {
+	var c Conversation
+	err := sc.Scan(&c.ID, &c.Name, &c.ChatType, &c.UserID, &c.CreatedAt, &c.UpdatedAt)
+	return c, err
+}
+
+// Conversation implements Store.
+func (s *SQLStore) Conversation(ctx context.Context, id string) (Conversation, error) {
+	c, err := scanConversation(s.read.QueryRowContext(ctx, s.q(`SELECT `+conversationColumns+` FROM conversations WHERE id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Conversation{}, fmt.Errorf("conversation %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Conversation{}, fmt.Errorf("conversation %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// conversations runs a query listing conversations.
+func (s *SQLStore) conversations(ctx context.Context, query string, args ...any) ([]Conversation, error) {
+	return queryRows(ctx, s.read, s.q(query), args, scanConversation)
+}
+
+// Conversations implements Store.
+func (s *SQLStore) Conversations(ctx context.Context, userID string) ([]Conversation, error) {
+	query := `SELECT ` + conversationColumns + ` FROM conversations`
+	var args []any
+	if userID != "" {
+		query += ` WHERE user_id = ?`
+		args = append(args, userID)
+	}
+	cs, err := s.conversations(ctx, query+` ORDER BY updated_at DESC, created_at DESC, id DESC`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	return cs, nil
+}
+
+// RenameConversation implements Store.
+func (s *SQLStore) RenameConversation(ctx context.Context, id, name string) error {
+	res, err := s.write.ExecContext(ctx, s.q(`UPDATE conversations SET name = ? WHERE id = ?`), name, id)
+	if err != nil {
+		return fmt.Errorf("rename conversation %s: %w", id, err)
+	}
+	return affectedOne(res, "rename conversation "+id)
+}
+
+// DeleteConversation implements Store; the messages go by ON DELETE CASCADE.
+func (s *SQLStore) DeleteConversation(ctx context.Context, id string) error {
+	res, err := s.write.ExecContext(ctx, s.q(`DELETE FROM conversations WHERE id = ?`), id)
+	if err != nil {
+		return fmt.Errorf("delete conversation %s: %w", id, err)
+	}
+	return affectedOne(res, "delete conversation "+id)
+}
+
+// AppendTurn implements Store. The upsert of the conversation's counter
+// row increments its turn counter (creating the conversation if missing)
+// and takes the row's write lock until commit (SQLite: the database's), so
+// concurrent appends to one conversation get consecutive turn ids in
+// commit order and a rolled-back append leaves no gap.
+func (s *SQLStore) AppendTurn(ctx context.Context, conversationID string, question, answer Message) (Turn, error) {
+	q, a, err := prepareTurn(conversationID, question, answer)
+	if err != nil {
+		return Turn{}, fmt.Errorf("append turn: %w", err)
+	}
+	qmeta, err := encodeMetadata(q.Metadata)
+	if err != nil {
+		return Turn{}, fmt.Errorf("append turn: %w", err)
+	}
+	ameta, err := encodeMetadata(a.Metadata)
+	if err != nil {
+		return Turn{}, fmt.Errorf("append turn: %w", err)
+	}
+	turnID, err := s.appendTurn(ctx, q, a, string(qmeta), string(ameta))
+	if err != nil {
+		return Turn{}, fmt.Errorf("append turn: %w", err)
+	}
+	q.TurnID, a.TurnID = turnID, turnID
+	return Turn{ID: turnID, Question: q, Answer: a}, nil
+}
+
+// txTimeout bounds a transaction of AppendTurn once it has begun, its
+// COMMIT included, which runs even when the caller's context has ended.
+const txTimeout = time.Minute
+
+func (s *SQLStore) appendTurn(ctx context.Context, q, a Message, qmeta, ameta string) (int64, error) {
+	conn, err := s.write.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	// The statements run under ctx, the transaction (and so its COMMIT)
+	// under a context of its own: once both messages are written the turn
+	// is committed even if ctx ends now, since a COMMIT interrupted by the
+	// context could still take effect on the server after being reported
+	// as failed.
+	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txTimeout)
+	defer cancel()
+	tx, err := conn.BeginTx(txCtx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var turnID int64
+	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO conversations AS c (id, created_at, updated_at, last_turn_id) VALUES (?, ?, ?, 1)
+		ON CONFLICT (id) DO UPDATE SET last_turn_id = c.last_turn_id + 1, updated_at = `+s.d.Greatest+`(c.updated_at, excluded.updated_at)
+		RETURNING last_turn_id`), q.ConversationID, q.Timestamp, a.Timestamp).Scan(&turnID)
+	if err != nil {
+		return 0, err
+	}
+	j := s.d.JSONArg
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO messages (id, conversation_id, turn_id, seq, role, content, timestamp, metadata)
+		VALUES (?, ?, ?, ?, ?, ?, ?, `+j+`), (?, ?, ?, ?, ?, ?, ?, `+j+`) ON CONFLICT (id) DO NOTHING`),
+		q.ID, q.ConversationID, turnID, seqQuestion, q.Role, q.Content, q.Timestamp, qmeta,
+		a.ID, a.ConversationID, turnID, seqAnswer, a.Role, a.Content, a.Timestamp, ameta)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return 0, err
+	} else if n != 2 {
+		return 0, fmt.Errorf("message id %s or %s: %w", q.ID, a.ID, ErrConflict)
+	}
+	return turnID, tx.Commit()
+}
+
+// messageColumns are the columns scanMessage reads.
+func (s *SQLStore) messageColumns() string {
+	return `id, conversation_id, turn_id, seq, role, content, timestamp, ` + s.jsonText("metadata")
+}
+
+func scanMessage(sc interface{ Scan(...any) error }) (messageRow, error) {
+	var (
+		r    messageRow
+		meta []byte
+	)
+	if err := sc.Scan(&r.ID, &r.ConversationID, &r.TurnID, &r.seq, &r.Role, &r.Content, &r.Timestamp, &meta); err != nil {
+		return r, err
+	}
+	m, err := decodeMetadata(meta)
+	if err != nil {
+		return r, fmt.Errorf("message %s: %w", r.ID, err)
+	}
+	r.Metadata = m
+	return r, nil
+}
+
+// Turns implements Store.
+func (s *SQLStore) Turns(ctx context.Context, conversationID string, limit int) ([]Turn, error) {
+	query := `SELECT ` + s.messageColumns() + ` FROM messages WHERE conversation_id = ?`
+	args := []any{conversationID}
+	if limit > 0 {
+		// From the limit-th last question on.
+		query += ` AND turn_id >= coalesce((SELECT turn_id FROM messages WHERE conversation_id = ? AND seq = 0
+			ORDER BY turn_id DESC LIMIT 1 OFFSET ?), 0)`
+		args = append(args, conversationID, limit-1)
+	}
+	ms, err := s.messages(ctx, query+` ORDER BY turn_id, seq`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("turns of %s: %w", conversationID, err)
+	}
+	if len(ms) == 0 {
+		var one int
+		err := s.read.QueryRowContext(ctx, s.q(`SELECT 1 FROM conversations WHERE id = ?`), conversationID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("turns of %s: %w", conversationID, ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("turns of %s: %w", conversationID, err)
+		}
+	}
+	return assembleTurns(ms), nil
+}
+
+func (s *SQLStore) messages(ctx context.Context, query string, args ...any) ([]messageRow, error) {
+	return queryRows(ctx, s.read, s.q(query), args, scanMessage)
+}
+
+// Message implements Store.
+func (s *SQLStore) Message(ctx context.Context, messageID string) (Message, error) {
+	r, err := scanMessage(s.read.QueryRowContext(ctx, s.q(`SELECT `+s.messageColumns()+` FROM messages WHERE id = ?`), messageID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Message{}, fmt.Errorf("message %s: %w", messageID, ErrNotFound)
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("message %s: %w", messageID, err)
+	}
+	return r.Message, nil
+}
+
+// SetFeedback implements Store. It replaces metadata.feedback in place,
+// leaving the rest of the metadata as it is.
+func (s *SQLStore) SetFeedback(ctx context.Context, messageID string, f Feedback) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("set feedback on %s: %w", messageID, err)
+	}
+	res, err := s.write.ExecContext(ctx, s.q(s.d.SetFeedback), string(b), messageID)
+	if err != nil {
+		return fmt.Errorf("set feedback on %s: %w", messageID, err)
+	}
+	return affectedOne(res, "set feedback on "+messageID)
+}
