@@ -185,6 +185,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 		if qs, err = zhouyiQuestions(files[0].Data); err != nil {
 			return Report{}, err
 		}
+		qs = append(qs, zaguaQuestions(files)...)
 	case opts.Data != "":
 		set = "cmrc"
 		if files, qs, err = loadCMRC(opts.Data); err != nil {

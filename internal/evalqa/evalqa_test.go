@@ -77,6 +77,20 @@ func TestZhouyiQuestions(t *testing.T) {
 	for q := range want {
 		t.Errorf("%s: not generated", q)
 	}
+	files, err := zhouyiFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zq := zaguaQuestions(files)
+	xian := false
+	for _, q := range zq {
+		if q.text == "《杂卦传》怎么说咸卦？" {
+			xian = len(q.gold) == 1 && q.gold[0] == "咸速也"
+		}
+	}
+	if len(zq) < 40 || !xian {
+		t.Errorf("杂卦 questions: %d (want at least 40), 咸卦's gold 咸速也: %v", len(zq), xian)
+	}
 }
 
 // TestRunZhouyi runs a small Zhouyi set end to end and checks the report's
@@ -88,7 +102,7 @@ func TestRunZhouyi(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Questions) != 40 || len(rep.ByType) != 4 {
+	if len(rep.Questions) != 40 || len(rep.ByType) != 5 {
 		t.Fatalf("report: %d questions, %d types", len(rep.Questions), len(rep.ByType))
 	}
 	var decoded map[string]any

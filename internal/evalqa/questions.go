@@ -246,3 +246,32 @@ func zhouyiQuestions(src []byte) ([]question, error) {
 	}
 	return qs, nil
 }
+
+// zaguaSaying is one saying of the Miscellaneous Notes (杂卦传): 《咸》速也.
+var zaguaSaying = regexp.MustCompile(`《(\p{Han}{1,2})》，?(\p{Han}{1,4}也)`)
+
+// zaguaQuestions are questions scoped to one book, the Miscellaneous Notes
+// on the hexagrams (杂卦传), about a hexagram it names in one or two
+// characters: "《杂卦传》怎么说咸卦？", gold "《咸》速也" (the scope and a
+// one-character name must find the chunk of that book, not the
+// hexagram's own section).
+func zaguaQuestions(files []kb.FileData) []question {
+	var qs []question
+	for _, f := range files {
+		if !strings.HasSuffix(f.Name, "杂卦传-全文.txt") {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, m := range zaguaSaying.FindAllStringSubmatch(string(f.Data), -1) {
+			if seen[m[1]] {
+				continue
+			}
+			seen[m[1]] = true
+			qs = append(qs, question{
+				id: fmt.Sprintf("杂卦-%d", len(qs)+1), typ: "杂卦", text: "《杂卦传》怎么说" + m[1] + "卦？",
+				gold: []string{m[1] + m[2]}, evidence: m[1] + m[2],
+			})
+		}
+	}
+	return qs
+}
