@@ -689,9 +689,29 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 			used[n] = true
 			out = append(out, cands[n].sentence)
 		}
+		// A sentence cut inside brackets or quotes (at a ";" in "(符号: Kz;
+		// 代码: AOA)") goes on to where they close.
+		text := c.text
+		for n := i + 1; unbalanced(text) && n < len(cands) && cands[n].line == c.line && !used[n] &&
+			utf8.RuneCountInString(text)+utf8.RuneCountInString(cands[n].text) <= maxReplyRunes; n++ {
+			used[n] = true
+			text += cands[n].text
+			out = append(out, cands[n].sentence)
+		}
 	}
 	slices.SortFunc(out, func(a, b sentence) int { return cmp.Compare(a.pos, b.pos) })
 	return out
+}
+
+// unbalanced reports whether s opens more brackets or quotes than it
+// closes.
+func unbalanced(s string) bool {
+	for _, p := range [][2]rune{{'(', ')'}, {'（', '）'}, {'《', '》'}, {'「', '」'}, {'“', '”'}, {'[', ']'}} {
+		if strings.Count(s, string(p[0])) > strings.Count(s, string(p[1])) {
+			return true
+		}
+	}
+	return false
 }
 
 // render joins the chosen sentences; consecutive sentences the user said
