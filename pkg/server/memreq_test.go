@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,6 +56,13 @@ func TestMemorySettingsValidated(t *testing.T) {
 		{"/v1/chat/completions", func(f map[string]any) map[string]any {
 			return map[string]any{"model": modelMix, "messages": []map[string]string{{"role": "user", "content": "乾卦是什么？"}},
 				"mixchat": merge(map[string]any{"conversation_id": "v1"}, f)}
+		}},
+		{"/v1/chat/completions", func(f map[string]any) map[string]any {
+			md := map[string]string{"conversation_id": "v1"}
+			for k, v := range f {
+				md[k] = fmt.Sprint(v)
+			}
+			return map[string]any{"model": modelMix, "messages": []map[string]string{{"role": "user", "content": "乾卦是什么？"}}, "metadata": md}
 		}},
 	}
 	for _, ep := range endpoints {
