@@ -127,7 +127,27 @@ func TestKBChatFollowUpNamedByAssistant(t *testing.T) {
 			}
 			turns, err := a.Store.Turns(ctx, "c-"+tt.name, 0)
 			if err != nil || len(turns) != 2 || turns[1].Answer.Metadata.Extra["standalone"] == nil {
-				t.Errorf("stored turns %+v, %v; want the follow-up stored with its standalone question", turns, err)
+				t.Fatalf("stored turns %+v, %v; want the follow-up stored with its standalone question", turns, err)
+			}
+			standalone := turns[1].Answer.Metadata.Extra["standalone"]
+			t.Logf("%q → %q", tt.followUp, standalone)
+			// search_docs with the same history makes the same rewrite.
+			b, _ := json.Marshal(map[string]any{"query": tt.followUp, "knowledge_base_name": tt.kb, "top_k": 1, "score_threshold": 2,
+				"history": []map[string]string{{"role": "user", "content": tt.user}, {"role": "assistant", "content": tt.answer}}})
+			resp, err := hs.Client().Post(hs.URL+"/knowledge_base/search_docs", "application/json", bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var docs struct {
+				Standalone string `json:"standalone"`
+				Docs       []struct {
+					Metadata map[string]any `json:"metadata"`
+				} `json:"docs"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&docs)
+			resp.Body.Close()
+			if err != nil || docs.Standalone != standalone || len(docs.Docs) != 1 || docs.Docs[0].Metadata["source"] != tt.want {
+				t.Errorf("search_docs: %+v, %v; want the rewrite %q and %s", docs, err, standalone, tt.want)
 			}
 			delete(ask, "conversation_id")
 			ask["history"] = []map[string]string{{"role": "user", "content": tt.user}, {"role": "assistant", "content": tt.answer}}
