@@ -50,7 +50,19 @@ type Config struct {
 	// Condense rewrites follow-up questions into standalone ones for
 	// retrieval when the conversation has history.
 	Condense bool `yaml:"condense"`
+	// AnswererHistory is the history the knowledge-base and search
+	// answerers see in "answers" mode: "none", "all", or "" (auto): none
+	// once the question was rewritten to stand alone, all otherwise. The
+	// LLM-chat answerer always sees the history.
+	AnswererHistory string `yaml:"answerer_history"`
 }
+
+// Values of Config.AnswererHistory.
+const (
+	HistoryAuto = "auto"
+	HistoryNone = "none"
+	HistoryAll  = "all"
+)
 
 // Timeouts are the time limits of each step; 0 means no limit of its own
 // (the request's context and the LLM client's per-call timeout still
@@ -132,6 +144,11 @@ func (c Config) Validate() error {
 	case FusionAnswers, FusionContext:
 	default:
 		bad("fusion", strconv.Quote(c.Fusion), "allowed: answers, context")
+	}
+	switch c.AnswererHistory {
+	case "", HistoryAuto, HistoryNone, HistoryAll:
+	default:
+		bad("answerer_history", strconv.Quote(c.AnswererHistory), "allowed: auto (none once the question is rewritten), none, all")
 	}
 	if t := c.FusionTemperature; t != nil && (*t < 0 || *t > 2) {
 		bad("fusion_temperature", *t, "want 0 to 2")
