@@ -80,8 +80,14 @@ func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput run")
 	overheadN := fs.Int("overhead-requests", 300, "requests of the instant-LLM overhead run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the throughput run to this file")
+	jsonOut := fs.Bool("json", false, "measure the time to the first text instead (a model with -ttft and -answer-time) and print it as JSON")
+	ttft := fs.Duration("ttft", 500*time.Millisecond, "with -json: the test model's time to its first token")
+	answerTime := fs.Duration("answer-time", 6*time.Second, "with -json: the test model's time to a whole answer")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *jsonOut {
+		return runEvalFirstText(ctx, ttftOptions{ttft: *ttft, answer: *answerTime, requests: *requests}, stdout)
 	}
 	if *latency <= 0 || *requests < 1 || *concurrency < 1 || *duration <= 0 || *overheadN < 1 {
 		return errors.New("eval latency: -latency, -duration, -requests, -concurrency and -overhead-requests must be positive")
@@ -288,7 +294,13 @@ type evalAnswerer struct {
 
 func (a evalAnswerer) Answer(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + a.from + "] " + q.Retrieval()}}}
-	resp, err := a.models.Complete(ctx, req)
+	var resp llm.Response
+	var err error
+	if fn != nil {
+		resp, err = a.models.Stream(ctx, req, fn)
+	} else {
+		resp, err = a.models.Complete(ctx, req)
+	}
 	srcs, _ := a.Retrieve(ctx, q)
 	return mix.Answer{From: a.from, Text: resp.Text, Sources: srcs, Response: resp}, err
 }
@@ -358,6 +370,9 @@ func (a *evalApp) close() {
 // evalRun is what one streamed mix_chat request took.
 type evalRun struct {
 	wall, firstToken time.Duration
+	// firstText is the first text of any kind (an answer's piece or the
+	// reply's); slowest the slowest answerer (or retriever) by its status.
+	firstText, slowest time.Duration
 	// bound is the slowest answerer plus the fusion call, as the server
 	// reported them.
 	bound  time.Duration
@@ -396,9 +411,16 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 	var done bool
 	err = sseclient.Decode(resp.Body, func(ev mixEvent) (bool, error) {
 		switch ev.Type {
+		case "answer_delta":
+			if run.firstText == 0 {
+				run.firstText = time.Since(start)
+			}
 		case "delta":
 			if run.firstToken == 0 {
 				run.firstToken = time.Since(start)
+			}
+			if run.firstText == 0 {
+				run.firstText = run.firstToken
 			}
 		case "status":
 			if ev.State == "done" {
@@ -415,7 +437,8 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 			if ev.Usage != nil {
 				run.tokens = ev.Usage.TotalTokens
 			}
-			run.bound = time.Duration((slowest + ev.Timings["fusion_ms"]) * float64(time.Millisecond))
+			run.slowest = time.Duration(slowest * float64(time.Millisecond))
+			run.bound = run.slowest + time.Duration(ev.Timings["fusion_ms"]*float64(time.Millisecond))
 		}
 		return false, nil
 	})
