@@ -352,6 +352,12 @@ func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*
 	if err != nil {
 		return nil, err
 	}
+	return serveEvalApp(a, pool())
+}
+
+// serveEvalApp serves a on a loopback port; client is the one requests to
+// it go through. It closes a when it cannot listen.
+func serveEvalApp(a *app.App, client *http.Client) (*evalApp, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		a.Close()
@@ -359,7 +365,7 @@ func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*
 	}
 	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
-	return &evalApp{url: "http://" + ln.Addr().String(), app: a, hs: hs, client: pool()}, nil
+	return &evalApp{url: "http://" + ln.Addr().String(), app: a, hs: hs, client: client}, nil
 }
 
 func (a *evalApp) close() {

@@ -51,10 +51,17 @@ type Config struct {
 	// retrieval when the conversation has history.
 	Condense bool `yaml:"condense"`
 	// AnswererHistory is the history the knowledge-base and search
-	// answerers see in "answers" mode: "none", "all", or "" (auto): none
-	// once the question was rewritten to stand alone, all otherwise. The
-	// LLM-chat answerer always sees the history.
+	// answerers and the fusion (or context-mode) prompt see: "none",
+	// "all", or "" (auto): once the follow-up was rewritten, the
+	// answerers get none and the prompt the condenser's context (the
+	// facts the question needs) instead of the dialog; without a rewrite,
+	// all of it. The LLM-chat answerer always sees the history.
 	AnswererHistory string `yaml:"answerer_history"`
+	// EvidenceTokens bounds the evidence one prompt carries: the context
+	// mode's passages, and the search answerer's results
+	// (Query.EvidenceTokens); the best come first and the last is cut to
+	// fit. 0 means no limit.
+	EvidenceTokens int `yaml:"evidence_tokens"`
 }
 
 // Values of Config.AnswererHistory.
@@ -88,6 +95,10 @@ func (t Timeouts) For(name string) time.Duration {
 	return 0
 }
 
+// DefaultEvidenceTokens is the default evidence budget of a prompt: about
+// three passages of 150 Chinese characters or 100 English words.
+const DefaultEvidenceTokens = 450
+
 // DefaultConfig returns the defaults: all three answerers, fused answers,
 // the Zhouyi persona.
 func DefaultConfig() Config {
@@ -101,7 +112,8 @@ func DefaultConfig() Config {
 		Fusion:        FusionAnswers,
 		Prompt:        "default",
 		ContextPrompt: "context",
-		Condense:      true,
+		Condense:       true,
+		EvidenceTokens: DefaultEvidenceTokens,
 	}
 }
 
@@ -152,6 +164,9 @@ func (c Config) Validate() error {
 	}
 	if t := c.FusionTemperature; t != nil && (*t < 0 || *t > 2) {
 		bad("fusion_temperature", *t, "want 0 to 2")
+	}
+	if c.EvidenceTokens < 0 {
+		bad("evidence_tokens", c.EvidenceTokens, "want 0 (no limit) or a positive number of tokens")
 	}
 	if c.FusionMaxTokens < 0 {
 		bad("fusion_max_tokens", c.FusionMaxTokens, "want 0 (no limit) or a positive number")

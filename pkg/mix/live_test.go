@@ -175,3 +175,71 @@ func TestMixContextSharedEvidence(t *testing.T) {
 		t.Errorf("docs %d, want all 3 sources listed", len(res.Docs))
 	}
 }
+
+func TestFitEvidence(t *testing.T) {
+	long := strings.Repeat("乾元亨利贞。", 50) // 300 tokens
+	for _, tt := range []struct {
+		name   string
+		texts  []string
+		budget int
+		want   []int // the runes kept of each text; -1: whole
+	}{
+		{"no limit", []string{long, long}, 0, []int{-1, -1}},
+		{"all fit", []string{"乾。", "坤。"}, 10, []int{-1, -1}},
+		{"the second cut", []string{long, long}, 400, []int{-1, 100}},
+		{"too little left for the second", []string{long, long}, 320, []int{-1}},
+		{"the first cut", []string{long, "坤。"}, 100, []int{100}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mix.FitEvidence(tt.texts, tt.budget)
+			if len(got) != len(tt.want) {
+				t.Fatalf("kept %d texts, want %d", len(got), len(tt.want))
+			}
+			total := 0
+			for i, g := range got {
+				total += llm.Estimate(g)
+				if tt.want[i] < 0 && g != tt.texts[i] {
+					t.Errorf("text %d changed: %q", i, g)
+				}
+				if tt.want[i] >= 0 && (!strings.HasSuffix(g, "…") || !strings.HasPrefix(tt.texts[i], strings.TrimSuffix(g, "…"))) {
+					t.Errorf("text %d = %q, want a prefix cut with …", i, g)
+				}
+			}
+			if tt.budget > 0 && total > tt.budget {
+				t.Errorf("kept %d tokens, over the budget of %d", total, tt.budget)
+			}
+		})
+	}
+}
+
+// TestMixPromptHistory checks that once the condenser read the history,
+// the fusion prompt gets its context, not the dialog (unless
+// answerer_history is "all"), and that local file links stay out of the
+// context prompt while web addresses are shown decoded.
+func TestMixPromptHistory(t *testing.T) {
+	history := []llm.Message{{Role: llm.RoleUser, Content: "乾卦"}, {Role: llm.RoleAssistant, Content: "乾为天，六爻皆阳。"}}
+	cond := mix.CondenseFunc(func(ctx context.Context, h []llm.Message, q string) (string, string, error) {
+		return "乾卦的卦辞是什么？", "", nil
+	})
+	for _, setting := range []string{"", mix.HistoryAll} {
+		model := fuser()
+		cfg := mix.DefaultConfig()
+		cfg.AnswererHistory = setting
+		web := &retrieverAnswerer{Answerer: failing(errors.New("not called")), srcs: []mix.Source{
+			{Title: "说卦传", URL: "file:///data/search/%E8%AF%B4%E5%8D%A6.md", Snippet: "乾为天。"},
+			{Title: "乾卦", URL: "https://example.org/%E4%B9%BE", Snippet: "乾卦代表天。"},
+		}}
+		m := newMixer(t, cfg, mix.Deps{Models: registry(model), Condenser: cond, Answerers: map[string]mix.Answerer{mix.Search: web}})
+		req := mix.Request{Query: mix.Query{Text: "它的卦辞呢？", History: history}, Fusion: mix.FusionContext}
+		if _, err := m.Mix(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		prompt := model.requests()[0].Messages[0].Content
+		if got := strings.Contains(prompt, "六爻皆阳"); got != (setting == mix.HistoryAll) {
+			t.Errorf("answerer_history %q: dialog in the prompt %v:\n%s", setting, got, prompt)
+		}
+		if strings.Contains(prompt, "file:") || !strings.Contains(prompt, "<https://example.org/乾>") {
+			t.Errorf("addresses in the prompt: want no file link and the web one decoded:\n%s", prompt)
+		}
+	}
+}

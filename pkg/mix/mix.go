@@ -26,6 +26,10 @@ type Query struct {
 	ScoreThreshold float64
 	KnowledgeBases []string // for kb
 	SearchEngine   string   // for search; "" means default
+	// EvidenceTokens bounds the evidence (results, passages) an answerer
+	// puts in its prompt, best first; 0 means no limit. FitEvidence cuts
+	// texts to it.
+	EvidenceTokens int
 }
 
 // Retrieval returns the question retrieval should use: the standalone

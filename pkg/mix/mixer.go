@@ -309,6 +309,7 @@ func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res
 	} else if m.cfg.Condense && retrieves(names) {
 		c, err := m.Condense(ctx, q.History, q.Text)
 		rewrote = err == nil && m.condenser != nil
+		res.Condensed = rewrote && hasDialog(q.History)
 		res.Timings.Condense, res.CondenseUsage = c.Elapsed, c.Usage
 		switch {
 		case ctx.Err() != nil:
@@ -366,6 +367,9 @@ func retrieves(names []string) bool {
 func (m *Mixer) answererQuery(q Query, name string, rewrote bool) Query {
 	if name == LLM {
 		return q
+	}
+	if q.EvidenceTokens == 0 {
+		q.EvidenceTokens = m.cfg.EvidenceTokens
 	}
 	switch m.cfg.AnswererHistory {
 	case HistoryAll:
@@ -709,9 +713,8 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, nam
 		name = m.cfg.ContextPrompt
 	}
 	data := m.promptData(q, res)
-	n := 0
-	var hints []string
-	var seen []string
+	var docs []Doc
+	var texts, seen []string
 	for _, d := range res.Docs {
 		text := strings.TrimSpace(d.Snippet)
 		if text == "" || shared(seen, text) {
@@ -721,8 +724,13 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, nam
 			continue
 		}
 		seen = append(seen, strings.Join(strings.Fields(text), " "))
-		n++
-		p := PromptPassage{N: n, Title: d.Title, URL: d.URL, Text: text}
+		docs = append(docs, d)
+		texts = append(texts, text)
+	}
+	var hints []string
+	for i, text := range FitEvidence(texts, m.cfg.EvidenceTokens) {
+		d := docs[i]
+		p := PromptPassage{N: i + 1, Title: d.Title, URL: promptURL(d.URL), Text: text}
 		if d.From == KB {
 			data.KB = append(data.KB, p)
 		} else {

@@ -63,6 +63,9 @@ type Result struct {
 	Standalone string
 	// Context is the compressed context the rewrite produced.
 	Context string
+	// Condensed is true when the condenser read the history for this
+	// question: Context is then the part of it the question needs.
+	Condensed bool
 	// History is the history the answerers saw.
 	History []llm.Message
 	Mode    string // FusionAnswers or FusionContext
