@@ -181,7 +181,7 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} {
 		meter := &costMeter{counts: map[string]*costCount{}}
 		up := llmtest.NewServer(tb, llmtest.WithHandler(meter.reply), llmtest.WithoutRecording())
-		a, err := startCostApp(ctx, filepath.Join(dir, strings.ReplaceAll(w.name, " ", "-")), up.URL())
+		a, err := startDemoApp(ctx, filepath.Join(dir, strings.ReplaceAll(w.name, " ", "-")), up.URL(), "")
 		if err != nil {
 			return err
 		}
@@ -227,15 +227,17 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// startCostApp starts mixchat in dataDir as mixchat serve would on a first
+// startDemoApp starts mixchat in dataDir as mixchat serve would on a first
 // run (the demo's knowledge base and local search pages), every model call
-// (memory included) going to upstream.
-func startCostApp(ctx context.Context, dataDir, upstream string) (*evalApp, error) {
+// going to upstream; memoryModel is memory.model ("" = upstream too,
+// "offline" = no model calls).
+func startDemoApp(ctx context.Context, dataDir, upstream, memoryModel string) (*evalApp, error) {
 	cfg := config.DefaultConfig()
 	cfg.Demo = true
 	cfg.Server.DataDir = dataDir
 	cfg.LLM.BaseURL, cfg.LLM.Model = upstream, "test"
 	cfg.LLM.Timeout, cfg.LLM.MaxRetries = time.Minute, 0
+	cfg.Memory.Model = memoryModel
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -106,7 +106,10 @@ func runEvalFirstText(ctx context.Context, o ttftOptions, stdout io.Writer) erro
 	slices.Sort(answers)
 	rep.TTFTMs, rep.AnswerMs = pct(ttfts, 0.5), pct(answers, 0.5)
 
-	a, err := startEvalApp(ctx, filepath.Join(dir, "app"), up.URL(), false)
+	// The real answerers over the demo's knowledge base and local search
+	// engine; the memory extractive, so that only the answers wait for
+	// the model.
+	a, err := startDemoApp(ctx, filepath.Join(dir, "app"), up.URL(), "offline")
 	if err != nil {
 		return err
 	}
