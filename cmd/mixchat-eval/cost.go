@@ -159,6 +159,7 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Usage = func() { fmt.Fprint(stderr, evalCostUsage, "\nFlags:\n"); fs.PrintDefaults() }
 	turns := fs.Int("turns", len(costScript), "turns of the script to ask (at most 10)")
 	jsonOut := fs.Bool("json", false, "print the figures as JSON")
+	evidence := fs.Int("evidence-tokens", -1, "mix.evidence_tokens for the run (-1: the default; 0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -181,7 +182,11 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} {
 		meter := &costMeter{counts: map[string]*costCount{}}
 		up := llmtest.NewServer(tb, llmtest.WithHandler(meter.reply), llmtest.WithoutRecording())
-		a, err := startDemoApp(ctx, filepath.Join(dir, strings.ReplaceAll(w.name, " ", "-")), up.URL(), "")
+		a, err := startDemoApp(ctx, filepath.Join(dir, strings.ReplaceAll(w.name, " ", "-")), up.URL(), "", func(c *config.Config) {
+			if *evidence >= 0 {
+				c.Mix.EvidenceTokens = *evidence
+			}
+		})
 		if err != nil {
 			return err
 		}
@@ -216,7 +221,11 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		enc.SetIndent("", "  ")
 		return enc.Encode(runs)
 	}
-	fmt.Fprintf(stdout, "tokens per turn over a %d-turn conversation (llm.Estimate of every prompt and reply; background memory work included)\n\n", *turns)
+	fmt.Fprintf(stdout, "tokens per turn over a %d-turn conversation (llm.Estimate of every prompt and reply; background memory work included)\n", *turns)
+	if *evidence >= 0 {
+		fmt.Fprintf(stdout, "mix.evidence_tokens: %d\n", *evidence)
+	}
+	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tcalls/turn\tmemory calls/turn\tprompt tokens/turn\tcompletion tokens/turn\tprompt vs chat\t")
 	for _, r := range runs {
@@ -231,13 +240,16 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // run (the demo's knowledge base and local search pages), every model call
 // going to upstream; memoryModel is memory.model ("" = upstream too,
 // "offline" = no model calls).
-func startDemoApp(ctx context.Context, dataDir, upstream, memoryModel string) (*evalApp, error) {
+func startDemoApp(ctx context.Context, dataDir, upstream, memoryModel string, edit ...func(*config.Config)) (*evalApp, error) {
 	cfg := config.DefaultConfig()
 	cfg.Demo = true
 	cfg.Server.DataDir = dataDir
 	cfg.LLM.BaseURL, cfg.LLM.Model = upstream, "test"
 	cfg.LLM.Timeout, cfg.LLM.MaxRetries = time.Minute, 0
 	cfg.Memory.Model = memoryModel
+	for _, e := range edit {
+		e(&cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
