@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -166,13 +165,11 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *turns < 1 || *turns > len(costScript) {
 		return fmt.Errorf("eval cost: -turns must be 1 to %d", len(costScript))
 	}
-	tb := &evalTB{}
-	defer tb.close()
-	dir, err := os.MkdirTemp("", "mixchat-eval-cost-")
+	tb, dir, cleanup, err := evalTemp("cost")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 
 	var runs []costRun
 	for _, w := range []struct{ name, path, fusion string }{

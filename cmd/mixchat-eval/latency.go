@@ -41,6 +41,12 @@ the same latency L:
   - the "context" fusion mode's latency and tokens next to the "answers" mode's;
   - mixchat's overhead per request with an instant LLM;
   - requests/s with -concurrency conversations at once and an instant LLM.
+With -json it measures the time to the first text instead, and prints it as
+JSON: a test model whose first token comes after -ttft (500ms) and whose
+answers take -answer-time (6s), its ttft_ms measured directly, then per
+fusion mode mixchat's first_text_ms (the first text of any answerer, or of
+the reply) and first_fused_ms (the reply's first piece), with the real
+answerers over the demo's knowledge base and local search engine.
 The app is built by the constructor of "mixchat serve" (conversation memory
 recalling history and rewriting follow-ups, metrics and traces around every
 answerer and model call). The LLM-chat answerer is the real one; the knowledge-base and
@@ -62,6 +68,18 @@ func (t *evalTB) Cleanup(f func()) {
 	t.mu.Lock()
 	t.cleanups = append(t.cleanups, f)
 	t.mu.Unlock()
+}
+
+// evalTemp returns what a run needs to start test upstreams and apps: the
+// TB they register their cleanups with and a temporary directory named
+// after the run; cleanup runs the cleanups and removes the directory.
+func evalTemp(name string) (*evalTB, string, func(), error) {
+	tb := &evalTB{}
+	dir, err := os.MkdirTemp("", "mixchat-eval-"+name+"-")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return tb, dir, func() { tb.close(); os.RemoveAll(dir) }, nil
 }
 
 func (t *evalTB) close() {
@@ -92,13 +110,11 @@ func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *latency <= 0 || *requests < 1 || *concurrency < 1 || *duration <= 0 || *overheadN < 1 {
 		return errors.New("eval latency: -latency, -duration, -requests, -concurrency and -overhead-requests must be positive")
 	}
-	tb := &evalTB{}
-	defer tb.close()
-	dir, err := os.MkdirTemp("", "mixchat-eval-latency-")
+	tb, dir, cleanup, err := evalTemp("latency")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 
 	slow := llmtest.NewServer(tb, llmtest.WithLatency(*latency), llmtest.WithHandler(evalReply))
 	instant := llmtest.NewServer(tb, llmtest.WithHandler(evalReply))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -76,13 +75,11 @@ func runEvalFirstText(ctx context.Context, o ttftOptions, stdout io.Writer) erro
 	if o.ttft <= 0 || o.answer <= o.ttft {
 		return errors.New("eval latency: want 0 < -ttft < -answer-time")
 	}
-	tb := &evalTB{}
-	defer tb.close()
-	dir, err := os.MkdirTemp("", "mixchat-eval-ttft-")
+	tb, dir, cleanup, err := evalTemp("ttft")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	up := llmtest.NewServer(tb, llmtest.WithHandler(pacedReply(o.ttft, o.answer)), llmtest.WithoutRecording())
 
 	rep := firstTextReport{Requests: o.requests, Modes: map[string]firstTextMode{}}

@@ -55,6 +55,22 @@ func TestMixChatAnswerDeltas(t *testing.T) {
 	}
 }
 
+// recvAll reads a chat.completion stream to its end.
+func recvAll(t *testing.T, stream *openai.ChatCompletionStream) []openai.ChatCompletionStreamResponse {
+	t.Helper()
+	var out []openai.ChatCompletionStreamResponse
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, chunk)
+	}
+}
+
 // TestOpenAIMixContextModel checks that the model name mixchat-mix-context
 // answers in the context fusion mode: one model call, streamed.
 func TestOpenAIMixContextModel(t *testing.T) {
@@ -76,14 +92,7 @@ func TestOpenAIMixContextModel(t *testing.T) {
 	defer stream.Close()
 	var text strings.Builder
 	chunks := 0
-	for {
-		chunk, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, chunk := range recvAll(t, stream) {
 		chunks++
 		if chunk.Model != "mixchat-mix-context" {
 			t.Errorf("chunk model %q", chunk.Model)
