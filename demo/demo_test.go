@@ -11,6 +11,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -20,7 +21,7 @@ func newKB(t *testing.T, dataDir string) *kb.Service {
 	t.Helper()
 	cfg := kb.DefaultConfig()
 	cfg.Dir = filepath.Join(dataDir, "kb")
-	s, err := kb.New(cfg, retrieve.NewHashEmbedder(512), nil)
+	s, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(512), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

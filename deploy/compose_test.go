@@ -26,10 +26,7 @@ func loadCompose(t *testing.T, env map[string]string) (*types.Project, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(composeFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readFile(t, composeFile)
 	return loader.LoadWithContext(context.Background(), types.ConfigDetails{
 		WorkingDir:  dir,
 		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(dir, "compose.yaml"), Content: raw}},
@@ -205,21 +202,14 @@ func searchEngineHosts(t *testing.T, name string, raw []byte) []string {
 // service of the same deployment.
 func TestSearxngWiring(t *testing.T) {
 	p := mustLoadCompose(t)
-	raw, err := os.ReadFile("compose/mixchat.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readFile(t, "compose/mixchat.yaml")
 	for _, host := range searchEngineHosts(t, "compose/mixchat.yaml", raw) {
 		name, port, _ := strings.Cut(host, ":")
 		if _, ok := p.Services[name]; !ok || port != "8080" {
 			t.Errorf("compose/mixchat.yaml: engine host %s is not the searxng service on 8080", host)
 		}
 	}
-	settings, err := os.ReadFile("compose/searxng/settings.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSearxngSettings(t, "compose/searxng/settings.yml", settings)
+	checkSearxngSettings(t, "compose/searxng/settings.yml", readFile(t, "compose/searxng/settings.yml"))
 
 	c := newCluster(t)
 	cm, ok := get[*corev1.ConfigMap](c, "ConfigMap", "mixchat-config")

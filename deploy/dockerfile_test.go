@@ -42,16 +42,21 @@ func (s stage) find(cmd string) []instruction {
 	return out
 }
 
+// readFile returns the contents of path, failing the test when it cannot.
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // parseDockerfile parses path with BuildKit's parser (the one docker build
 // uses) and groups its instructions by stage.
 func parseDockerfile(t *testing.T, path string) []stage {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := parser.Parse(f)
+	res, err := parser.Parse(bytes.NewReader(readFile(t, path)))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -151,10 +156,7 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("runtime stage copies %q: the image holds the server binary only", s)
 		}
 	}
-	main, err := os.ReadFile("../cmd/mixchat/main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	main := readFile(t, "../cmd/mixchat/main.go")
 	if !regexp.MustCompile(`(?m)^var version = `).Match(main) {
 		t.Error("cmd/mixchat/main.go has no `var version`: -X main.version would set nothing")
 	}
@@ -251,14 +253,9 @@ func TestServerBinaryHasNoTestCode(t *testing.T) {
 // "ignore everything, then re-include" dockerignore lets in.
 func dockerignoreIncludes(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var in []string
 	sawAll := false
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(readFile(t, path)))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		switch {

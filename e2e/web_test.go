@@ -68,13 +68,7 @@ func TestMemoryThroughTheUI(t *testing.T) {
 	p.choose("#opt-model", "offline")
 	p.waitJS(`!document.querySelector('#banner-extractive').hidden`, "the offline-model notice")
 
-	p.ask("我的名字是李雷。")
-	p.waitAnswers(1)
-	p.ask("我叫什么名字？")
-	second := p.waitAnswers(2)
-	if !strings.Contains(second, "李雷") {
-		p.fatal("the second answer %q does not name 李雷", second)
-	}
+	p.tellAndAskName()
 	id := p.conversationID()
 	p.waitJS(`[...document.querySelectorAll('#conv-list .conv-name')].some(e => e.textContent.includes('我的名字是李雷'))`, "the conversation in the sidebar")
 	p.screenshot("chat-memory-zh")
@@ -116,13 +110,53 @@ func TestMemoryThroughTheUI(t *testing.T) {
 	}
 }
 
-// TestStopStream stops a slow reply: the text stops growing, the upstream
-// call is cancelled, and the stored reply is marked interrupted.
-func TestStopStream(t *testing.T) {
+// askCiting asks the first question of a conversation and checks that the
+// answer holds inAnswer and its sources inSources.
+func (p *page) askCiting(question, inAnswer, inSources string) {
+	p.t.Helper()
+	p.ask(question)
+	if answer := p.waitAnswers(1); !strings.Contains(answer, inAnswer) {
+		p.t.Errorf("answer %q lacks %q: it does not come from the sources", answer, inAnswer)
+	}
+	if src := eval[string](p, `document.querySelector('#messages .sources')?.innerText || ''`); !strings.Contains(src, inSources) {
+		p.fatal("sources %q lack %q", src, inSources)
+	}
+}
+
+// tellAndAskName says a name (李雷), asks for it in the next turn, and
+// fails the test when the second answer does not name it.
+func (p *page) tellAndAskName() {
+	p.t.Helper()
+	p.ask("我的名字是李雷。")
+	p.waitAnswers(1)
+	p.ask("我叫什么名字？")
+	if second := p.waitAnswers(2); !strings.Contains(second, "李雷") {
+		p.fatal("the second answer %q does not name 李雷", second)
+	}
+}
+
+// openLLM starts mixchat and opens the web app on a desktop screen asking
+// the model directly (llm mode).
+func openLLM(t *testing.T) (*server, *page) {
+	t.Helper()
 	srv := startServer(t)
 	p := openPage(t, srv, 1280, 800, false)
 	p.choose("#opt-mode", "llm")
+	return srv, p
+}
+
+// openScripted is openLLM with the scripted test model chosen.
+func openScripted(t *testing.T) (*server, *page) {
+	t.Helper()
+	srv, p := openLLM(t)
 	p.choose("#opt-model", "scripted")
+	return srv, p
+}
+
+// TestStopStream stops a slow reply: the text stops growing, the upstream
+// call is cancelled, and the stored reply is marked interrupted.
+func TestStopStream(t *testing.T) {
+	srv, p := openScripted(t)
 	p.ask("讲讲乾卦 " + markSlow)
 	p.waitJS(`!document.querySelector('#stop-btn').hidden && (document.querySelector('#messages .answer')?.innerText.length || 0) > 10`, "the reply to start streaming")
 	p.do(chromedp.Click(chromedp.CSS("#stop-btn")))
@@ -173,10 +207,7 @@ func TestStopStream(t *testing.T) {
 
 // TestUpstreamFailure shows the upstream model's error message.
 func TestUpstreamFailure(t *testing.T) {
-	srv := startServer(t)
-	p := openPage(t, srv, 1280, 800, false)
-	p.choose("#opt-mode", "llm")
-	p.choose("#opt-model", "scripted")
+	_, p := openScripted(t)
 	p.ask("hello " + markFail)
 	p.waitAnswers(1)
 	msg := eval[string](p, `document.querySelector('#messages .notice.error')?.innerText || ''`)
@@ -193,10 +224,7 @@ func TestUpstreamFailure(t *testing.T) {
 // appears as text, no element from it reaches the page, and no payload
 // runs — live and after reloading the history.
 func TestModelOutputIsText(t *testing.T) {
-	srv := startServer(t)
-	p := openPage(t, srv, 1280, 800, false)
-	p.choose("#opt-mode", "llm")
-	p.choose("#opt-model", "scripted")
+	_, p := openScripted(t)
 	question := `<img src=x onerror="window.__pwned='question'"> ` + markXSS
 	check := func(when string) {
 		t.Helper()
@@ -340,15 +368,7 @@ func TestKnowledgeBase(t *testing.T) {
 	p.choose("#opt-mode", "kb")
 	p.do(chromedp.Click(chromedp.CSS("#opt-kb > summary")))
 	p.clickWhenThere(`#opt-kb-list input[value="zhouyi_e2e"]`)
-	p.ask("乾卦的卦辞是什么？")
-	answer := p.waitAnswers(1)
-	if !strings.Contains(answer, "元") {
-		t.Errorf("answer %q does not come from the document", answer)
-	}
-	src := eval[string](p, `document.querySelector('#messages .sources')?.innerText || ''`)
-	if !strings.Contains(src, "qian.md") {
-		p.fatal("sources %q do not cite qian.md", src)
-	}
+	p.askCiting("乾卦的卦辞是什么？", "元", "qian.md")
 	p.screenshot("chat-knowledge-base")
 
 	// Delete a file, then the knowledge base, each after confirming.
@@ -365,9 +385,11 @@ func TestKnowledgeBase(t *testing.T) {
 	p.waitJS(`document.querySelector('#kb-panel').hidden && document.querySelectorAll('#kb-list li').length === 0`, "the knowledge base to go")
 }
 
-// TestSearch asks in search mode with the offline "local" engine over a
-// folder holding one page, and sees the page among the sources.
-func TestSearch(t *testing.T) {
+// openWithSearchPage starts mixchat with one page (the Image commentary on
+// 乾) in the offline search engine's folder, skips the test when endpoint
+// is missing or not configured, and opens the web app in mode.
+func openWithSearchPage(t *testing.T, endpoint, mode string) *page {
+	t.Helper()
 	dir := t.TempDir()
 	pages := filepath.Join(dir, "data", "search")
 	if err := os.MkdirAll(pages, 0o755); err != nil {
@@ -378,57 +400,32 @@ func TestSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServerIn(t, dir)
-	switch srv.postStatus(t, "/chat/search_engine_chat", `{"query":""}`) {
+	switch srv.postStatus(t, endpoint, `{"query":""}`) {
 	case http.StatusNotFound:
-		t.Skip("the server has no /chat/search_engine_chat yet (issue 5)")
+		t.Skipf("the server has no %s yet", endpoint)
 	case http.StatusServiceUnavailable:
-		t.Skip("/chat/search_engine_chat answers 503: search is not configured")
+		t.Skipf("%s answers 503: it is not configured", endpoint)
 	}
 	p := openPage(t, srv, 1280, 800, false)
 	p.dismissNotice()
-	p.choose("#opt-mode", "search")
+	p.choose("#opt-mode", mode)
+	return p
+}
+
+// TestSearch asks in search mode with the offline "local" engine over a
+// folder holding one page, and sees the page among the sources.
+func TestSearch(t *testing.T) {
+	p := openWithSearchPage(t, "/chat/search_engine_chat", "search")
 	p.waitJS(`!document.querySelector('#opt-engine-wrap').hidden && document.querySelector('#opt-engine').value !== ''`, "a search engine to pick")
-	p.ask("天行健，君子以自强不息是什么意思？")
-	answer := p.waitAnswers(1)
-	if !strings.Contains(answer, "自强不息") {
-		t.Errorf("answer %q does not come from the page", answer)
-	}
-	src := eval[string](p, `document.querySelector('#messages .sources')?.innerText || ''`)
-	if !strings.Contains(src, "自强不息") {
-		p.fatal("sources %q do not show the page", src)
-	}
+	p.askCiting("天行健，君子以自强不息是什么意思？", "自强不息", "自强不息")
 	p.screenshot("chat-search")
 }
 
 // TestMixChat asks in mix mode: the memory test again, then a question the
 // offline search engine can answer, with the intermediate answers shown.
 func TestMixChat(t *testing.T) {
-	dir := t.TempDir()
-	pages := filepath.Join(dir, "data", "search")
-	if err := os.MkdirAll(pages, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	page := "# 象传·乾\n\n《象》曰：天行健，君子以自强不息。潜龙勿用，阳在下也。\n"
-	if err := os.WriteFile(filepath.Join(pages, "xiangzhuan-qian.md"), []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServerIn(t, dir)
-	switch srv.postStatus(t, "/chat/mix_chat", `{"query":""}`) {
-	case http.StatusNotFound:
-		t.Skip("the server has no /chat/mix_chat yet (issue 6)")
-	case http.StatusServiceUnavailable:
-		t.Skip("/chat/mix_chat answers 503: cmd/mixchat does not configure the Mixer yet (issue 6)")
-	}
-	p := openPage(t, srv, 1280, 800, false)
-	p.dismissNotice()
-	p.choose("#opt-mode", "mix")
-	p.ask("我的名字是李雷。")
-	p.waitAnswers(1)
-	p.ask("我叫什么名字？")
-	answer := p.waitAnswers(2)
-	if !strings.Contains(answer, "李雷") {
-		p.fatal("mix answer %q does not name 李雷", answer)
-	}
+	p := openWithSearchPage(t, "/chat/mix_chat", "mix")
+	p.tellAndAskName()
 	if n := eval[int](p, `document.querySelectorAll('#messages .turn:last-child .answerer').length`); n == 0 {
 		t.Error("no intermediate answers shown")
 	}
@@ -484,9 +481,7 @@ func TestPhone(t *testing.T) {
 // TestServerUnreachable stops the server under the page: the page says the
 // server cannot be reached, and the question shows its error.
 func TestServerUnreachable(t *testing.T) {
-	srv := startServer(t)
-	p := openPage(t, srv, 1280, 800, false)
-	p.choose("#opt-mode", "llm")
+	srv, p := openLLM(t)
 	srv.Stop()
 	p.ask("还在吗？")
 	p.waitAnswers(1)

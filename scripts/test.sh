@@ -50,6 +50,7 @@ fuzz_targets=(
   "pkg/server FuzzDecodeChatRequest" "pkg/server FuzzDecodeMixRequest"
   "pkg/llm FuzzStreamSSE"
   "pkg/search FuzzParseSearxNG"
+  "pkg/text FuzzSplitLongLine"
   "pkg/kb FuzzSplit" "pkg/kb FuzzLoadPDF" "pkg/kb FuzzLoadDOCX" "pkg/kb FuzzLoadHTML"
   "pkg/kb FuzzLoadMarkdown" "pkg/kb FuzzLoadCSV" "pkg/kb FuzzLoadJSON" "pkg/kb FuzzLoadJSONL"
   "pkg/kb FuzzLoadText"
@@ -57,7 +58,7 @@ fuzz_targets=(
 if [ "$fuzztime" != "0" ]; then
   fuzz_dir="$(mktemp -d)"
   fuzz_cache="$(go env GOCACHE)/fuzz/$(go list -m)"
-  for pkg in pkg/server pkg/llm pkg/search pkg/kb; do
+  for pkg in pkg/server pkg/llm pkg/search pkg/kb pkg/text; do
     go test -c -fuzz . -o "$fuzz_dir/${pkg//\//_}.test" "./$pkg"
   done
   for t in "${fuzz_targets[@]}"; do

@@ -84,9 +84,15 @@ type locomoQuestion struct {
 
 // locomoResult is the figures of one strategy.
 type locomoResult struct {
-	Strategy          string             `json:"strategy"`
-	K                 int                `json:"k"`
-	RecallAtK         float64            `json:"recall_at_k"`
+	Strategy  string  `json:"strategy"`
+	K         int     `json:"k"`
+	RecallAtK float64 `json:"recall_at_k"`
+	// Ranked is false for strategies that rank nothing: their recall_at_k
+	// is the evidence they keep in context.
+	Ranked bool `json:"ranked"`
+	// KeptMessages is the mean number of conversation messages the
+	// context holds verbatim.
+	KeptMessages      float64            `json:"kept_messages"`
 	ByCategory        map[string]float64 `json:"by_category"`
 	BudgetTokens      int                `json:"budget_tokens"`
 	EvidenceInContext float64            `json:"evidence_in_context"`
@@ -211,9 +217,13 @@ func printLoCoMo(w io.Writer, rep locomoReport) {
 		rep.Conversations, rep.Messages, rep.Questions, rep.QuestionsScored, rep.EvidenceIDs, rep.NormalisedEvidenceIDs, rep.DroppedEvidenceIDs)
 	fmt.Fprintf(w, "tokens counted with %s; budget %d; %.1fs\n\n", rep.Tokenizer, rep.BudgetTokens, rep.Seconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "strategy\trecall@%d\tin context@%d\tavg tokens\tmax tokens\t\n", rep.K, rep.BudgetTokens)
+	fmt.Fprintf(tw, "strategy\trecall@%d\tin context@%d\tavg tokens\tmax tokens\tmessages kept\t\n", rep.K, rep.BudgetTokens)
 	for _, r := range rep.Strategies {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.0f\t%d\t\n", r.Strategy, r.RecallAtK, r.EvidenceInContext, r.AvgContextTokens, r.MaxContextTokens)
+		recall := fmt.Sprintf("%.3f", r.RecallAtK)
+		if !r.Ranked {
+			recall = "(kept) " + recall
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.0f\t%d\t%.1f\t\n", r.Strategy, recall, r.EvidenceInContext, r.AvgContextTokens, r.MaxContextTokens, r.KeptMessages)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nby category (%s)\n", rep.Strategy)
@@ -239,6 +249,7 @@ func evalLoCoMoStrategy(ctx context.Context, mgr *memory.Manager, tok *llm.Token
 	type acc struct {
 		recall, inCtx [6]float64
 		n             [6]int
+		kept          float64
 		tokens        float64
 		maxTokens     int
 	}
@@ -254,7 +265,6 @@ func evalLoCoMoStrategy(ctx context.Context, mgr *memory.Manager, tok *llm.Token
 			defer wg.Done()
 			defer func() { <-g }()
 			a := &accs[ci]
-			recent := latestIDs(c, k)
 			for _, q := range c.questions {
 				if len(q.evidence) == 0 {
 					continue
@@ -287,11 +297,16 @@ func evalLoCoMoStrategy(ctx context.Context, mgr *memory.Manager, tok *llm.Token
 				found, inCtx := 0, 0
 				for _, id := range q.evidence {
 					content := c.content[id]
-					if top != nil && top[content] || top == nil && recent[id] {
-						found++
-					}
 					if strings.Contains(ctxText, content) {
 						inCtx++
+					}
+					if top != nil && top[content] || top == nil && strings.Contains(ctxText, content) {
+						found++
+					}
+				}
+				for _, content := range c.content {
+					if strings.Contains(ctxText, content) {
+						a.kept++
 					}
 				}
 				n := float64(len(q.evidence))
@@ -317,15 +332,17 @@ func evalLoCoMoStrategy(ctx context.Context, mgr *memory.Manager, tok *llm.Token
 			total.n[i] += a.n[i]
 		}
 		total.tokens += a.tokens
+		total.kept += a.kept
 		total.maxTokens = max(total.maxTokens, a.maxTokens)
 	}
-	r := locomoResult{Strategy: strategy, K: k, BudgetTokens: budget, ByCategory: map[string]float64{}, ContextByCategory: map[string]float64{},
+	r := locomoResult{Strategy: strategy, K: k, Ranked: strategy == memory.Retrieval || strategy == memory.Combined, BudgetTokens: budget, ByCategory: map[string]float64{}, ContextByCategory: map[string]float64{},
 		MaxContextTokens: total.maxTokens}
 	if total.n[0] > 0 {
 		n := float64(total.n[0])
 		r.RecallAtK = locomoRound(total.recall[0] / n)
 		r.EvidenceInContext = locomoRound(total.inCtx[0] / n)
 		r.AvgContextTokens = math.Round(total.tokens / n)
+		r.KeptMessages = math.Round(total.kept/n*10) / 10
 	}
 	for c, name := range locomoCategories {
 		if total.n[c] > 0 {
@@ -363,24 +380,6 @@ func (c *lineCounter) count(s string) int {
 		n += k
 	}
 	return n
-}
-
-// latestIDs returns the dia_ids of the k latest messages of c.
-func latestIDs(c *locomoConv, k int) map[string]bool {
-	type p struct {
-		id  string
-		pos int
-	}
-	all := make([]p, 0, len(c.order))
-	for id, pos := range c.order {
-		all = append(all, p{id, pos})
-	}
-	sort.Slice(all, func(a, b int) bool { return all[a].pos > all[b].pos })
-	out := map[string]bool{}
-	for i := 0; i < k && i < len(all); i++ {
-		out[all[i].id] = true
-	}
-	return out
 }
 
 type locomoStats struct {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -83,6 +84,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	o := obs.New(obs.Options{Tracing: a.tracing.Provider, Prices: cfg.LLM.Prices, Log: log})
 	o.InstrumentRegistry(a.Models)
+	auth.MeterRegistry(a.Models) // tokens-per-minute: prompt up front, output even when cut
 
 	// Stores.
 	store, err := openStore(ctx, cfg)
@@ -144,6 +146,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Log: log, Version: opts.Version, Store: store, Models: a.Models, Chat: answerer, Memory: a.Memory,
 		KB: a.KB, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
+		PublicHosts: cfg.Server.PublicHosts,
 	})
 	return a, nil
 }

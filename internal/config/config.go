@@ -61,6 +61,10 @@ type ServerConfig struct {
 	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
 	MaxQueryChars   int           `yaml:"max_query_chars"` // longest question of a chat endpoint, in characters
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// PublicHosts are the names clients reach the server by besides IP
+	// addresses and localhost ("chat.example.com", "*.example.com", "*"
+	// for any); requests for other Host names are refused (DNS rebinding).
+	PublicHosts []string `yaml:"public_hosts"`
 }
 
 // LogConfig sets the log's level and format.

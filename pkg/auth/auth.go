@@ -125,17 +125,60 @@ func FromContext(ctx context.Context) (p Principal, ok bool) {
 }
 
 // Meter counts the LLM tokens a request spends, for the tokens-per-minute
-// limit. It is safe for concurrent use.
-type Meter struct{ n atomic.Int64 }
+// limit, from two sources: the replies' usage as handlers report it
+// (AddTokens), and every model call as it happens (MeteredModel: the
+// prompt up front, then what was produced, also when the call was cut).
+// The request is charged the larger of the two, so a reply reported by
+// both is not counted twice. It is safe for concurrent use.
+type Meter struct {
+	n       atomic.Int64 // reported by handlers
+	spent   atomic.Int64 // counted at the model calls
+	charged atomic.Int64 // passed to charge already
+	charge  func(int64)  // charges the limiter at once; nil: only at Settle
+}
 
 // Tokens returns the tokens counted so far.
-func (m *Meter) Tokens() int64 { return m.n.Load() }
+func (m *Meter) Tokens() int64 { return max(m.n.Load(), m.spent.Load()) }
+
+// spend counts n tokens of a model call and charges them at once.
+func (m *Meter) spend(n int64) {
+	if n <= 0 {
+		return
+	}
+	m.spent.Add(n)
+	if m.charge != nil {
+		m.charged.Add(n)
+		m.charge(n)
+	}
+}
+
+// Settle returns the tokens counted but not charged yet and marks them
+// charged: what to charge when the request ends.
+func (m *Meter) Settle() int64 {
+	for {
+		c := m.charged.Load()
+		d := m.Tokens() - c
+		if d <= 0 {
+			return 0
+		}
+		if m.charged.CompareAndSwap(c, c+d) {
+			return d
+		}
+	}
+}
 
 type meterKey struct{}
 
 // WithMeter returns ctx carrying a new Meter.
 func WithMeter(ctx context.Context) (context.Context, *Meter) {
-	m := &Meter{}
+	return WithChargingMeter(ctx, nil)
+}
+
+// WithChargingMeter returns ctx carrying a new Meter that passes the
+// tokens of model calls to charge as they are spent (the prompt's when a
+// call starts), so that requests running at the same time see them.
+func WithChargingMeter(ctx context.Context, charge func(tokens int64)) (context.Context, *Meter) {
+	m := &Meter{charge: charge}
 	return context.WithValue(ctx, meterKey{}, m), m
 }
 

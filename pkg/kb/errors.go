@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -23,6 +24,8 @@ var (
 	ErrUnsupported = errors.New("unsupported file type")
 	// ErrCorrupt: the file could not be parsed as its type says.
 	ErrCorrupt = errors.New("corrupt file")
+	// ErrTooLarge: the file decompresses to more than MaxDecompressedBytes.
+	ErrTooLarge = errors.New("too large")
 	// ErrNoText: the file parsed but holds no text (e.g. a scanned PDF).
 	ErrNoText = errors.New("no text")
 	// ErrEmbedModel: the KB was built with another embedding model than
@@ -42,20 +45,47 @@ type FileError struct {
 func (e *FileError) Error() string { return e.File + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
-// maxNameRunes bounds knowledge-base and file names.
-const maxNameRunes = 200
+// Name limits: a knowledge-base name and every "/"-separated segment of a
+// file name is at most 200 characters and 255 bytes of UTF-8 (what file
+// systems take as one name); a file name is at most 1024 bytes in all.
+const (
+	maxNameRunes    = 200
+	MaxNameBytes    = 255
+	MaxFileNameSize = 1024
+)
+
+// nameError is a name refused for its length or characters (not for
+// trying to leave the knowledge base's folder): it is ErrBadRequest.
+type nameError string
+
+func (e nameError) Error() string        { return string(e) }
+func (e nameError) Is(target error) bool { return target == ErrBadRequest }
+
+func badName(format string, a ...any) error { return nameError(fmt.Sprintf(format, a...)) }
 
 // ValidName checks a knowledge-base name: not empty, no path separators,
-// no "." or ".." and no control characters, at most 200 characters. It
-// returns ErrEmptyName or ErrInvalidName (wrapped, with the reason).
+// no "." or ".." segments, no control characters (NUL, tab, ...) or
+// invisible format characters (zero-width, bidirectional controls such as
+// U+202E), no leading or trailing space, at most 200 characters and 255
+// bytes. It returns ErrEmptyName or ErrInvalidName (wrapped, with the
+// reason; also wrapping ErrBadRequest when the reason is length or
+// characters).
 func ValidName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return fmt.Errorf("%w: knowledge base name is empty", ErrEmptyName)
 	}
 	if err := safeSegment(name); err != nil {
-		return fmt.Errorf("%w: knowledge base name %q %s", ErrInvalidName, name, err.Error())
+		return fmt.Errorf("%w: knowledge base name %s %w", ErrInvalidName, shortQuote(name), err)
 	}
 	return nil
+}
+
+// shortQuote quotes a name for a message, cut to 60 characters.
+func shortQuote(s string) string {
+	if utf8.RuneCountInString(s) > 60 {
+		s = string([]rune(s)[:60]) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // ValidFileName checks a document name inside a knowledge base. It may
@@ -65,12 +95,16 @@ func ValidFileName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return fmt.Errorf("%w: file name is empty", ErrEmptyName)
 	}
-	if strings.HasPrefix(name, "/") || strings.Contains(name, "\\") || utf8.RuneCountInString(name) > 4*maxNameRunes {
-		return fmt.Errorf("%w: file name %q must be a relative path with / separators", ErrInvalidName, name)
+	if strings.HasPrefix(name, "/") || strings.Contains(name, "\\") {
+		return fmt.Errorf("%w: file name %s must be a relative path with / separators", ErrInvalidName, shortQuote(name))
+	}
+	if len(name) > MaxFileNameSize {
+		return fmt.Errorf("%w: file name %s is %d bytes: %w", ErrInvalidName, shortQuote(name), len(name),
+			badName("at most %d bytes", MaxFileNameSize))
 	}
 	for _, seg := range strings.Split(name, "/") {
 		if err := safeSegment(seg); err != nil {
-			return fmt.Errorf("%w: file name %q %s", ErrInvalidName, name, err.Error())
+			return fmt.Errorf("%w: file name %s %w", ErrInvalidName, shortQuote(name), err)
 		}
 	}
 	return nil
@@ -85,15 +119,20 @@ func safeSegment(s string) error {
 	case strings.ContainsAny(s, "/\\"):
 		return errors.New("must not contain / or \\")
 	case !utf8.ValidString(s):
-		return errors.New("is not valid UTF-8")
+		return badName("is not valid UTF-8")
 	case utf8.RuneCountInString(s) > maxNameRunes:
-		return fmt.Errorf("is longer than %d characters", maxNameRunes)
+		return badName("is longer than %d characters", maxNameRunes)
+	case len(s) > MaxNameBytes:
+		return badName("is %d bytes of UTF-8, more than %d (a Chinese character takes 3)", len(s), MaxNameBytes)
 	case strings.TrimSpace(s) != s:
-		return errors.New("must not start or end with white space")
+		return badName("must not start or end with white space")
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) {
-			return errors.New("must not contain control characters")
+			return badName("must not contain control characters (%U)", r)
+		}
+		if unicode.Is(unicode.Cf, r) {
+			return badName("must not contain invisible format characters (%U: zero-width, bidirectional controls)", r)
 		}
 	}
 	return nil

@@ -126,7 +126,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	docs := job.docs
 	if docs == nil {
 		var err error
-		if docs, err = Load(job.name, job.data); err != nil {
+		if docs, err = LoadContext(ctx, job.name, job.data); err != nil {
 			return ingestResult{}, err
 		}
 	} else {
@@ -137,7 +137,10 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			docs[i].Metadata["source"] = job.name
 		}
 	}
-	pieces := job.split.Split(docs)
+	pieces, err := job.split.SplitContext(ctx, docs)
+	if err != nil {
+		return ingestResult{}, err
+	}
 	if len(pieces) == 0 {
 		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
 	}
@@ -197,6 +200,11 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 		if err != nil {
 			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
 		}
+		// The rename after the commit must not fail: refuse now what the
+		// file system will not take there.
+		if err := placeable(dst); err != nil {
+			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
+		}
 	}
 
 	plain := make([]Chunk, len(chunks))
@@ -240,15 +248,17 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	return ingestResult{chunks: len(chunks)}, nil
 }
 
-// titleOf is the title a chunk falls under: its section's heading path,
-// or the file name (without folder and extension) for text without
-// headings.
+// titleOf is the section path a chunk falls under: its document's title
+// (the file name without folder and extension), then the headings it is
+// under ("zhouyi > 《易經》第一卦乾 乾為天"). The ranker matches it as the
+// chunk's title field and the reader sees it above the chunk's text.
 func titleOf(file string, meta map[string]any) string {
-	if t, _ := meta["section"].(string); t != "" {
-		return t
-	}
 	base := path.Base(file)
-	return strings.TrimSuffix(base, path.Ext(base))
+	doc := strings.TrimSuffix(base, path.Ext(base))
+	if t, _ := meta["section"].(string); t != "" {
+		return doc + " > " + t
+	}
+	return doc
 }
 
 // saveOriginal writes a document's original into the content folder

@@ -422,6 +422,8 @@ func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base,
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 	}
+	// Best effort: a leftover that cannot be removed is never served.
+	_, _ = removeStaleUploads(b.dir)
 	return b, nil
 }
 
@@ -529,13 +531,9 @@ func (s *Service) Original(ctx context.Context, name, file string) (*Original, e
 	}
 	defer release()
 	if !b.dbOriginals {
-		f, err := os.Open(b.contentPath(file))
-		if err == nil {
-			st, serr := f.Stat()
-			if serr == nil && st.Mode().IsRegular() {
-				return &Original{Name: file, Size: st.Size(), ModTime: st.ModTime(), ReadSeekCloser: f}, nil
-			}
-			f.Close()
+		// The originals the KB keeps: no temporary (hidden) file, no link.
+		if f, st, err := openOriginal(b.dir, file); err == nil {
+			return &Original{Name: file, Size: st.Size(), ModTime: st.ModTime(), ReadSeekCloser: f}, nil
 		}
 		return nil, fmt.Errorf("file %q of %s: %w", file, name, ErrNotFound)
 	}

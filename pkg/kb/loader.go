@@ -1,11 +1,10 @@
 package kb
 
 import (
-	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -23,10 +22,10 @@ import (
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	gtext "github.com/yuin/goldmark/text"
-	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 	"golang.org/x/text/encoding/simplifiedchinese"
 	xunicode "golang.org/x/text/encoding/unicode"
+
+	"github.com/mixchat/mixchat/pkg/htmltext"
 )
 
 // Document is text loaded from a file, with its metadata: a whole text file,
@@ -79,8 +78,21 @@ func Supported(name string) bool {
 
 // Load reads a file by its extension (case-insensitive) and returns its
 // documents, each with metadata "source" set to name. Errors wrap
-// ErrUnsupported, ErrCorrupt or ErrNoText and say what is wrong.
+// ErrUnsupported, ErrCorrupt, ErrTooLarge or ErrNoText and say what is
+// wrong.
 func Load(name string, data []byte) ([]Document, error) {
+	return LoadContext(context.Background(), name, data)
+}
+
+// ctxLoaders are the loaders whose work is not bounded by the file's size
+// (compressed content, page after page): they stop once ctx is done.
+var ctxLoaders = map[string]func(context.Context, []byte) ([]Document, error){
+	".docx": loadDOCX,
+	".pdf":  loadPDF,
+}
+
+// LoadContext is Load that stops, with ctx's cause, once ctx is done.
+func LoadContext(ctx context.Context, name string, data []byte) ([]Document, error) {
 	ext := strings.ToLower(path.Ext(name))
 	load, ok := loaders[ext]
 	if !ok {
@@ -89,8 +101,20 @@ func Load(name string, data []byte) ([]Document, error) {
 		}
 		return nil, fmt.Errorf("%w %s: supported are %s", ErrUnsupported, ext, strings.Join(SupportedExtensions(), " "))
 	}
-	docs, err := load(data)
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	var docs []Document
+	var err error
+	if cl, ok := ctxLoaders[ext]; ok {
+		docs, err = cl(ctx, data)
+	} else {
+		docs, err = load(data)
+	}
 	if err != nil {
+		return nil, err
+	}
+	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
 	out := docs[:0]
@@ -198,7 +222,7 @@ func LoadMarkdown(data []byte) ([]Document, error) {
 					seg := lines.At(i)
 					raw.Write(seg.Value(src))
 				}
-				if t := strings.TrimSpace(htmlFragmentText(raw.String())); t != "" {
+				if t := strings.TrimSpace(htmltext.Fragment(raw.String())); t != "" {
 					b.WriteString(t + "\n\n")
 				}
 			case *ast.ListItem:
@@ -284,120 +308,6 @@ func isWide(r rune) bool {
 		(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF)
 }
 
-// htmlFragmentText strips the tags of an HTML fragment.
-func htmlFragmentText(s string) string {
-	nodes, err := html.ParseFragment(strings.NewReader(s), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
-	if err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, n := range nodes {
-		htmlText(&b, n)
-	}
-	return b.String()
-}
-
-// blockTags break lines in HTML text.
-var blockTags = map[string]bool{
-	"p": true, "div": true, "section": true, "article": true, "main": true, "header": true, "footer": true,
-	"li": true, "ul": true, "ol": true, "dl": true, "dt": true, "dd": true, "tr": true, "table": true,
-	"blockquote": true, "pre": true, "br": true, "hr": true, "figure": true, "figcaption": true,
-	"address": true, "aside": true, "form": true, "fieldset": true, "details": true, "summary": true,
-	"tbody": true, "thead": true, "tfoot": true, "caption": true,
-}
-
-// skipTags carry no readable text.
-var skipTags = map[string]bool{
-	"script": true, "style": true, "noscript": true, "template": true, "svg": true, "iframe": true,
-	"head": true, "object": true, "canvas": true,
-}
-
-// htmlText writes the readable text under n: headings as "#" lines, block
-// elements on lines of their own, table cells separated by " | ".
-func htmlText(b *strings.Builder, n *html.Node) {
-	switch n.Type {
-	case html.TextNode:
-		b.WriteString(collapseSpace(n.Data))
-		return
-	case html.ElementNode:
-		tag := n.Data
-		if skipTags[tag] {
-			return
-		}
-		if len(tag) == 2 && tag[0] == 'h' && tag[1] >= '1' && tag[1] <= '6' {
-			var h strings.Builder
-			for c := n.FirstChild; c != nil; c = c.NextSibling {
-				htmlText(&h, c)
-			}
-			if t := strings.TrimSpace(strings.Join(strings.Fields(h.String()), " ")); t != "" {
-				b.WriteString("\n\n" + strings.Repeat("#", int(tag[1]-'0')) + " " + t + "\n\n")
-			}
-			return
-		}
-		if tag == "td" || tag == "th" {
-			b.WriteString(" | ")
-		}
-		if tag == "pre" {
-			b.WriteString("\n")
-			b.WriteString(nodeRawText(n))
-			b.WriteString("\n")
-			return
-		}
-		if blockTags[tag] {
-			b.WriteString("\n")
-			if tag == "p" {
-				b.WriteString("\n")
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			htmlText(b, c)
-		}
-		if blockTags[tag] {
-			b.WriteString("\n")
-		}
-		return
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		htmlText(b, c)
-	}
-}
-
-func nodeRawText(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return b.String()
-}
-
-// collapseSpace collapses runs of white space (HTML rendering rules) to one
-// space.
-func collapseSpace(s string) string {
-	if strings.TrimSpace(s) == "" {
-		if s == "" {
-			return ""
-		}
-		return " "
-	}
-	lead := unicode.IsSpace(rune(s[0]))
-	trail := unicode.IsSpace(rune(s[len(s)-1]))
-	out := strings.Join(strings.Fields(s), " ")
-	if lead {
-		out = " " + out
-	}
-	if trail {
-		out += " "
-	}
-	return out
-}
-
 // LoadHTML loads an HTML page's readable text (scripts, styles and the head
 // removed; the title kept as metadata).
 func LoadHTML(data []byte) ([]Document, error) {
@@ -407,42 +317,16 @@ func LoadHTML(data []byte) ([]Document, error) {
 	}
 	title := strings.TrimSpace(doc.Find("title").First().Text())
 	doc.Find("script, style, noscript, template, svg, iframe, nav").Remove()
-	var b strings.Builder
-	for _, n := range doc.Find("body").Nodes {
-		htmlText(&b, n)
+	nodes := doc.Find("body").Nodes
+	if len(nodes) == 0 {
+		nodes = doc.Nodes
 	}
-	if len(doc.Find("body").Nodes) == 0 {
-		for _, n := range doc.Nodes {
-			htmlText(&b, n)
-		}
-	}
-	text := tidyLines(b.String())
+	text := htmltext.Text(nodes...)
 	meta := map[string]any{}
 	if title != "" {
 		meta["title"] = title
 	}
 	return []Document{{Text: text, Metadata: meta}}, nil
-}
-
-// tidyLines trims every line and collapses runs of blank lines to one.
-func tidyLines(s string) string {
-	lines := strings.Split(s, "\n")
-	out := make([]string, 0, len(lines))
-	blank := false
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		l = strings.TrimPrefix(l, "| ")
-		if l == "" || l == "|" {
-			if !blank && len(out) > 0 {
-				out = append(out, "")
-			}
-			blank = true
-			continue
-		}
-		blank = false
-		out = append(out, l)
-	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
 // maxPDFPages bounds the pages read from one PDF, so a damaged page count
@@ -451,7 +335,9 @@ const maxPDFPages = 20000
 
 // LoadPDF loads a PDF's text, one document per page with metadata "page"
 // (1-based). Scanned PDFs without a text layer fail with ErrNoText.
-func LoadPDF(data []byte) (docs []Document, err error) {
+func LoadPDF(data []byte) ([]Document, error) { return loadPDF(context.Background(), data) }
+
+func loadPDF(ctx context.Context, data []byte) (docs []Document, err error) {
 	defer func() {
 		// The PDF reader reports some malformed input by panicking.
 		if r := recover(); r != nil {
@@ -470,6 +356,9 @@ func LoadPDF(data []byte) (docs []Document, err error) {
 	fonts := map[string]*pdf.Font{}
 	misses := 0
 	for i := 1; i <= n; i++ {
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
 		p := r.Page(i)
 		if p.V.IsNull() {
 			if misses++; misses > 20 {
@@ -529,163 +418,6 @@ func sentenceEndRune(r rune) bool {
 		return true
 	}
 	return false
-}
-
-// maxDOCXXML bounds the decompressed size of word/document.xml (a zip bomb
-// guard).
-const maxDOCXXML = 256 << 20
-
-// LoadDOCX loads a Word document's paragraphs and tables. Paragraphs with a
-// heading style (Heading1.., Title, 标题) become "#" lines.
-//
-// It reads word/document.xml with encoding/xml rather than a DOCX library:
-// the maintained Go DOCX readers are AGPL-licensed (fumiama/go-docx) or expose
-// only raw XML for find-and-replace (nguyenthenguyen/docx), and text
-// extraction needs only the w:p, w:t and w:tbl elements.
-func LoadDOCX(data []byte) ([]Document, error) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, fmt.Errorf("%w: docx is not a zip archive: %v", ErrCorrupt, err)
-	}
-	var doc *zip.File
-	for _, f := range zr.File {
-		if f.Name == "word/document.xml" {
-			doc = f
-			break
-		}
-	}
-	if doc == nil {
-		return nil, fmt.Errorf("%w: docx has no word/document.xml", ErrCorrupt)
-	}
-	rc, err := doc.Open()
-	if err != nil {
-		return nil, fmt.Errorf("%w: docx: %v", ErrCorrupt, err)
-	}
-	defer rc.Close()
-	text, err := docxText(io.LimitReader(rc, maxDOCXXML))
-	if err != nil {
-		return nil, fmt.Errorf("%w: docx: %v", ErrCorrupt, err)
-	}
-	return []Document{{Text: text}}, nil
-}
-
-// docxText walks WordprocessingML and returns its text.
-func docxText(r io.Reader) (string, error) {
-	dec := xml.NewDecoder(r)
-	dec.Strict = false
-	var (
-		out     strings.Builder
-		para    strings.Builder
-		heading int  // heading level of the current paragraph
-		inText  bool // inside w:t
-		cells   []string
-		depth   int // table nesting
-		inCell  bool
-		cell    strings.Builder
-	)
-	endPara := func() {
-		t := strings.TrimSpace(para.String())
-		para.Reset()
-		if inCell {
-			if cell.Len() > 0 && t != "" {
-				cell.WriteByte(' ')
-			}
-			cell.WriteString(t)
-			return
-		}
-		if t == "" {
-			heading = 0
-			return
-		}
-		if heading > 0 {
-			out.WriteString("\n" + strings.Repeat("#", min(heading, 6)) + " " + t + "\n\n")
-		} else {
-			out.WriteString(t + "\n\n")
-		}
-		heading = 0
-	}
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "t":
-				inText = true
-			case "tab":
-				para.WriteByte('\t')
-			case "br", "cr":
-				para.WriteByte('\n')
-			case "pStyle":
-				for _, a := range t.Attr {
-					if a.Name.Local == "val" {
-						heading = headingLevel(a.Value)
-					}
-				}
-			case "outlineLvl":
-				for _, a := range t.Attr {
-					if a.Name.Local == "val" {
-						if n, err := strconv.Atoi(a.Value); err == nil && n >= 0 && n < 9 && heading == 0 {
-							heading = n + 1
-						}
-					}
-				}
-			case "tbl":
-				depth++
-			case "tr":
-				cells = cells[:0]
-			case "tc":
-				inCell = true
-				cell.Reset()
-			}
-		case xml.EndElement:
-			switch t.Name.Local {
-			case "t":
-				inText = false
-			case "p":
-				endPara()
-			case "tc":
-				inCell = false
-				cells = append(cells, strings.TrimSpace(cell.String()))
-			case "tr":
-				if row := strings.TrimSpace(strings.Join(cells, " | ")); strings.Trim(row, "| ") != "" {
-					out.WriteString(row + "\n")
-				}
-			case "tbl":
-				depth--
-				out.WriteString("\n")
-			}
-		case xml.CharData:
-			if inText {
-				para.Write(t)
-			}
-		}
-	}
-	return out.String(), nil
-}
-
-// headingLevel maps a paragraph style id to a heading level (0: none).
-func headingLevel(style string) int {
-	s := strings.ToLower(strings.ReplaceAll(style, " ", ""))
-	switch {
-	case s == "title" || s == "标题":
-		return 1
-	case strings.HasPrefix(s, "heading"):
-		s = strings.TrimPrefix(s, "heading")
-	case strings.HasPrefix(s, "标题"):
-		s = strings.TrimPrefix(s, "标题")
-	default:
-		return 0
-	}
-	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= 9 {
-		return n
-	}
-	return 0
 }
 
 // LoadCSV loads a CSV file, one document per row as "column: value" lines
@@ -815,5 +547,5 @@ func flattenJSON(v any) string {
 // errIsFileProblem reports whether err is the file's fault (as opposed to
 // the system's).
 func errIsFileProblem(err error) bool {
-	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNoText)
+	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNoText) || errors.Is(err, ErrTooLarge)
 }

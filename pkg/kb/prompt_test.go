@@ -1,15 +1,12 @@
 package kb
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/mixchat/mixchat/internal/golden"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/prompts")
 
 // TestPromptGolden renders each knowledge_base_chat template through
 // Request, as the answerer does, and compares it with its golden file.
@@ -43,20 +40,7 @@ func TestPromptGolden(t *testing.T) {
 				t.Errorf("history goes first as its own message: %+v", req.Messages)
 			}
 			got := req.Messages[len(req.Messages)-1].Content
-			path := filepath.Join("testdata", "prompts", tt.golden+".golden")
-			if *update {
-				os.MkdirAll(filepath.Dir(path), 0o755)
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./pkg/kb -run TestPromptGolden -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("prompt differs from %s:\n got: %q\nwant: %q", path, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", "prompts", tt.golden+".golden"), got)
 		})
 	}
 	if _, _, err := Request(ChatRequest{Query: "q", PromptName: "nope"}, results); err == nil {

@@ -1,6 +1,7 @@
 package kb
 
 import (
+	"context"
 	"maps"
 	"strings"
 
@@ -22,9 +23,19 @@ type Piece struct {
 
 // Split returns the pieces of docs in order.
 func (s Splitter) Split(docs []Document) []Piece {
+	out, _ := s.SplitContext(context.Background(), docs)
+	return out
+}
+
+// SplitContext is Split that stops, with ctx's cause, once ctx is done.
+func (s Splitter) SplitContext(ctx context.Context, docs []Document) ([]Piece, error) {
 	var out []Piece
 	for _, d := range docs {
-		for _, c := range text.Splitter(s).Split(d.Text) {
+		cs, err := text.Splitter(s).SplitContext(ctx, d.Text)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
 			meta := maps.Clone(d.Metadata)
 			if meta == nil {
 				meta = map[string]any{}
@@ -35,5 +46,5 @@ func (s Splitter) Split(docs []Document) []Piece {
 			out = append(out, Piece{Text: c.Text, Metadata: meta})
 		}
 	}
-	return out
+	return out, nil
 }

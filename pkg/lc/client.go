@@ -25,8 +25,10 @@ func NewClient(baseURL string) *Client {
 	return &Client{BaseURL: strings.TrimRight(baseURL, "/")}
 }
 
-// inProcessURL is the address in-process requests carry; nothing resolves it.
-const inProcessURL = "http://mixchat.in-process"
+// inProcessURL is the address in-process requests carry; nothing resolves
+// it. The host is localhost, which the server's Host allow-list always
+// serves.
+const inProcessURL = "http://localhost"
 
 // NewHandlerClient returns a Client that calls h (a mixchat server's
 // handler) in this process: no socket, no port, the same wire API.

@@ -91,11 +91,9 @@ func TestCountTokensConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	got := make([]int, 8)
 	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			got[i] = llm.CountTokens("gpt-4o-mini", "我的名字是李雷。What is my name?")
-		}()
+		})
 	}
 	wg.Wait()
 	for i, n := range got {

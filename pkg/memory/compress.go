@@ -131,8 +131,19 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 	}()
 
 	cfg := m.cfg.Compression
-	// Summary: fold the oldest uncovered turns, group by group.
-	for {
+	// Summary: with summary_buffer, exactly the turns that fall out of the
+	// token limit (LangChain's semantics); otherwise the oldest uncovered
+	// turns, group by group, while they exceed the trigger.
+	if m.cfg.Strategy == SummaryBuffer {
+		if cut := bufferCut(v.tokens, m.cfg.MaxTokenLimit); cut > 0 && v.turns[cut-1].ID > d.Through {
+			nd, err := m.foldThrough(ctx, id, d, v.turns, cut)
+			if err != nil {
+				return err
+			}
+			d = nd
+		}
+	}
+	for m.cfg.Strategy != SummaryBuffer {
 		start := len(v.turns)
 		for start > 0 && v.turns[start-1].ID > d.Through {
 			start--

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -26,9 +27,14 @@ type Condensed struct {
 	Reason  string `json:"reason,omitempty"`
 	// Extractive is true when the rewrite was made without a generative
 	// model: the context is selected sentences and the standalone question
-	// is the question followed by the question it follows up.
-	Extractive bool      `json:"extractive,omitempty"`
-	Usage      llm.Usage `json:"usage"`
+	// has its referents resolved offline (RewriteFollowUp).
+	Extractive bool `json:"extractive,omitempty"`
+	// Memory is the part of Context that memory had put before the
+	// conversation (long-term memory, summary, facts): kept after a
+	// rewrite so a prompt showing Context instead of the conversation
+	// still has them.
+	Memory string    `json:"memory,omitempty"`
+	Usage  llm.Usage `json:"usage"`
 }
 
 // Reasons for skipping a rewrite.
@@ -59,6 +65,11 @@ func (m *Manager) CondenseUsage(ctx context.Context, history []llm.Message, ques
 
 // CondenseQuestion is Condense with the details: whether the call was
 // skipped and why, whether it was extractive, and the tokens used.
+//
+// The context it returns starts with the memory messages of history (the
+// system messages a recall put there: the user's long-term memory, the
+// summary, known facts), so a prompt that shows the context in place of
+// the conversation keeps them; Memory holds them alone.
 func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, question string) (Condensed, error) {
 	question = strings.TrimSpace(question)
 	lines := m.lastPairs(history)
@@ -68,8 +79,9 @@ func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, q
 	if !dependsOnHistory(question) {
 		return Condensed{Standalone: question, Skipped: true, Reason: ReasonSelfContained}, nil
 	}
+	mem := memoryContext(history)
 	if !m.generative() {
-		return extractiveCondense(lines, question, m.count), nil
+		return withMemory(m.extractiveCondense(history, lines, question), mem), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.Condense.Timeout)
 	defer cancel()
@@ -90,11 +102,71 @@ func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, q
 	if err != nil {
 		return Condensed{Standalone: question}, fmt.Errorf("condense question: %w", err)
 	}
-	facts, standalone := parseCondensed(resp.Text)
-	if standalone == "" {
-		standalone = question
+	facts, standalone, ok := parseCondensed(resp.Text)
+	if !ok || !plausibleRewrite(question, standalone) {
+		// Not the asked format, or not a question: the reply is discarded
+		// (it may be an answer, a refusal or a banner) and the offline
+		// rewrite stands in.
+		c := m.extractiveCondense(history, lines, question)
+		c.Usage, c.Reason = resp.Usage, ReasonMalformed
+		return withMemory(c, mem), nil
 	}
-	return Condensed{Standalone: standalone, Context: facts, Usage: resp.Usage}, nil
+	return withMemory(Condensed{Standalone: standalone, Context: facts, Usage: resp.Usage}, mem), nil
+}
+
+// ReasonMalformed is Condensed.Reason when the model's rewrite was
+// discarded for not being a standalone question in the asked format.
+const ReasonMalformed = "malformed rewrite discarded"
+
+// memoryContext joins the system messages of history: what memory put
+// before the conversation.
+func memoryContext(history []llm.Message) string {
+	var out []string
+	for _, h := range history {
+		if h.Role == llm.RoleSystem {
+			if c := strings.TrimSpace(h.Content); c != "" {
+				out = append(out, c)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// withMemory puts mem before c's context.
+func withMemory(c Condensed, mem string) Condensed {
+	c.Memory = mem
+	switch {
+	case mem == "":
+	case c.Context == "":
+		c.Context = mem
+	default:
+		c.Context = mem + "\n" + c.Context
+	}
+	return c
+}
+
+// plausibleRewrite reports whether s can be the standalone form of
+// question: one line, a question in the same script, and not much longer
+// than the question with its referents spelled out.
+func plausibleRewrite(question, s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.ContainsAny(s, "\n\r") {
+		return false
+	}
+	if isCJKText(s) != isCJKText(question) {
+		return false
+	}
+	if n, qn := utf8.RuneCountInString(s), utf8.RuneCountInString(question); n > 3*qn+80 {
+		return false
+	}
+	if strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") {
+		return true
+	}
+	// A question asked without its mark ("tell me more about X"): it must
+	// end as the question does.
+	last, _ := utf8.DecodeLastRuneInString(strings.TrimSpace(question))
+	end, _ := utf8.DecodeLastRuneInString(s)
+	return !unicode.IsPunct(last) && !unicode.IsPunct(end) || last == end
 }
 
 // lastPairs returns the user and assistant messages of the last
@@ -192,27 +264,47 @@ func dependsOnHistory(question string) bool {
 }
 
 // parseCondensed reads the FACTS and QUESTION parts of a condense reply.
-// It accepts the English and Chinese headings and tolerates bold markers.
-func parseCondensed(out string) (facts, question string) {
+// It accepts the English and Chinese headings and tolerates bold markers
+// and list bullets. ok is false when the reply is not in that format (no
+// QUESTION heading, or text before the FACTS heading): such a reply is
+// not a rewrite and none of it may be used.
+func parseCondensed(out string) (facts, question string, ok bool) {
 	var fs []string
+	inFacts := false
 	for _, l := range strings.Split(out, "\n") {
 		l = strings.TrimSpace(strings.ReplaceAll(l, "**", ""))
 		switch {
 		case l == "":
 		case hasHeading(l, "QUESTION", "STANDALONE QUESTION", "问题", "独立问题"):
+			if question != "" {
+				return "", "", false
+			}
 			question = afterColon(l)
+			inFacts = false
 		case hasHeading(l, "FACTS", "事实"):
-			if rest := afterColon(l); rest != "" && !strings.EqualFold(rest, "none") {
+			inFacts = true
+			if rest := afterColon(l); rest != "" && !isNone(rest) {
 				fs = append(fs, rest)
 			}
+		case !inFacts:
+			// Text outside the FACTS list: an answer or a banner.
+			return "", "", false
 		default:
 			f := strings.TrimSpace(strings.TrimLeft(l, "-*•"))
-			if f != "" && !strings.EqualFold(f, "none") && f != "无" {
+			if f != "" && !isNone(f) {
 				fs = append(fs, f)
 			}
 		}
 	}
-	return strings.Join(fs, "\n"), question
+	if question == "" {
+		return "", "", false
+	}
+	return strings.Join(fs, "\n"), question, true
+}
+
+func isNone(s string) bool {
+	s = strings.TrimRight(strings.TrimSpace(s), ".。")
+	return strings.EqualFold(s, "none") || s == "无" || s == "没有"
 }
 
 // hasHeading reports whether l starts with one of the headings (any case)
@@ -241,9 +333,10 @@ func afterColon(l string) string {
 
 // extractiveCondense is the offline rewrite: the context is the sentences
 // of the exchanges that share most with the question (and the last
-// exchange's), and the standalone question carries the question it follows
-// up, which holds what its pronouns refer to.
-func extractiveCondense(lines []line, question string, count func(string) int) Condensed {
+// exchange's), and the standalone question has its referents resolved
+// (RewriteFollowUp over the recent history, names of the vocabulary
+// preferred).
+func (m *Manager) extractiveCondense(history []llm.Message, lines []line, question string) Condensed {
 	qv := text.Count(text.Chars(question))
 	type sent struct {
 		s     string
@@ -251,11 +344,7 @@ func extractiveCondense(lines []line, question string, count func(string) int) C
 		pos   int
 	}
 	var ss []sent
-	lastUser := ""
 	for i, l := range lines {
-		if l.role == llm.RoleUser {
-			lastUser = l.text
-		}
 		recency := float64(i+1) / float64(len(lines))
 		for _, s := range text.Sentences(l.text) {
 			sim := text.Cosine(qv, text.Count(text.Chars(s)))
@@ -269,7 +358,7 @@ func extractiveCondense(lines []line, question string, count func(string) int) C
 		if len(chosen) == 5 {
 			break
 		}
-		n := count(s.s) + 1
+		n := m.count(s.s) + 1
 		if used+n > 300 {
 			continue
 		}
@@ -281,14 +370,6 @@ func extractiveCondense(lines []line, question string, count func(string) int) C
 	for i, s := range chosen {
 		ctx[i] = s.s
 	}
-	standalone := question
-	if lastUser != "" && lastUser != question {
-		prev := truncateRunes(lastUser, 120)
-		if isCJKText(question) {
-			standalone = question + "（上文：" + prev + "）"
-		} else {
-			standalone = question + " (following up: " + prev + ")"
-		}
-	}
+	standalone := RewriteFollowUp(FollowUp{History: history, Question: question}, m.vocab)
 	return Condensed{Standalone: standalone, Context: strings.Join(ctx, "\n"), Extractive: true}
 }

@@ -9,7 +9,8 @@ import (
 
 // Strategy names: how the history a model sees is assembled from a
 // conversation's memory. Every strategy but Buffer keeps the history within
-// Config.MaxTokenLimit.
+// Config.MaxTokenLimit (SummaryBuffer its verbatim turns; its summary
+// comes on top).
 const (
 	// Buffer is the whole history, as stored.
 	Buffer = "buffer"
@@ -20,8 +21,10 @@ const (
 	// Summary is a running summary of the conversation, updated
 	// progressively in the background, plus the turns it does not cover yet.
 	Summary = "summary"
-	// SummaryBuffer is the summary of older turns plus the recent turns
-	// verbatim within Config.MaxTokenLimit.
+	// SummaryBuffer is LangChain's summary buffer: the newest turns that
+	// fit Config.MaxTokenLimit verbatim, plus the summary (at most
+	// Compression.SummaryMaxTokens, on top of the limit) of exactly the
+	// turns that fall out of it, folded in when they fall out.
 	SummaryBuffer = "summary_buffer"
 	// Entity is the facts kept about the entities (people, places, things)
 	// the question touches, plus the last Config.RecentTurns exchanges.
@@ -73,6 +76,9 @@ type Config struct {
 	// offline model makes all of these extractive, calling no model. The
 	// caller resolves it into Options.Model.
 	Model string `yaml:"model"`
+	// Language is the language of memory's headings and long-term memory
+	// message: "zh", "en", or "" (auto: the question's).
+	Language string `yaml:"language"`
 	// CacheConversations bounds how many conversations' memories are kept
 	// in process memory (least recently used are dropped).
 	CacheConversations int `yaml:"cache_conversations"`
@@ -154,7 +160,8 @@ type LongTermConfig struct {
 	MaxFacts         int `yaml:"max_facts"`
 	MaxSummaryTokens int `yaml:"max_summary_tokens"`
 	// Prompt is the variant of the memory_longterm template that renders
-	// the system message new conversations get ("default" English, "zh").
+	// the system message new conversations get ("default" English, "zh",
+	// or "auto": by language, see LongTermAuto).
 	Prompt string `yaml:"prompt"`
 }
 
@@ -190,10 +197,22 @@ func DefaultConfig() Config {
 			IdleClose:        time.Hour,
 			MaxFacts:         50,
 			MaxSummaryTokens: 300,
-			Prompt:           "default",
+			Prompt:           LongTermAuto,
 		},
 	}
 }
+
+// Languages of Config.Language.
+const (
+	LanguageAuto = ""
+	LanguageZH   = "zh"
+	LanguageEN   = "en"
+)
+
+// LongTermAuto is the LongTermConfig.Prompt that picks the template by
+// language (Config.Language, else the first question's): "zh" for
+// Chinese, "default" otherwise.
+const LongTermAuto = "auto"
 
 // ErrUnknownStrategy is returned for a strategy name that does not exist.
 var ErrUnknownStrategy = errors.New("unknown memory strategy")
@@ -288,8 +307,13 @@ func (c Config) Validate() error {
 	if l.MaxSummaryTokens < 20 {
 		bad("long_term.max_summary_tokens", l.MaxSummaryTokens, "want at least 20")
 	}
-	if !hasPrompt(longTermGroup, l.Prompt) {
-		bad("long_term.prompt", fmt.Sprintf("%q", l.Prompt), "want a variant of prompts/"+longTermGroup+".*.tmpl")
+	switch c.Language {
+	case LanguageAuto, LanguageZH, LanguageEN:
+	default:
+		bad("language", fmt.Sprintf("%q", c.Language), `want "" (auto), "zh" or "en"`)
+	}
+	if l.Prompt != LongTermAuto && !hasPrompt(longTermGroup, l.Prompt) {
+		bad("long_term.prompt", fmt.Sprintf("%q", l.Prompt), "want auto or a variant of prompts/"+longTermGroup+".*.tmpl")
 	}
 	return errors.Join(errs...)
 }

@@ -371,8 +371,11 @@ func (m *Manager) extractEntities(ctx context.Context, lines []line, known []str
 		return nil, err
 	}
 	var facts []entityFact
+	said := linesText(lines)
 	for _, row := range splitRows(out, 2) {
-		facts = append(facts, entityFact{name: row[0], fact: row[1]})
+		if grounded(row[0], said) && groundedTerms(row[1], said) {
+			facts = append(facts, entityFact{name: row[0], fact: row[1]})
+		}
 	}
 	return facts, nil
 }
@@ -388,8 +391,13 @@ func (m *Manager) extractTriples(ctx context.Context, lines []line) ([]Triple, e
 		return nil, err
 	}
 	var ts []Triple
+	said := linesText(lines)
 	for _, row := range splitRows(out, 3) {
-		ts = append(ts, Triple{Subject: row[0], Relation: row[1], Object: row[2]})
+		// A triple the conversation does not state (the prompt's example,
+		// a guess) is dropped.
+		if grounded(row[0], said) && grounded(row[2], said) {
+			ts = append(ts, Triple{Subject: row[0], Relation: row[1], Object: row[2]})
+		}
 	}
 	return ts, nil
 }
@@ -442,7 +450,8 @@ func init() {
 		Amazing Exactly True Right Agreed Anyway Btw Hmm Ah Aw Aww Bye See Take Keep Sounds Sounds Looks Hope Happy Definitely
 		If As At In On Of For With From To By After Before Since Then Now Today Yesterday Tomorrow Last Next Every Some Any All
 		Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September
-		October November December Mr Mrs Ms Dr AI Human`) {
+		October November December Mr Mrs Ms Dr AI Human Book Reserve Find Give Show Please Get Make Try Check Recommend
+		Suggest Need Want Cancel Add Send Call Pick Choose Tell`) {
 		notNames[w] = true
 	}
 }
@@ -503,8 +512,11 @@ func lexicalEntities(lines []line, known []string) []entityFact {
 	}
 	var out []entityFact
 	for _, l := range lines {
-		for _, s := range text.Sentences(l.text) {
-			if isQuestion(s) || len(docTerms(s)) < 3 {
+		if !statesFacts(l) {
+			continue
+		}
+		for _, s := range statements(l.text) {
+			if len(docTerms(s)) < 3 {
 				continue
 			}
 			fact := truncateRunes(l.label()+": "+s, 240)
@@ -566,166 +578,4 @@ func mergeEntities(ents []EntityFacts, facts []entityFact, turn int64, maxEntiti
 		ents = ents[:maxEntities]
 	}
 	return ents
-}
-
-// relationMarkers split a Chinese statement into subject, relation and
-// object, longest first.
-var relationMarkers = []string{"的名字是", "名字叫", "住在", "来自", "喜欢", "正在", "属于", "认为", "觉得", "打算", "准备", "是", "叫", "在", "有", "爱", "想", "要", "去", "学"}
-
-// particles extend an English relation verb ("went to", "works at").
-var particles = map[string]bool{"to": true, "in": true, "at": true, "on": true, "for": true, "with": true, "about": true,
-	"from": true, "up": true, "out": true, "into": true, "of": true, "by": true, "as": true, "a": true, "an": true, "the": true}
-
-// imperativeNext are words that, after a sentence's capitalised first word,
-// show it is a verb in the imperative ("Enjoy your study", "Check out
-// ...") rather than a name.
-var imperativeNext = map[string]bool{"your": true, "the": true, "a": true, "an": true, "my": true, "our": true, "this": true,
-	"that": true, "it": true, "me": true, "us": true, "them": true, "him": true, "her": true, "yourself": true, "out": true,
-	"up": true, "on": true, "in": true, "to": true, "for": true, "with": true, "some": true, "more": true}
-
-// lexicalTriples is offline triple extraction from statements that begin
-// with their subject: the speaker ("I ...", "My X ...", "我..."), or a name.
-// The relation is the verb (with its particle) that follows, the object the
-// rest of the clause.
-func lexicalTriples(lines []line) []Triple {
-	var out []Triple
-	for _, l := range lines {
-		for _, s := range text.Sentences(l.text) {
-			if isQuestion(s) {
-				continue
-			}
-			if t, ok := tripleOf(s, l); ok {
-				t.Turn = l.turn
-				out = append(out, t)
-			}
-		}
-	}
-	return out
-}
-
-func tripleOf(s string, l line) (Triple, bool) {
-	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), "。！!.;；…"))
-	if isCJKText(s) {
-		return zhTriple(s, l)
-	}
-	ws := strings.Fields(s)
-	if len(ws) < 3 {
-		return Triple{}, false
-	}
-	clean := func(w string) string { return strings.Trim(w, `,;:"'“”‘’()`) }
-	var subj string
-	i := 0
-	switch first := clean(ws[0]); {
-	case first == "I" || first == "I've" || first == "I'm":
-		if subj = l.entity(); subj == "" {
-			return Triple{}, false
-		}
-		if first == "I'm" {
-			ws = append([]string{"I", "am"}, ws[1:]...)
-		} else if first == "I've" {
-			ws = append([]string{"I", "have"}, ws[1:]...)
-		}
-		i = 1
-	case first == "My" || first == "my":
-		if subj = l.entity(); subj == "" {
-			return Triple{}, false
-		}
-		// "My name is X" → (speaker, name is, X)
-		return Triple{Subject: subj, Relation: clean(ws[1]) + " " + clean(ws[2]), Object: clean(strings.Join(ws[3:], " "))}, len(ws) > 3
-	case startsUpper(first) && !notNames[first] && !imperativeNext[strings.ToLower(clean(ws[1]))]:
-		j := 1
-		for j < len(ws) && startsUpper(clean(ws[j])) && !notNames[clean(ws[j])] {
-			j++
-		}
-		subj = clean(strings.Join(ws[:j], " "))
-		i = j
-	default:
-		return Triple{}, false
-	}
-	if i >= len(ws)-1 {
-		return Triple{}, false
-	}
-	rel := []string{clean(ws[i])}
-	i++
-	for i < len(ws)-1 && len(rel) < 3 && (particles[strings.ToLower(clean(ws[i]))] || strings.HasSuffix(clean(ws[i]), "ing")) {
-		if w := strings.ToLower(clean(ws[i])); w == "a" || w == "an" || w == "the" {
-			break
-		}
-		rel = append(rel, clean(ws[i]))
-		i++
-	}
-	obj := ws[i:]
-	// Stop at the first clause break.
-	for k, w := range obj {
-		if k > 0 && (strings.HasSuffix(w, ",") || strings.HasSuffix(w, ";") || strings.HasSuffix(w, " -")) {
-			obj = obj[:k+1]
-			break
-		}
-	}
-	if len(obj) > 12 {
-		obj = obj[:12]
-	}
-	o := clean(strings.Join(obj, " "))
-	if o == "" {
-		return Triple{}, false
-	}
-	return Triple{Subject: subj, Relation: strings.Join(rel, " "), Object: o}, true
-}
-
-func zhTriple(s string, l line) (Triple, bool) {
-	if i := strings.IndexAny(s, "，,；;：:"); i > 0 {
-		s = s[:i]
-	}
-	for _, mk := range relationMarkers {
-		i := strings.Index(s, mk)
-		if i <= 0 {
-			continue
-		}
-		subj, obj := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+len(mk):])
-		rel := mk
-		if obj == "" || utf8.RuneCountInString(subj) > 10 {
-			return Triple{}, false
-		}
-		switch {
-		case subj == "我":
-			subj = l.entity()
-		case strings.HasPrefix(subj, "我的"):
-			rel = strings.TrimPrefix(subj, "我的") + mk
-			subj = l.entity()
-		case strings.HasPrefix(subj, "我"):
-			rel = strings.TrimPrefix(subj, "我") + mk
-			subj = l.entity()
-		}
-		if mk == "的名字是" {
-			rel = "名字是"
-		}
-		if subj == "" {
-			return Triple{}, false
-		}
-		return Triple{Subject: subj, Relation: rel, Object: truncateRunes(obj, 40)}, true
-	}
-	return Triple{}, false
-}
-
-// mergeTriples appends ts to old, dropping repeats and keeping the last max.
-func mergeTriples(old, ts []Triple, maxTriples int) []Triple {
-	out := slices.Clone(old)
-	seen := map[string]bool{}
-	key := func(t Triple) string {
-		return strings.ToLower(t.Subject + "\x00" + t.Relation + "\x00" + t.Object)
-	}
-	for _, t := range out {
-		seen[key(t)] = true
-	}
-	for _, t := range ts {
-		if t.Subject == "" || t.Relation == "" || t.Object == "" || seen[key(t)] {
-			continue
-		}
-		seen[key(t)] = true
-		out = append(out, t)
-	}
-	if len(out) > maxTriples {
-		out = slices.Clone(out[len(out)-maxTriples:])
-	}
-	return out
 }

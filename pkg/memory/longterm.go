@@ -215,8 +215,8 @@ func (m *Manager) userFacts(ctx context.Context, v view, lines []line, known []s
 		if l.role != llm.RoleUser {
 			continue
 		}
-		for _, s := range text.Sentences(l.text) {
-			if !isQuestion(s) && firstPerson(s) && len(docTerms(s)) >= 2 {
+		for _, s := range statements(l.text) {
+			if firstPerson(s) && len(docTerms(s)) >= 2 {
 				facts = append(facts, truncateRunes(s, 200))
 			}
 		}
@@ -253,7 +253,7 @@ func mergeFacts(old, add []string, maxFacts int) []string {
 // initSystem gives a new conversation (no turns, system messages never set)
 // of a user with a long-term memory that memory as its system message. cs
 // is locked by the caller.
-func (m *Manager) initSystem(ctx context.Context, cs *convState) error {
+func (m *Manager) initSystem(ctx context.Context, cs *convState, question string) error {
 	if cs.state.SystemSet || len(cs.turns) > 0 || cs.conv.UserID == "" || !m.cfg.LongTerm.Enabled {
 		return nil
 	}
@@ -264,7 +264,15 @@ func (m *Manager) initSystem(ctx context.Context, cs *convState) error {
 	if mem.Empty() {
 		return nil
 	}
-	msg, err := RenderLongTerm(m.cfg.LongTerm.Prompt, mem)
+	name := m.cfg.LongTerm.Prompt
+	if name == LongTermAuto {
+		name = "default"
+		if m.cfg.Language == LanguageZH || m.cfg.Language == LanguageAuto &&
+			(isCJKText(question) || strings.TrimSpace(question) == "" && isCJKText(mem.Summary+strings.Join(mem.Facts, ""))) {
+			name = "zh"
+		}
+	}
+	msg, err := RenderLongTerm(name, mem)
 	if err != nil {
 		return err
 	}
@@ -277,8 +285,15 @@ func (m *Manager) initSystem(ctx context.Context, cs *convState) error {
 }
 
 // RenderLongTerm renders a user's memory as the system message of a new
-// conversation with the memory_longterm template variant name.
+// conversation with the memory_longterm template variant name;
+// LongTermAuto picks "zh" for a memory written in Chinese.
 func RenderLongTerm(name string, mem UserMemory) (string, error) {
+	if name == LongTermAuto {
+		name = "default"
+		if isCJKText(mem.Summary + strings.Join(mem.Facts, "")) {
+			name = "zh"
+		}
+	}
 	s, err := prompts.Render(longTermGroup, name, longTermData{strings.ReplaceAll(strings.TrimSpace(mem.Summary), "\n", " "), mem.Facts})
 	if err != nil {
 		return "", err

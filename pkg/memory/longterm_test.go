@@ -49,7 +49,7 @@ func TestLongTermMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != 1 || msgs[0].Role != llm.RoleSystem || !strings.HasPrefix(msgs[0].Content, "Previously, the user talked about:") ||
+	if len(msgs) != 1 || msgs[0].Role != llm.RoleSystem || !strings.HasPrefix(msgs[0].Content, "此前，用户谈到：") || // in the question's language
 		!strings.Contains(msgs[0].Content, "李雷") {
 		t.Fatalf("alice's new conversation starts with %q", joined(msgs))
 	}

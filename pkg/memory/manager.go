@@ -33,6 +33,9 @@ type Options struct {
 	EmbedDim int
 	// Tokens counts tokens for the budgets; nil means llm.Estimate.
 	Tokens llm.TokenCounter
+	// Vocabulary names what the knowledge bases know; the offline
+	// follow-up rewrite prefers those names as referents. May be nil.
+	Vocabulary Vocabulary
 	// Log receives failures of background work (compression, idle
 	// closing), which have no caller to return them to.
 	Log *slog.Logger
@@ -54,6 +57,7 @@ type Manager struct {
 	embedder   llm.Embedder
 	embedDim   int
 	tokens     llm.TokenCounter
+	vocab      Vocabulary
 	log        *slog.Logger
 	loc        *time.Location
 
@@ -98,6 +102,7 @@ func NewManager(store Store, cfg Config, opts Options) (*Manager, error) {
 		embedder:  opts.Embedder,
 		embedDim:  opts.EmbedDim,
 		tokens:    opts.Tokens,
+		vocab:     opts.Vocabulary,
 		log:       opts.Log,
 		loc:       loc,
 		cache:     map[string]*list.Element{},
@@ -395,6 +400,11 @@ func needsIndex(strategy string) bool { return strategy == Retrieval || strategy
 // historyLen >= 0 asks for exactly the last historyLen turns instead of a
 // strategy. A conversation that does not exist has no history.
 func (m *Manager) Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error) {
+	return m.recall(ctx, conversationID, question, strategy, historyLen, 0)
+}
+
+// recall is Recall with the window strategy's size (0 = configured).
+func (m *Manager) recall(ctx context.Context, conversationID, question, strategy string, historyLen, windowK int) ([]llm.Message, error) {
 	if strategy == "" {
 		strategy = m.cfg.Strategy
 	}
@@ -405,7 +415,7 @@ func (m *Manager) Recall(ctx context.Context, conversationID, question, strategy
 	if err != nil || cs == nil {
 		return nil, err
 	}
-	if err := m.initSystem(ctx, cs); err != nil {
+	if err := m.initSystem(ctx, cs, question); err != nil {
 		cs.mu.Unlock()
 		return nil, err
 	}
@@ -424,7 +434,7 @@ func (m *Manager) Recall(ctx context.Context, conversationID, question, strategy
 	for _, s := range out {
 		budget -= m.messageTokens(s.Content)
 	}
-	msgs, err := m.assemble(ctx, strategy, &v, question, budget)
+	msgs, err := m.assemble(ctx, strategy, &v, question, budget, windowK)
 	if err != nil {
 		return nil, err
 	}
@@ -532,7 +542,7 @@ func (m *Manager) SystemMessages(ctx context.Context, conversationID string) ([]
 		return nil, fmt.Errorf("conversation %s: %w", conversationID, ErrNotFound)
 	}
 	defer cs.mu.Unlock()
-	if err := m.initSystem(ctx, cs); err != nil {
+	if err := m.initSystem(ctx, cs, ""); err != nil {
 		return nil, err
 	}
 	out := slices.Clone(cs.state.System)

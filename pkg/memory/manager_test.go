@@ -227,43 +227,50 @@ func TestStrategies(t *testing.T) {
 	}
 }
 
-// TestCombined: with room for every part, the combined strategy holds the
-// summary, the facts about the entity the question names, the retrieved
-// messages and the recent turns, in that order, within the budget.
+// TestCombined: the combined strategy holds what bears on the question —
+// the facts about the entity it names, retrieved messages — and the recent
+// turns within the budget, in that order, and shows nothing twice: a
+// summary line or fact that repeats a message shown is left out (with
+// room for every message, only the messages remain).
 func TestCombined(t *testing.T) {
 	ctx := context.Background()
-	store := openSQLite(t, ":memory:")
-	m := newManager(t, store, func(c *memory.Config) {
-		c.MaxTokenLimit = 700
-		c.Compression.TriggerTokens = 100
-		c.Compression.SummaryMaxTokens = 80
-	}, memory.Options{})
-	add(t, store, m, "c", englishChat...)
-	flush(t, m)
-	msgs, err := m.Recall(ctx, "c", "Where does Li Lei live and who is his teacher?", memory.Combined, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var heads []string
-	for _, msg := range msgs {
-		if msg.Role == llm.RoleSystem {
-			heads = append(heads, strings.SplitN(msg.Content, "\n", 2)[0])
+	for _, budget := range []int{200, 260, 700} {
+		store := openSQLite(t, ":memory:")
+		m := newManager(t, store, func(c *memory.Config) {
+			c.MaxTokenLimit = budget
+			c.Compression.TriggerTokens = 100
+			c.Compression.SummaryMaxTokens = 80
+		}, memory.Options{})
+		add(t, store, m, "c", englishChat...)
+		flush(t, m)
+		msgs, err := m.Recall(ctx, "c", "Where does Li Lei live and who is his teacher?", memory.Combined, -1)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	want := []string{"Summary of the earlier conversation:", "What is known from this conversation:", "Earlier in this conversation:"}
-	if !slices.Equal(heads, want) {
-		t.Errorf("system parts %q, want %q", heads, want)
-	}
-	text := joined(msgs)
-	if !strings.Contains(text, "my teacher Wang Fang") || !strings.Contains(text, "Hangzhou") {
-		t.Errorf("combined lacks the facts: %s", text)
-	}
-	if n := tokens(msgs); n > 700 {
-		t.Errorf("%d tokens, over the budget of 700", n)
-	}
-	all := memory.History(mustTurns(t, store, "c"))
-	if msgs[len(msgs)-1] != all[len(all)-1] {
-		t.Errorf("combined does not end with the recent turns")
+		text := joined(msgs)
+		if !strings.Contains(text, "my teacher Wang Fang") || !strings.Contains(text, "Hangzhou") {
+			t.Errorf("budget %d: combined lacks the facts: %s", budget, text)
+		}
+		if n := tokens(msgs); n > budget {
+			t.Errorf("budget %d: %d tokens, over the budget", budget, n)
+		}
+		all := memory.History(mustTurns(t, store, "c"))
+		if msgs[len(msgs)-1] != all[len(all)-1] {
+			t.Errorf("budget %d: combined does not end with the recent turns", budget)
+		}
+		// Nothing twice: each sentence of the conversation appears once.
+		for _, h := range all {
+			if c := strings.Count(text, h.Content); c > 1 {
+				t.Errorf("budget %d: %q shown %d times:\n%s", budget, h.Content, c, text)
+			}
+		}
+		if budget == 700 {
+			for _, msg := range msgs {
+				if msg.Role == llm.RoleSystem && !strings.HasPrefix(msg.Content, "Earlier in this conversation:") {
+					t.Errorf("budget 700: %q repeats messages that are all shown", msg.Content)
+				}
+			}
+		}
 	}
 }
 

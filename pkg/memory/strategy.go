@@ -15,24 +15,31 @@ import (
 // messages (summary, facts, earlier excerpts) first, then recent turns as
 // user and assistant messages.
 
-// Shares of the budget the combined strategy gives its parts (at most;
-// what a part leaves goes to retrieved messages).
+// Shares of the budget the combined strategy gives its parts (at most:
+// the summary and facts share only what combined saves on recent turns
+// against retrieval, and what a part leaves goes to retrieved messages).
 const (
 	combinedSummaryShare = 0.15
 	combinedFactsShare   = 0.10
 	combinedRecentShare  = 0.20
+	// summaryRelevance is the least cosine with the question a summary
+	// line needs to enter the combined strategy's history.
+	summaryRelevance     = 0.2
 	factsShare           = 0.5 // entity and knowledge_graph: facts vs recent turns
 	retrievalRecentShare = 0.3
 )
 
-func (m *Manager) assemble(ctx context.Context, strategy string, v *view, question string, budget int) ([]llm.Message, error) {
+func (m *Manager) assemble(ctx context.Context, strategy string, v *view, question string, budget, windowK int) ([]llm.Message, error) {
 	budget = max(budget, 0)
-	lb := labelsFor(v.turns)
+	lb := m.labelsFor(v.turns, question)
 	switch strategy {
 	case Buffer:
 		return m.turnsAsMessages(v.turns), nil
 	case Window:
-		from := max(0, len(v.turns)-m.cfg.windowK())
+		if windowK <= 0 {
+			windowK = m.cfg.windowK()
+		}
+		from := max(0, len(v.turns)-windowK)
 		return m.recent(v, from, budget), nil
 	case TokenBuffer:
 		return m.recent(v, 0, budget), nil
@@ -44,8 +51,7 @@ func (m *Manager) assemble(ctx context.Context, strategy string, v *view, questi
 		}
 		return append(out, m.recent(v, from, budget-used)...), nil
 	case SummaryBuffer:
-		out, used := m.summaryMessage(v, lb, budget)
-		return append(out, m.recent(v, 0, budget-used)...), nil
+		return m.summaryBuffer(ctx, v, lb, budget)
 	case Entity:
 		out, used := m.factsMessage(v, lb, question, int(float64(budget)*factsShare), false)
 		return append(out, m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), budget-used)...), nil
@@ -60,17 +66,7 @@ func (m *Manager) assemble(ctx context.Context, strategy string, v *view, questi
 	case Compressed:
 		return m.compressed(ctx, v, lb, question, budget)
 	case Combined:
-		var out []llm.Message
-		sum, used := m.summaryMessage(v, lb, int(float64(budget)*combinedSummaryShare))
-		out = append(out, sum...)
-		facts, n := m.factsMessage(v, lb, question, int(float64(budget)*combinedFactsShare), true)
-		out = append(out, facts...)
-		used += n
-		rec := m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*combinedRecentShare))
-		used += m.messagesTokens(rec)
-		ex, _ := m.retrieved(ctx, v, lb, question, budget-used, len(rec))
-		out = append(out, ex...)
-		return append(out, rec...), nil
+		return m.combined(ctx, v, lb, question, budget), nil
 	}
 	return nil, ErrUnknownStrategy
 }
@@ -128,17 +124,34 @@ var (
 	}
 )
 
-// labelsFor picks the headings by the language of the latest turns.
-func labelsFor(turns []Turn) labels {
-	var b strings.Builder
-	for i := max(0, len(turns)-3); i < len(turns); i++ {
-		b.WriteString(turns[i].Question.Content)
-		b.WriteString(turns[i].Answer.Content)
-	}
-	if isCJKText(b.String()) {
+// labelsFor picks the headings: in Config.Language when set, else in the
+// language of the question, else of the user's latest questions — never
+// of the answers (an English answer does not make a Chinese user's
+// headings English).
+func (m *Manager) labelsFor(turns []Turn, question string) labels {
+	if m.chinese(turns, question) {
 		return labelsZH
 	}
 	return labelsEN
+}
+
+// chinese reports whether memory speaks Chinese for question in a
+// conversation with turns (see labelsFor).
+func (m *Manager) chinese(turns []Turn, question string) bool {
+	switch m.cfg.Language {
+	case LanguageZH:
+		return true
+	case LanguageEN:
+		return false
+	}
+	if strings.TrimSpace(question) != "" {
+		return isCJKText(question)
+	}
+	var b strings.Builder
+	for i := max(0, len(turns)-3); i < len(turns); i++ {
+		b.WriteString(turns[i].Question.Content)
+	}
+	return isCJKText(b.String())
 }
 
 // summaryMessage renders the digest's summary within budget (its latest
@@ -164,6 +177,24 @@ func (m *Manager) summaryMessage(v *view, lb labels, budget int) ([]llm.Message,
 		b.WriteString(l.text)
 	}
 	return []llm.Message{{Role: llm.RoleSystem, Content: b.String()}}, used
+}
+
+// relevantSummary renders the summary lines that share terms with
+// question (at least summaryRelevance cosine), within budget, in summary
+// order: the combined strategy's summary, which competes for the budget
+// with retrieved messages and so takes only what bears on the question.
+func (m *Manager) relevantSummary(v *view, lb labels, question string, budget int) ([]llm.Message, int) {
+	if v.derived == nil || len(v.derived.summary) == 0 || v.digest.Through == 0 {
+		return nil, 0
+	}
+	qv := text.Count(queryTerms(question))
+	var cands []candidate
+	for i, l := range v.derived.summary {
+		if s := text.Cosine(qv, text.Count(docTerms(l.text))); s >= summaryRelevance {
+			cands = append(cands, candidate{i, s, i, l.tokens})
+		}
+	}
+	return m.pack(lb.summary, cands, budget, func(i int) string { return "\n" + v.derived.summary[i].text })
 }
 
 // factsMessage renders the entity facts relevant to question within

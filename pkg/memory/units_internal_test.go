@@ -65,16 +65,44 @@ func TestDependsOnHistory(t *testing.T) {
 }
 
 func TestParseCondensed(t *testing.T) {
-	for _, tt := range []struct{ in, facts, q string }{
-		{"FACTS:\n- a\n- b\nQUESTION: q?", "a\nb", "q?"},
-		{"**Facts:**\n- none\n**Standalone question:** q2?", "", "q2?"},
-		{"事实：\n- 坤卦象征地。\n问题：坤卦的象辞是什么？", "坤卦象征地。", "坤卦的象辞是什么？"},
-		{"FACTS: one fact\nQUESTION：全角冒号？", "one fact", "全角冒号？"},
-		{"no format at all", "no format at all", ""},
+	for _, tt := range []struct {
+		in, facts, q string
+		ok           bool
+	}{
+		{"FACTS:\n- a\n- b\nQUESTION: q?", "a\nb", "q?", true},
+		{"**Facts:**\n- none\n**Standalone question:** q2?", "", "q2?", true},
+		{"事实：\n- 坤卦象征地。\n问题：坤卦的象辞是什么？", "坤卦象征地。", "坤卦的象辞是什么？", true},
+		{"FACTS: one fact\nQUESTION：全角冒号？", "one fact", "全角冒号？", true},
+		// Not the format: nothing of it is used (it used to become the
+		// context whole).
+		{"no format at all", "", "", false},
+		{"FAKE ANSWER: Below are the last exchanges of a conversation.\nFACTS:\n- a\nQUESTION: q?", "", "", false},
+		{"FACTS:\n- a\nno question heading", "", "", false},
+		{"FACTS:\n- a\nQUESTION: q?\nQUESTION: r?", "", "", false},
 	} {
-		facts, q := parseCondensed(tt.in)
-		if facts != tt.facts || q != tt.q {
-			t.Errorf("parseCondensed(%q) = %q, %q; want %q, %q", tt.in, facts, q, tt.facts, tt.q)
+		facts, q, ok := parseCondensed(tt.in)
+		if facts != tt.facts || q != tt.q || ok != tt.ok {
+			t.Errorf("parseCondensed(%q) = %q, %q, %v; want %q, %q, %v", tt.in, facts, q, ok, tt.facts, tt.q, tt.ok)
+		}
+	}
+}
+
+func TestPlausibleRewrite(t *testing.T) {
+	for _, tt := range []struct {
+		q, s string
+		want bool
+	}{
+		{"Does it have parking?", "Does La Margherita have parking?", true},
+		{"它生出什么？", "太极生出什么？", true},
+		{"tell me more", "tell me more about La Margherita", true},
+		{"Does it have parking?", "", false},
+		{"Does it have parking?", "Yes, it has a car park.", false},
+		{"Does it have parking?", "Does La Margherita have parking?\nIt does.", false},
+		{"它生出什么？", "What does Taiji produce?", false},
+		{"Why?", "Why? " + strings.Repeat("Because of many long reasons ", 10) + "?", false},
+	} {
+		if got := plausibleRewrite(tt.q, tt.s); got != tt.want {
+			t.Errorf("plausibleRewrite(%q, %q) = %v, want %v", tt.q, tt.s, got, tt.want)
 		}
 	}
 }
@@ -132,7 +160,9 @@ func TestLexicalEntities(t *testing.T) {
 	for _, f := range facts {
 		got[f.name] = append(got[f.name], f.fact)
 	}
-	if len(got["user"]) != 1 || len(got["Wang Fang"]) != 2 || len(got["Xi'an"]) != 1 || len(got["周易本义"]) != 1 {
+	// The assistant's line states nothing offline extraction keeps: only
+	// the user's statements count.
+	if len(got["user"]) != 1 || len(got["Wang Fang"]) != 1 || len(got["Xi'an"]) != 1 || len(got["周易本义"]) != 0 {
 		t.Errorf("lexicalEntities = %v", got)
 	}
 	if _, ok := got["Thanks"]; ok {

@@ -32,48 +32,44 @@ type Metrics struct {
 // NewMetrics creates the collectors and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "mixchat_http_request_duration_seconds", Buckets: latencyBuckets,
-			Help: "Time from a request's arrival to the end of its reply (the whole stream for SSE replies), by route template, method and status.",
-		}, []string{"route", "method", "status"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mixchat_http_requests_in_flight", Help: "Requests being served.",
-		}),
-		activeStreams: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mixchat_active_streams", Help: "Server-Sent Events replies being streamed.",
-		}),
-		answerers: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "mixchat_answerer_duration_seconds", Buckets: latencyBuckets,
-			Help: "Time an answerer (llm, kb, search) took for one question, by outcome (ok, error, timeout, canceled).",
-		}, []string{"answerer", "outcome"}),
-		answerFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mixchat_answerer_failures_total",
-			Help: "Answerer calls that failed, by reason (error, timeout); a request cancelled by its client is not counted.",
-		}, []string{"answerer", "reason"}),
-		retrieval: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "mixchat_retrieval_duration_seconds", Buckets: latencyBuckets,
-			Help: "Time the kb and search answerers spent retrieving evidence before their model call (knowledge-base search, web search and page reading).",
-		}, []string{"answerer", "outcome"}),
-		llmCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "mixchat_llm_request_duration_seconds", Buckets: latencyBuckets,
-			Help: "Time of one chat model call, by configured model name, op (complete, stream) and outcome.",
-		}, []string{"model", "op", "outcome"}),
-		llmFirstToken: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "mixchat_llm_first_token_seconds", Buckets: latencyBuckets,
-			Help: "Time from a streamed model call's start to its first piece of text.",
-		}, []string{"model"}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mixchat_llm_tokens_total",
-			Help: "Tokens sent to (direction=input) and produced by (direction=output) each model; estimated locally when the upstream reports none.",
-		}, []string{"model", "direction"}),
-		searchRequests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "mixchat_search_request_duration_seconds", Buckets: latencyBuckets,
-			Help: "Time of one search engine API request (to the response headers), by host and outcome (HTTP status class or error).",
-		}, []string{"host", "outcome"}),
+		requests: latency("mixchat_http_request_duration_seconds",
+			"Time from a request's arrival to the end of its reply (the whole stream for SSE replies), by route template, method and status.",
+			"route", "method", "status"),
+		inFlight:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "mixchat_http_requests_in_flight", Help: "Requests being served."}),
+		activeStreams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "mixchat_active_streams", Help: "Server-Sent Events replies being streamed."}),
+		answerers: latency("mixchat_answerer_duration_seconds",
+			"Time an answerer (llm, kb, search) took for one question, by outcome (ok, error, timeout, canceled).",
+			"answerer", "outcome"),
+		answerFailures: counter("mixchat_answerer_failures_total",
+			"Answerer calls that failed, by reason (error, timeout); a request cancelled by its client is not counted.",
+			"answerer", "reason"),
+		retrieval: latency("mixchat_retrieval_duration_seconds",
+			"Time the kb and search answerers spent retrieving evidence before their model call (knowledge-base search, web search and page reading).",
+			"answerer", "outcome"),
+		llmCalls: latency("mixchat_llm_request_duration_seconds",
+			"Time of one chat model call, by configured model name, op (complete, stream) and outcome.",
+			"model", "op", "outcome"),
+		llmFirstToken: latency("mixchat_llm_first_token_seconds",
+			"Time from a streamed model call's start to its first piece of text.", "model"),
+		tokens: counter("mixchat_llm_tokens_total",
+			"Tokens sent to (direction=input) and produced by (direction=output) each model; estimated locally when the upstream reports none.",
+			"model", "direction"),
+		searchRequests: latency("mixchat_search_request_duration_seconds",
+			"Time of one search engine API request (to the response headers), by host and outcome (HTTP status class or error).",
+			"host", "outcome"),
 	}
 	reg.MustRegister(m.requests, m.inFlight, m.activeStreams, m.answerers, m.answerFailures, m.retrieval,
 		m.llmCalls, m.llmFirstToken, m.tokens, m.searchRequests)
 	return m
+}
+
+// latency is a histogram of durations in seconds over latencyBuckets.
+func latency(name, help string, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, labels)
+}
+
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // NewRegistry returns a Prometheus registry with the Go runtime and process

@@ -250,18 +250,10 @@ func TestModelCountsTokensAndTraces(t *testing.T) {
 	}
 
 	met := o.Metrics()
-	if v := testutil.ToFloat64(met.tokens.WithLabelValues("m", "input")); v != 24 {
-		t.Errorf("input tokens %v, want 24", v)
-	}
-	if v := testutil.ToFloat64(met.tokens.WithLabelValues("m", "output")); v != 10 {
-		t.Errorf("output tokens %v, want 10", v)
-	}
-	if n := testutil.CollectAndCount(met.llmCalls); n != 3 {
-		t.Errorf("%d call series, want 3 (m complete ok, m stream ok, bad complete error)", n)
-	}
-	if n := testutil.CollectAndCount(met.llmFirstToken); n != 1 {
-		t.Errorf("%d first-token series, want 1", n)
-	}
+	wantValue(t, "input tokens", met.tokens.WithLabelValues("m", "input"), 24)
+	wantValue(t, "output tokens", met.tokens.WithLabelValues("m", "output"), 10)
+	wantSeries(t, "call series (m complete ok, m stream ok, bad complete error)", met.llmCalls, 3)
+	wantSeries(t, "first-token series", met.llmFirstToken, 1)
 	spans := exp.GetSpans()
 	if len(spans) != 3 {
 		t.Fatalf("%d spans, want 3", len(spans))
@@ -348,15 +340,9 @@ func TestAnswererOutcomesAndSpans(t *testing.T) {
 			t.Errorf("answerer %s %s: %d, want %d", tc.answerer, tc.outcome, n, tc.n)
 		}
 	}
-	if v := testutil.ToFloat64(met.answerFailures.WithLabelValues("search", "error")); v != 1 {
-		t.Errorf("search failures %v", v)
-	}
-	if v := testutil.ToFloat64(met.answerFailures.WithLabelValues("slow", "timeout")); v != 1 {
-		t.Errorf("slow timeouts %v", v)
-	}
-	if n := testutil.CollectAndCount(met.answerFailures); n != 2 {
-		t.Errorf("%d failure series, want 2 (a cancelled request is no failure)", n)
-	}
+	wantValue(t, "search failures", met.answerFailures.WithLabelValues("search", "error"), 1)
+	wantValue(t, "slow timeouts", met.answerFailures.WithLabelValues("slow", "timeout"), 1)
+	wantSeries(t, "failure series (a cancelled request is no failure)", met.answerFailures, 2)
 	// kb: one retrieval ended by its model call, one Retrieve; search: one
 	// failed retrieval.
 	if n := histCount(t, met.retrieval.WithLabelValues("kb", "ok")); n != 2 {
@@ -567,5 +553,21 @@ func BenchmarkModelOverhead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// wantValue fails the test when the counter or gauge c does not hold want.
+func wantValue(t *testing.T, what string, c prometheus.Collector, want float64) {
+	t.Helper()
+	if v := testutil.ToFloat64(c); v != want {
+		t.Errorf("%s: %v, want %v", what, v, want)
+	}
+}
+
+// wantSeries fails the test when c does not have n series.
+func wantSeries(t *testing.T, what string, c prometheus.Collector, n int) {
+	t.Helper()
+	if got := testutil.CollectAndCount(c); got != n {
+		t.Errorf("%s: %d, want %d", what, got, n)
 	}
 }

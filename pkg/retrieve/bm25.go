@@ -239,28 +239,12 @@ func (b *BM25) MaxScore(query []string) float64 {
 // BM25 scores, best first. Only documents sharing a term with the query are
 // returned; allow, when not nil, filters documents by id.
 func (b *BM25) Search(query []string, k int, allow func(id string) bool) []Hit {
-	if k <= 0 || len(query) == 0 {
-		return nil
-	}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.live == 0 {
-		return nil
-	}
-	sc, _ := b.scratch.Get().(*bm25Scratch)
+	sc, avgdl := b.begin(k, len(query))
 	if sc == nil {
-		sc = &bm25Scratch{}
+		return nil
 	}
-	defer b.scratch.Put(sc)
-	if len(sc.scores) < len(b.docs) {
-		sc.scores = make([]float64, len(b.docs)+len(b.docs)/4)
-	}
-	scores, touched := sc.scores, sc.touched[:0]
-	avgdl := float64(b.total) / float64(b.live)
-	if avgdl == 0 {
-		avgdl = 1
-	}
-	k1, bb := b.p.K1, b.p.B
+	defer b.end(sc)
+	scores, touched, k1, bb := sc.scores, sc.touched[:0], b.p.K1, b.p.B
 	order, qtf := queryTerms(query)
 	for _, t := range order {
 		p := b.post[t]
@@ -283,6 +267,41 @@ func (b *BM25) Search(query []string, k int, allow func(id string) bool) []Hit {
 	}
 	sc.touched = touched
 	return b.collect(sc, k, allow)
+}
+
+// begin read-locks b and returns a scratch with room for every document and
+// the average document length, for a search of k results over n query
+// terms; nil (and no lock) when there is nothing to search. end undoes it.
+// The scores stay in the caller's locals: sharing them through a closure or
+// an accumulator struct made Search about 20-30% slower on SciFact
+// (BenchmarkBM25SciFact).
+func (b *BM25) begin(k, n int) (*bm25Scratch, float64) {
+	if k <= 0 || n == 0 {
+		return nil, 0
+	}
+	b.mu.RLock()
+	if b.live == 0 {
+		b.mu.RUnlock()
+		return nil, 0
+	}
+	sc, _ := b.scratch.Get().(*bm25Scratch)
+	if sc == nil {
+		sc = &bm25Scratch{}
+	}
+	if len(sc.scores) < len(b.docs) {
+		sc.scores = make([]float64, len(b.docs)+len(b.docs)/4)
+	}
+	avgdl := float64(b.total) / float64(b.live)
+	if avgdl == 0 {
+		avgdl = 1
+	}
+	return sc, avgdl
+}
+
+// end puts sc back and releases the read lock begin took.
+func (b *BM25) end(sc *bm25Scratch) {
+	b.scratch.Put(sc)
+	b.mu.RUnlock()
 }
 
 // collect returns the k best of the scratch's touched documents that allow
@@ -334,33 +353,13 @@ type Form struct {
 // SearchClauses is Search for a query of Clauses: the k best documents with
 // their scores, best first; only documents holding a form of some clause
 // are returned, and allow, when not nil, filters them by id.
-//
-// Its set-up repeats Search's on purpose: sharing it through a closure or an
-// accumulator struct made Search about 20-30% slower on SciFact
-// (BenchmarkBM25SciFact), the scores living in fields instead of locals.
 func (b *BM25) SearchClauses(query []Clause, k int, allow func(id string) bool) []Hit {
-	if k <= 0 || len(query) == 0 {
-		return nil
-	}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.live == 0 {
-		return nil
-	}
-	sc, _ := b.scratch.Get().(*bm25Scratch)
+	sc, avgdl := b.begin(k, len(query))
 	if sc == nil {
-		sc = &bm25Scratch{}
+		return nil
 	}
-	defer b.scratch.Put(sc)
-	if len(sc.scores) < len(b.docs) {
-		sc.scores = make([]float64, len(b.docs)+len(b.docs)/4)
-	}
-	scores, touched := sc.scores, sc.touched[:0]
-	avgdl := float64(b.total) / float64(b.live)
-	if avgdl == 0 {
-		avgdl = 1
-	}
-	k1, bb := b.p.K1, b.p.B
+	defer b.end(sc)
+	scores, touched, k1, bb := sc.scores, sc.touched[:0], b.p.K1, b.p.B
 	ptf := map[int32]float64{}
 	for _, c := range query {
 		n := max(c.Count, 1)
@@ -435,8 +434,7 @@ const bm25Magic = "mixchat-bm25\x00v1"
 func (b *BM25) WriteTo(w io.Writer) (int64, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	e := newEncoder(w)
-	e.bytes([]byte(bm25Magic))
+	e := newEncoder(w, bm25Magic)
 	e.f64(b.p.K1)
 	e.f64(b.p.B)
 	e.uvarint(uint64(b.live))
@@ -451,17 +449,12 @@ func (b *BM25) WriteTo(w io.Writer) (int64, error) {
 			e.uvarint(uint64(d.tfs[i]))
 		}
 	}
-	n, err := e.flush()
-	if err != nil {
-		return n, fmt.Errorf("write bm25: %w", err)
-	}
-	return n, nil
+	return e.flush("write bm25")
 }
 
 // ReadBM25 reads an index written by (*BM25).WriteTo.
 func ReadBM25(r io.Reader) (*BM25, error) {
-	d := newDecoder(r)
-	d.magic(bm25Magic)
+	d := newDecoder(r, bm25Magic)
 	p := BM25Params{K1: d.f64(), B: d.f64()}
 	n := d.count(1 << 32)
 	b := NewBM25(p)

@@ -175,15 +175,7 @@ func TestBM25RoundTrip(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		b.Remove(fmt.Sprintf("doc%d", i))
 	}
-	var buf bytes.Buffer
-	n, err := b.WriteTo(&buf)
-	if err != nil || n != int64(buf.Len()) {
-		t.Fatalf("WriteTo = %d, %v; buffer has %d", n, err, buf.Len())
-	}
-	c, err := ReadBM25(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, data := roundTrip(t, b, ReadBM25)
 	if c.Params() != b.Params() || c.Len() != b.Len() {
 		t.Fatalf("read params %+v len %d, want %+v %d", c.Params(), c.Len(), b.Params(), b.Len())
 	}
@@ -196,7 +188,7 @@ func TestBM25RoundTrip(t *testing.T) {
 		t.Fatal("no hits after add")
 	}
 	// Corrupt input fails cleanly.
-	for _, bad := range [][]byte{nil, []byte("not an index"), buf.Bytes()[:buf.Len()/2]} {
+	for _, bad := range [][]byte{nil, []byte("not an index"), data[:len(data)/2]} {
 		if _, err := ReadBM25(bytes.NewReader(bad)); err == nil {
 			t.Errorf("ReadBM25(%d bytes) succeeded", len(bad))
 		}
@@ -211,9 +203,7 @@ func TestBM25Concurrent(t *testing.T) {
 	docs := randomDocs(rand.New(rand.NewSource(1)), 300)
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			i := 0
 			for id, d := range docs {
 				if i%4 == w {
@@ -225,7 +215,7 @@ func TestBM25Concurrent(t *testing.T) {
 				}
 				i++
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if b.Len() == 0 || b.Len() >= len(docs) {

@@ -22,7 +22,13 @@ type encoder struct {
 	buf [binary.MaxVarintLen64]byte
 }
 
-func newEncoder(w io.Writer) *encoder { return &encoder{w: bufio.NewWriterSize(w, 1<<16)} }
+// newEncoder returns an encoder to w that has written magic, the format's
+// name and version.
+func newEncoder(w io.Writer, magic string) *encoder {
+	e := &encoder{w: bufio.NewWriterSize(w, 1<<16)}
+	e.bytes([]byte(magic))
+	return e
+}
 
 func (e *encoder) bytes(p []byte) {
 	if e.err != nil {
@@ -83,11 +89,16 @@ func (e *encoder) u32s(v []uint32) {
 	}
 }
 
-func (e *encoder) flush() (int64, error) {
+// flush writes out what is buffered and returns the bytes written, with
+// the first error wrapped as what's ("write bm25: ...").
+func (e *encoder) flush(what string) (int64, error) {
 	if e.err == nil {
 		e.err = e.w.Flush()
 	}
-	return e.n, e.err
+	if e.err != nil {
+		return e.n, fmt.Errorf("%s: %w", what, e.err)
+	}
+	return e.n, nil
 }
 
 // decoder reads what encoder writes, keeping the first error.
@@ -97,7 +108,12 @@ type decoder struct {
 	buf [8]byte
 }
 
-func newDecoder(r io.Reader) *decoder { return &decoder{r: bufio.NewReaderSize(r, 1<<16)} }
+// newDecoder returns a decoder of r that has read and checked magic.
+func newDecoder(r io.Reader, magic string) *decoder {
+	d := &decoder{r: bufio.NewReaderSize(r, 1<<16)}
+	d.magic(magic)
+	return d
+}
 
 func (d *decoder) fail(err error) {
 	if d.err == nil {

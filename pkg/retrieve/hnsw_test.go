@@ -3,6 +3,7 @@ package retrieve
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math/rand"
 	"strconv"
 	"sync"
@@ -186,15 +187,7 @@ func TestHNSWRoundTrip(t *testing.T) {
 	h := NewHNSW(24, HNSWParams{ExactBelow: -1, M: 8, EfSearch: 40, EfConstruction: 40})
 	h.AddBatch(ids, vecs)
 	h.Remove(ids[5])
-	var buf bytes.Buffer
-	n, err := h.WriteTo(&buf)
-	if err != nil || n != int64(buf.Len()) {
-		t.Fatalf("WriteTo = %d, %v (buffer %d)", n, err, buf.Len())
-	}
-	g, err := ReadHNSW(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, data := roundTrip(t, h, ReadHNSW)
 	if g.Params() != h.Params() || g.Len() != h.Len() || g.Dim() != 24 {
 		t.Fatalf("read %+v len %d, want %+v len %d", g.Params(), g.Len(), h.Params(), h.Len())
 	}
@@ -215,7 +208,6 @@ func TestHNSWRoundTrip(t *testing.T) {
 		t.Errorf("empty round trip: %v, %v", e, err)
 	}
 	// Corrupt input fails cleanly instead of panicking.
-	data := buf.Bytes()
 	for _, bad := range [][]byte{nil, []byte("garbage"), data[:len(data)/3], data[:len(data)-1]} {
 		if _, err := ReadHNSW(bytes.NewReader(bad)); err == nil {
 			t.Errorf("ReadHNSW(%d bytes) succeeded", len(bad))
@@ -324,4 +316,20 @@ func TestHNSWRebuildAfterReplacements(t *testing.T) {
 	if r := hnswRecall(h, exactTruth(ids, vecs, queries, nil), queries, nil); r < 0.95 {
 		t.Errorf("recall after rebuild = %.3f", r)
 	}
+}
+
+// roundTrip writes x with WriteTo, checks the count of bytes written, and
+// reads it back with read. It returns what it read and the bytes.
+func roundTrip[T io.WriterTo](t *testing.T, x T, read func(io.Reader) (T, error)) (T, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := x.WriteTo(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("WriteTo = %d, %v; buffer has %d", n, err, buf.Len())
+	}
+	y, err := read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y, buf.Bytes()
 }

@@ -144,11 +144,9 @@ func scanParallel(n int, scan func(from, to int) *topK) []Hit {
 	tops := make([]*topK, parts)
 	var wg sync.WaitGroup
 	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			tops[p] = scan(n*p/parts, n*(p+1)/parts)
-		}()
+		})
 	}
 	wg.Wait()
 	for _, t := range tops[1:] {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/text"
 	"github.com/mixchat/mixchat/prompts"
 )
@@ -108,7 +109,7 @@ func resultDoc(n int, r Result) Doc {
 		t = r.Title
 	}
 	d := Doc{N: n, Title: r.Title, URL: r.URL, Text: t}
-	if r.Engine == LocalEngine || strings.HasPrefix(r.URL, "file:") {
+	if r.Engine == LocalEngine || strings.HasPrefix(r.URL, "local:") || strings.HasPrefix(r.URL, "file:") {
 		d.Score = r.Score
 	}
 	return d
@@ -134,10 +135,13 @@ func (s *Service) readPages(ctx context.Context, query string, rs []Result) []st
 	var warnings []string
 	for j, i := range idx {
 		if errs[j] != nil {
-			warnings = append(warnings, errs[j].Error())
+			warnings = append(warnings, obs.PublicMessage(errs[j]))
 			continue
 		}
-		ps := splitPassages(pages[j].Text, f.cfg.PassageChars)
+		ps, err := splitPassagesContext(ctx, pages[j].Text, f.cfg.PassageChars)
+		if err != nil {
+			break // the reply is cancelled: reading more pages is wasted work
+		}
 		best := rankPassages(query, [][]string{ps}, f.cfg.Passages)
 		// Keep the chosen passages in page order, so they read as the page
 		// does.
@@ -222,7 +226,7 @@ func citeSentences(t string, n int) []string {
 }
 
 // displayURL is u with its percent-escapes decoded when they decode to
-// UTF-8 text (file:///data/%E7%B3%BB.txt reads as file:///data/系.txt), which
+// UTF-8 text (local:zhouyi/%E7%B3%BB.txt reads as local:zhouyi/系.txt), which
 // reads better and costs fewer tokens in a prompt.
 func displayURL(u string) string {
 	d, err := url.PathUnescape(u)

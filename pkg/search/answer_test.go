@@ -3,24 +3,21 @@ package search
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mixchat/mixchat/internal/golden"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/prompts"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // fakeModel is a hand-written llm.Model: reply makes the text from the
 // request; Stream sends it in pieces of a few characters.
@@ -129,7 +126,7 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 	if len(deltas) < 2 {
 		t.Errorf("not streamed: %q", deltas)
 	}
-	if len(a.Sources) != 1 || a.Sources[0].Title != "系辞上-十一" || !strings.HasPrefix(a.Sources[0].URL, "file:///") ||
+	if len(a.Sources) != 1 || a.Sources[0].Title != "系辞上-十一" || !strings.HasPrefix(a.Sources[0].URL, "local:") ||
 		a.Sources[0].Score <= 0 || !strings.Contains(a.Sources[0].Snippet, "易有太极") {
 		t.Errorf("sources %+v", a.Sources)
 	}
@@ -145,7 +142,10 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 		t.Fatalf("messages %+v", r.Messages)
 	}
 	prompt := r.Messages[2].Content
-	for _, want := range []string{"[1] 系辞上-十一\nfile:///", "是故易有太极", "<问题>太极生什么？</问题>", "[n]"} {
+	if strings.Contains(prompt, cfg.Local.Dir) || strings.Contains(a.Sources[0].URL, cfg.Local.Dir) {
+		t.Errorf("the local folder's absolute path %s reaches the prompt or the sources", cfg.Local.Dir)
+	}
+	for _, want := range []string{"[1] 系辞上-十一\nlocal:", "是故易有太极", "<问题>太极生什么？</问题>", "[n]"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, prompt)
 		}
@@ -263,15 +263,23 @@ func webSite(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func TestAnswerReadsPagesAndSplits(t *testing.T) {
-	srv := webSite(t)
+// readingConfig is a search set-up with one engine, "web", the searxng
+// instance at url, that reads the result pages (on this machine) and keeps
+// one passage of at most chars characters a page.
+func readingConfig(url string, chars int) Config {
 	cfg := DefaultConfig()
 	cfg.Default = "web"
-	cfg.Engines = []EngineConfig{{Name: "web", Provider: "searxng", BaseURL: srv.URL}}
+	cfg.Engines = []EngineConfig{{Name: "web", Provider: "searxng", BaseURL: url}}
 	cfg.Fetch.Enabled = true
 	cfg.Fetch.AllowNetworks = []string{"127.0.0.1/32"}
 	cfg.Fetch.Passages = 1
-	cfg.Fetch.PassageChars = 60
+	cfg.Fetch.PassageChars = chars
+	return cfg
+}
+
+func TestAnswerReadsPagesAndSplits(t *testing.T) {
+	srv := webSite(t)
+	cfg := readingConfig(srv.URL, 60)
 	m := &fakeModel{reply: citeFirst}
 	s := newTestService(t, cfg, m)
 
@@ -377,22 +385,7 @@ func TestPromptGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "golden", PromptGroup+"."+name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("prompt %s differs from %s:\n%s", name, path, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", PromptGroup+"."+name+".golden"), got)
 			for _, must := range []string{"[1]", "[2]", "易有太极是什么意思？", "是故《易》有太极"} {
 				if !strings.Contains(got, must) {
 					t.Errorf("prompt %s lacks %q", name, must)

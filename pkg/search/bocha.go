@@ -1,56 +1,25 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 )
-
-// BochaEndpoint is the Bocha (博查) web search endpoint.
-const BochaEndpoint = "https://api.bochaai.com/v1/web-search"
 
 // Bocha searches the Bocha (博查) Web Search API, for deployments in China:
 // POST a JSON body {query, freshness, summary, count} with the key as a
 // Bearer token. The reply wraps a Bing-shaped SearchResponse:
 // {code, msg, data: {webPages: {value: [{name, url, snippet, summary}]}}}.
-type Bocha struct {
-	providerBase
-	endpoint, key string
-}
+type Bocha struct{ providerBase }
 
 // NewBocha returns a Bocha client.
-func NewBocha(o ProviderOptions) *Bocha {
-	ep := o.BaseURL
-	if ep == "" {
-		ep = BochaEndpoint
-	}
-	return &Bocha{providerBase: newBase(o.Name, "bocha", o.Client, o.Timeout), endpoint: ep, key: o.APIKey}
-}
-
-type bochaRequest struct {
-	Query     string `json:"query"`
-	Freshness string `json:"freshness"`
-	Summary   bool   `json:"summary"`
-	Count     int    `json:"count"`
-}
+func NewBocha(o ProviderOptions) *Bocha { return &Bocha{newProvider(o, "bocha", BochaEndpoint)} }
 
 // Search returns up to n (at most 50) results, with Bocha's longer summary
 // as the snippet when it gives one.
 func (b *Bocha) Search(ctx context.Context, query string, n int) ([]Result, error) {
 	n = clamp(n, 10, 50)
-	ctx, cancel := b.withTimeout(ctx)
-	defer cancel()
-	raw, _ := json.Marshal(bochaRequest{Query: query, Freshness: "noLimit", Summary: true, Count: n})
-	req, _ := http.NewRequest(http.MethodPost, b.endpoint, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+b.key)
-	body, err := b.do(ctx, req, bochaError)
-	if err != nil {
-		return nil, err
-	}
 	var r struct {
 		Code json.Number `json:"code"`
 		Msg  *string     `json:"msg"`
@@ -58,7 +27,9 @@ func (b *Bocha) Search(ctx context.Context, query string, n int) ([]Result, erro
 			WebPages *bingPages `json:"webPages"`
 		} `json:"data"`
 	}
-	if err := b.decode(body, &r); err != nil {
+	req := postJSON(b.endpoint, map[string]any{"query": query, "freshness": "noLimit", "summary": true, "count": n}, "Authorization", "Bearer "+b.key)
+	body, err := b.sendJSON(ctx, req, bochaError, &r)
+	if err != nil {
 		return nil, err
 	}
 	// Bocha reports some failures in the body with HTTP 200.

@@ -212,26 +212,15 @@ func (c Config) Validate() error {
 	if fc.MaxPages < 0 || fc.MaxPages > 20 {
 		bad("fetch.max_pages", "must be between 0 and 20, got %d", fc.MaxPages)
 	}
-	if fc.Timeout < 0 {
-		bad("fetch.timeout", "must not be negative")
-	}
-	if fc.MaxBytes < 0 {
-		bad("fetch.max_bytes", "must not be negative")
-	}
-	if fc.Concurrency < 0 {
-		bad("fetch.concurrency", "must not be negative")
-	}
-	if fc.CacheTTL < 0 {
-		bad("fetch.cache_ttl", "must not be negative (0 disables the cache)")
-	}
-	if fc.CacheSize < 0 {
-		bad("fetch.cache_size", "must not be negative")
-	}
-	if fc.Passages < 0 {
-		bad("fetch.passages", "must not be negative")
-	}
-	if fc.PassageChars < 0 {
-		bad("fetch.passage_chars", "must not be negative")
+	negative := map[string]bool{"timeout": fc.Timeout < 0, "max_bytes": fc.MaxBytes < 0, "concurrency": fc.Concurrency < 0,
+		"cache_ttl": fc.CacheTTL < 0, "cache_size": fc.CacheSize < 0, "passages": fc.Passages < 0, "passage_chars": fc.PassageChars < 0}
+	for _, k := range []string{"timeout", "max_bytes", "concurrency", "cache_ttl", "cache_size", "passages", "passage_chars"} {
+		switch {
+		case negative[k] && k == "cache_ttl":
+			bad("fetch.cache_ttl", "must not be negative (0 disables the cache)")
+		case negative[k]:
+			bad("fetch."+k, "must not be negative")
+		}
 	}
 	for i, n := range fc.AllowNetworks {
 		if _, err := netip.ParsePrefix(n); err != nil {

@@ -11,9 +11,6 @@ import (
 	"github.com/PuerkitoBio/goquery"
 )
 
-// DuckDuckGoEndpoint is DuckDuckGo's HTML (no-JavaScript) search page.
-const DuckDuckGoEndpoint = "https://html.duckduckgo.com/html/"
-
 // duckUserAgent is a browser's: the HTML endpoint turns other agents away.
 const duckUserAgent = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 
@@ -23,19 +20,12 @@ const duckUserAgent = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 
 // links (/l/?uddg=...) are resolved to their targets. It is a web page, not
 // an API: DuckDuckGo may change it or answer with a challenge page, which
 // comes back as a ProviderError of kind ErrQuota.
-type DuckDuckGo struct {
-	providerBase
-	endpoint, region string
-}
+type DuckDuckGo struct{ providerBase }
 
 // NewDuckDuckGo returns a DuckDuckGo client; o.Language is the region
 // (kl), e.g. "cn-zh" or "wt-wt".
 func NewDuckDuckGo(o ProviderOptions) *DuckDuckGo {
-	ep := o.BaseURL
-	if ep == "" {
-		ep = DuckDuckGoEndpoint
-	}
-	return &DuckDuckGo{providerBase: newBase(o.Name, "duckduckgo", o.Client, o.Timeout), endpoint: ep, region: o.Language}
+	return &DuckDuckGo{newProvider(o, "duckduckgo", DuckDuckGoEndpoint)}
 }
 
 // Search returns up to n results of the first result page (about 30).
@@ -68,8 +58,8 @@ func (d *DuckDuckGo) request(query string) *http.Request {
 	v := url.Values{}
 	v.Set("q", query)
 	v.Set("b", "")
-	if d.region != "" {
-		v.Set("kl", d.region)
+	if d.lang != "" {
+		v.Set("kl", d.lang)
 	}
 	req, _ := http.NewRequest(http.MethodPost, d.endpoint, strings.NewReader(v.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

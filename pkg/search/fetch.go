@@ -19,6 +19,8 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mixchat/mixchat/pkg/htmltext"
 )
 
 // Page is the readable content of a fetched page.
@@ -77,6 +79,14 @@ type cacheEntry struct {
 	expires time.Time
 }
 
+// positiveOr returns v when it is above zero, else def.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
 // maxRedirects bounds a page's redirect chain.
 const maxRedirects = 5
 
@@ -84,29 +94,12 @@ const maxRedirects = 5
 // defaults (see FetchConfig).
 func NewFetcher(c FetchConfig) (*Fetcher, error) {
 	d := DefaultConfig().Fetch
-	if c.Timeout <= 0 {
-		c.Timeout = d.Timeout
-	}
-	if c.MaxBytes <= 0 {
-		c.MaxBytes = d.MaxBytes
-	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = d.Concurrency
-	}
-	if c.CacheSize <= 0 {
-		c.CacheSize = d.CacheSize
-	}
+	c.Timeout, c.CacheSize = positiveOr(c.Timeout, d.Timeout), positiveOr(c.CacheSize, d.CacheSize)
+	c.MaxBytes, c.Concurrency = positiveOr(c.MaxBytes, d.MaxBytes), positiveOr(c.Concurrency, d.Concurrency)
+	c.MaxPages, c.Passages = positiveOr(c.MaxPages, d.MaxPages), positiveOr(c.Passages, d.Passages)
+	c.PassageChars = positiveOr(c.PassageChars, d.PassageChars)
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
-	}
-	if c.MaxPages <= 0 {
-		c.MaxPages = d.MaxPages
-	}
-	if c.Passages <= 0 {
-		c.Passages = d.Passages
-	}
-	if c.PassageChars <= 0 {
-		c.PassageChars = d.PassageChars
 	}
 	g := &Guard{AllowAll: c.AllowPrivate}
 	for _, n := range c.AllowNetworks {
@@ -296,7 +289,7 @@ func extractHTML(body []byte, u *url.URL) (title, txt string) {
 	if err != nil {
 		return "", ""
 	}
-	title = htmlTitle(doc)
+	title = htmltext.Title(doc)
 	art, err := readability.FromDocument(doc, u)
 	if err == nil && art.Node != nil {
 		txt = htmlText(art.Node)

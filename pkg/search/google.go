@@ -8,26 +8,18 @@ import (
 	"strings"
 )
 
-// GoogleEndpoint is the Custom Search JSON API endpoint of Google
-// Programmable Search.
-const GoogleEndpoint = "https://www.googleapis.com/customsearch/v1"
-
 // Google searches Google Programmable Search (Custom Search JSON API): GET
 // ?key=...&cx=...&q=...&num=N&start=S&lr=lang_xx; results are
 // items[] {title, link, snippet}. The API gives at most 10 results a call,
 // so larger n takes several calls.
 type Google struct {
 	providerBase
-	endpoint, key, cx, lang string
+	cx string
 }
 
 // NewGoogle returns a Programmable Search client for engine o.CX.
 func NewGoogle(o ProviderOptions) *Google {
-	ep := o.BaseURL
-	if ep == "" {
-		ep = GoogleEndpoint
-	}
-	return &Google{providerBase: newBase(o.Name, "google", o.Client, o.Timeout), endpoint: ep, key: o.APIKey, cx: o.CX, lang: o.Language}
+	return &Google{newProvider(o, "google", GoogleEndpoint), o.CX}
 }
 
 // Search returns up to n (at most 30) results.
@@ -73,11 +65,7 @@ func (g *Google) Search(ctx context.Context, query string, n int) ([]Result, err
 }
 
 func (g *Google) request(query string, num, start int) *http.Request {
-	v := url.Values{}
-	v.Set("key", g.key)
-	v.Set("cx", g.cx)
-	v.Set("q", query)
-	v.Set("num", fmt.Sprint(num))
+	v := url.Values{"key": {g.key}, "cx": {g.cx}, "q": {query}, "num": {fmt.Sprint(num)}}
 	if start > 1 {
 		v.Set("start", fmt.Sprint(start))
 	}
@@ -85,9 +73,7 @@ func (g *Google) request(query string, num, start int) *http.Request {
 		v.Set("lr", "lang_"+g.lang)
 		v.Set("hl", g.lang)
 	}
-	req, _ := http.NewRequest(http.MethodGet, g.endpoint+sep(g.endpoint)+v.Encode(), nil)
-	req.Header.Set("Accept", "application/json")
-	return req
+	return getRequest(g.endpoint, v)
 }
 
 // googleError reads Google's {"error": {code, message, status, details}}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/text/encoding/simplifiedchinese"
 
+	"github.com/mixchat/mixchat/pkg/htmltext"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
@@ -34,7 +35,8 @@ var localExts = map[string]string{
 // Local is the offline engine: a full-text BM25 index (the knowledge
 // bases' retrieve.BM25 over their terms, lexTerms: Chinese as character
 // bigrams with traditional characters folded to simplified) over a folder of .html, .md and .txt files. It returns each
-// matching file's title, a file:// URL, a snippet with the matches in
+// matching file's title, a local: URL (its path relative to the folder, see
+// localURL), a snippet with the matches in
 // **bold**, and the most relevant passages as Content.
 //
 // Files are split into passages of about 400 characters and indexed with
@@ -91,12 +93,12 @@ func NewLocal(o LocalOptions) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local engine %s: %w", o.Name, err)
 	}
-	st, err := os.Stat(abs)
+	st, err := os.Stat(o.Dir) // errors name the folder as configured
 	if err != nil {
 		return nil, fmt.Errorf("local engine %s: %w", o.Name, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("local engine %s: %s is not a folder", o.Name, abs)
+		return nil, fmt.Errorf("local engine %s: %s is not a folder", o.Name, o.Dir)
 	}
 	l := &Local{
 		name: o.Name, dir: abs, refresh: o.Refresh, maxBytes: o.MaxFileBytes, passageChars: o.PassageChars,
@@ -275,7 +277,7 @@ func (l *Local) load(f fileStat) (*localFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		title = htmlTitle(doc)
+		title = htmltext.Title(doc)
 		body = htmlText(doc)
 	case "md":
 		title, body = markdownText(string(data))
@@ -287,12 +289,20 @@ func (l *Local) load(f fileStat) (*localFile, error) {
 	}
 	return &localFile{
 		rel:      f.rel,
-		url:      (&url.URL{Scheme: "file", Path: filepath.ToSlash(f.abs)}).String(),
+		url:      localURL(f.rel),
 		size:     f.size,
 		mtime:    f.mtime,
 		title:    title,
 		passages: splitPassages(body, l.passageChars),
 	}, nil
+}
+
+// localURL is the address a local result cites: "local:" and the file's
+// path relative to the engine's folder, escaped as a URL path
+// (local:ten-wings/xici.html), so no absolute path of the server's disk
+// reaches a client or a prompt.
+func localURL(rel string) string {
+	return "local:" + (&url.URL{Path: rel}).EscapedPath()
 }
 
 // markdownText returns a Markdown file's first heading and its text with

@@ -36,8 +36,8 @@ func TestLocalZhouyi(t *testing.T) {
 		t.Fatalf("top result %q, want 系辞传上-第十一章", top.Title)
 	}
 	u, err := url.Parse(top.URL)
-	if err != nil || u.Scheme != "file" || !strings.HasSuffix(u.Path, "/系辞传上-第十一章.txt") {
-		t.Errorf("URL %q is not a file URL of the file", top.URL)
+	if err != nil || u.Scheme != "local" || u.Opaque != (&url.URL{Path: "系辞传上-第十一章.txt"}).EscapedPath() || strings.Contains(top.URL, dir) {
+		t.Errorf("URL %q is not the file's path relative to the folder", top.URL)
 	}
 	if !boldContains(top.Snippet, "太极") {
 		t.Errorf("snippet %q does not highlight 太极", top.Snippet)
@@ -106,10 +106,11 @@ func TestLocalFormatsAndUpdates(t *testing.T) {
 	cases := []struct {
 		q    string
 		want []string
+		url  string // the first result's, relative to the folder
 	}{
-		{"自强不息", []string{"乾卦"}},
-		{"厚德载物", []string{"坤卦"}},
-		{"太极", []string{"taiji"}}, // not the script, the hidden file or the png
+		{"自强不息", []string{"乾卦"}, "local:qian.html"},
+		{"厚德载物", []string{"坤卦"}, "local:notes/kun.md"},
+		{"太极", []string{"taiji"}, "local:taiji.txt"}, // not the script, the hidden file or the png
 	}
 	for _, c := range cases {
 		rs, err := l.Search(ctx, c.q, 5)
@@ -118,6 +119,9 @@ func TestLocalFormatsAndUpdates(t *testing.T) {
 		}
 		if got := titles(rs); strings.Join(got, ",") != strings.Join(c.want, ",") {
 			t.Errorf("%q: got %v, want %v", c.q, got, c.want)
+		}
+		if len(rs) > 0 && rs[0].URL != c.url {
+			t.Errorf("%q: URL %q, want %q", c.q, rs[0].URL, c.url)
 		}
 	}
 

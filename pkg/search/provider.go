@@ -1,6 +1,8 @@
 package search
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -41,12 +44,25 @@ const defaultProviderTimeout = 10 * time.Second
 // apiUserAgent is sent to search APIs.
 const apiUserAgent = "mixchat/1.0 (+https://github.com/mixchat/mixchat)"
 
+// The public endpoints of the remote providers, used when an engine sets no
+// base_url.
+const (
+	BingEndpoint       = "https://api.bing.microsoft.com/v7.0/search"     // Bing Web Search API v7
+	BraveEndpoint      = "https://api.search.brave.com/res/v1/web/search" // Brave Search web search
+	TavilyEndpoint     = "https://api.tavily.com/search"                  // Tavily search
+	GoogleEndpoint     = "https://www.googleapis.com/customsearch/v1"     // Google Programmable Search (Custom Search JSON API)
+	BochaEndpoint      = "https://api.bochaai.com/v1/web-search"          // Bocha (博查) web search
+	DuckDuckGoEndpoint = "https://html.duckduckgo.com/html/"              // DuckDuckGo's HTML (no-JavaScript) search page
+)
+
 // providerBase holds what every remote provider shares: its name for
-// errors, the HTTP client and the timeout of one search.
+// errors, the HTTP client, the timeout of one search, and the endpoint,
+// key and language (or market, or region) it searches with.
 type providerBase struct {
-	name    string
-	client  HTTPDoer
-	timeout time.Duration
+	name                string
+	client              HTTPDoer
+	timeout             time.Duration
+	endpoint, key, lang string
 }
 
 func newBase(name, defaultName string, client HTTPDoer, timeout time.Duration) providerBase {
@@ -60,6 +76,35 @@ func newBase(name, defaultName string, client HTTPDoer, timeout time.Duration) p
 		timeout = defaultProviderTimeout
 	}
 	return providerBase{name: name, client: client, timeout: timeout}
+}
+
+// newProvider is newBase for the options of a provider called provider,
+// with the endpoint o.BaseURL, or def when that is empty.
+func newProvider(o ProviderOptions, provider, def string) providerBase {
+	p := newBase(o.Name, provider, o.Client, o.Timeout)
+	p.endpoint, p.key, p.lang = cmp.Or(o.BaseURL, def), o.APIKey, o.Language
+	return p
+}
+
+// emptyReply answers a reply without its results part: no results when
+// the reply is of the expected type (ok), else ErrBadResponse saying why.
+func (p providerBase) emptyReply(ok bool, why string) ([]Result, error) {
+	if !ok {
+		return nil, &ProviderError{Provider: p.name, Kind: ErrBadResponse, Msg: why}
+	}
+	return []Result{}, nil
+}
+
+// params are query parameters from name and value pairs, leaving out the
+// empty values.
+func params(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	return v
 }
 
 // Name returns the engine's name as used in errors and results.
@@ -109,6 +154,68 @@ func (p providerBase) do(ctx context.Context, req *http.Request, info errorInfo)
 		return nil, &ProviderError{Provider: p.name, Status: resp.StatusCode, Kind: kind, Msg: m}
 	}
 	return body, nil
+}
+
+// sendJSON sends req (a GET or a POST) within the provider's timeout and
+// decodes its 2xx JSON reply into v, returning the raw reply too. Failures
+// are those of do and decode.
+func (p providerBase) sendJSON(ctx context.Context, req *http.Request, info errorInfo, v any) ([]byte, error) {
+	ctx, cancel := p.withTimeout(ctx)
+	defer cancel()
+	body, err := p.do(ctx, req, info)
+	if err != nil {
+		return nil, err
+	}
+	return body, p.decode(body, v)
+}
+
+// getRequest builds a GET of endpoint with the query v, accepting JSON, with
+// the given header name and value pairs.
+func getRequest(endpoint string, v url.Values, header ...string) *http.Request {
+	req, _ := http.NewRequest(http.MethodGet, endpoint+sep(endpoint)+v.Encode(), nil)
+	req.Header.Set("Accept", "application/json")
+	return withHeader(req, header)
+}
+
+// postJSON builds a POST of body, as JSON, to endpoint with the given header
+// name and value pairs.
+func postJSON(endpoint string, body any, header ...string) *http.Request {
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	return withHeader(req, header)
+}
+
+func withHeader(req *http.Request, header []string) *http.Request {
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return req
+}
+
+// sep is the separator before a query string appended to endpoint.
+func sep(endpoint string) string {
+	if strings.Contains(endpoint, "?") {
+		return "&"
+	}
+	return "?"
+}
+
+// firstResults converts items with conv, skips the results without a URL and
+// stops at n.
+func firstResults[T any](items []T, n int, conv func(T) Result) []Result {
+	out := []Result{}
+	for _, it := range items {
+		r := conv(it)
+		if r.URL == "" {
+			continue
+		}
+		out = append(out, r)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
 }
 
 // decode unmarshals a provider's JSON reply into v.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,13 +68,6 @@ func (f *fakeProvider) last(t *testing.T) recorded {
 	return f.reqs[len(f.reqs)-1]
 }
 
-func q1(r recorded, k string) string {
-	if v := r.query[k]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
 type providerCase struct {
 	name    string
 	fixture string
@@ -81,28 +76,75 @@ type providerCase struct {
 	make    func(ProviderOptions) Searcher
 	opts    ProviderOptions
 	n       int
-	check   func(t *testing.T, r recorded)
+	request wantRequest
 	want    []Result // Title, URL and Snippet compared
+}
+
+// wantRequest is what a provider's request must hold.
+type wantRequest struct {
+	method string            // "" means GET
+	values map[string]string // query parameters, or the form of a form POST
+	absent []string          // query parameters that must not be sent
+	header map[string]string // a value ending in "*" is a prefix
+	json   map[string]any    // fields of a JSON body (numbers as float64)
+}
+
+// check reports where r differs from w. The key never travels in a body.
+func (w wantRequest) check(t *testing.T, r recorded, key string) {
+	t.Helper()
+	if m := cmp.Or(w.method, "GET"); r.method != m {
+		t.Errorf("method %s, want %s", r.method, m)
+	}
+	values := url.Values(r.query)
+	if strings.HasPrefix(r.header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		values, _ = url.ParseQuery(string(r.body))
+	}
+	for k, v := range w.values {
+		if got := values.Get(k); got != v {
+			t.Errorf("parameter %s = %q, want %q", k, got, v)
+		}
+	}
+	for _, k := range w.absent {
+		if values.Has(k) {
+			t.Errorf("parameter %s sent though not configured: %v", k, values)
+		}
+	}
+	for k, v := range w.header {
+		got := r.header.Get(k)
+		if prefix, ok := strings.CutSuffix(v, "*"); (ok && !strings.HasPrefix(got, prefix)) || (!ok && got != v) {
+			t.Errorf("header %s = %q, want %q", k, got, v)
+		}
+	}
+	if w.json != nil {
+		var body map[string]any
+		if err := json.Unmarshal(r.body, &body); err != nil {
+			t.Fatalf("body %s: %v", r.body, err)
+		}
+		for k, v := range w.json {
+			if body[k] != v {
+				t.Errorf("body field %s = %v, want %v", k, body[k], v)
+			}
+		}
+	}
+	if key != "" && strings.Contains(string(r.body), key) {
+		t.Error("key sent in the body")
+	}
 }
 
 const (
 	wikiTaiji  = "https://zh.wikipedia.org/wiki/%E5%A4%AA%E6%9E%81"
 	wikiSource = "https://zh.wikisource.org/zh-hans/%E5%91%A8%E6%98%93/%E7%B9%AB%E8%BE%AD%E4%B8%8A"
+	question   = "易有太极 两仪"
 )
 
 func providerCases() []providerCase {
 	return []providerCase{
 		{
 			name: "searxng", fixture: "searxng.json", ctype: "application/json", path: "/search",
-			make: func(o ProviderOptions) Searcher { return NewSearxNG(o) },
-			opts: ProviderOptions{Language: "zh-CN", Categories: []string{"general", "science"}},
-			n:    2,
-			check: func(t *testing.T, r recorded) {
-				if r.method != "GET" || q1(r, "q") != "易有太极 两仪" || q1(r, "format") != "json" ||
-					q1(r, "language") != "zh-CN" || q1(r, "categories") != "general,science" {
-					t.Errorf("request %s %v", r.method, r.query)
-				}
-			},
+			make:    searcher(NewSearxNG),
+			opts:    ProviderOptions{Language: "zh-CN", Categories: []string{"general", "science"}},
+			n:       2,
+			request: wantRequest{values: map[string]string{"q": question, "format": "json", "language": "zh-CN", "categories": "general,science"}},
 			want: []Result{
 				{Title: "太极 - 维基百科，自由的百科全书", URL: wikiTaiji, Snippet: "《易传·系辞上》：“易有太极，是生两仪，两仪生四象，四象生八卦。”"},
 				{Title: "系辞上 - 维基文库", URL: wikiSource, Snippet: "是故易有太极，是生两仪，两仪生四象，四象生八卦，八卦定吉凶，吉凶生大业。"},
@@ -110,13 +152,9 @@ func providerCases() []providerCase {
 		},
 		{
 			name: "searx 1.1 (recorded)", fixture: "searx_real_qian.json", ctype: "application/json", path: "/search",
-			make: func(o ProviderOptions) Searcher { return NewSearxNG(o) },
-			n:    2,
-			check: func(t *testing.T, r recorded) {
-				if _, ok := r.query["language"]; ok {
-					t.Errorf("language sent though not configured: %v", r.query)
-				}
-			},
+			make:    searcher(NewSearxNG),
+			n:       2,
+			request: wantRequest{absent: []string{"language"}},
 			want: []Result{
 				{Title: "系辞传上·第一章", URL: "https://zhouyi.example/xici/shang-1", Snippet: "天尊地卑，乾坤定矣。卑高以陈，贵贱位矣。动静有常，刚柔断矣。"},
 				{Title: "彖传·乾", URL: "https://zhouyi.example/tuan/qian", Snippet: "大哉乾元，万物资始，乃统天。云行雨施，品物流形。"},
@@ -124,15 +162,11 @@ func providerCases() []providerCase {
 		},
 		{
 			name: "bing", fixture: "bing.json", ctype: "application/json; charset=utf-8", path: "/v7.0/search",
-			make: func(o ProviderOptions) Searcher { return NewBing(o) },
+			make: searcher(NewBing),
 			opts: ProviderOptions{APIKey: "bing-key", Language: "zh-CN"},
 			n:    5,
-			check: func(t *testing.T, r recorded) {
-				if r.header.Get("Ocp-Apim-Subscription-Key") != "bing-key" || q1(r, "q") != "易有太极 两仪" ||
-					q1(r, "count") != "5" || q1(r, "mkt") != "zh-CN" || q1(r, "responseFilter") != "Webpages" {
-					t.Errorf("request %v %v", r.header, r.query)
-				}
-			},
+			request: wantRequest{header: map[string]string{"Ocp-Apim-Subscription-Key": "bing-key"},
+				values: map[string]string{"q": question, "count": "5", "mkt": "zh-CN", "responseFilter": "Webpages"}},
 			want: []Result{
 				{Title: "系辞上 - 维基文库，自由的图书馆", URL: wikiSource, Snippet: "是故易有太极，是生两仪，两仪生四象，四象生八卦，八卦定吉凶，吉凶生大业。"},
 				{Title: "太极 - 维基百科，自由的百科全书", URL: wikiTaiji, Snippet: "太极是中国古代哲学用以说明世界本原的范畴。《易传·系辞上》：“易有太极，是生两仪。”"},
@@ -140,15 +174,11 @@ func providerCases() []providerCase {
 		},
 		{
 			name: "brave", fixture: "brave.json", ctype: "application/json", path: "/res/v1/web/search",
-			make: func(o ProviderOptions) Searcher { return NewBrave(o) },
+			make: searcher(NewBrave),
 			opts: ProviderOptions{APIKey: "brave-key", Language: "zh-hans"},
 			n:    3,
-			check: func(t *testing.T, r recorded) {
-				if r.header.Get("X-Subscription-Token") != "brave-key" || r.header.Get("Accept") != "application/json" ||
-					q1(r, "q") != "易有太极 两仪" || q1(r, "count") != "3" || q1(r, "search_lang") != "zh-hans" {
-					t.Errorf("request %v %v", r.header, r.query)
-				}
-			},
+			request: wantRequest{header: map[string]string{"X-Subscription-Token": "brave-key", "Accept": "application/json"},
+				values: map[string]string{"q": question, "count": "3", "search_lang": "zh-hans"}},
 			want: []Result{
 				{Title: "太极 - 维基百科", URL: wikiTaiji, Snippet: "《易传·系辞上》：“易有太极，是生两仪，两仪生四象，四象生八卦。” … 太极是阐明宇宙从无极而太极，以至万物化生的过程。 … 两仪指阴阳。"},
 				{Title: "周易·系辞上 & 注释", URL: "https://www.example-guoxue.cn/zhouyi/xici-shang.html", Snippet: "是故易有太极，是生两仪……"},
@@ -156,22 +186,11 @@ func providerCases() []providerCase {
 		},
 		{
 			name: "tavily", fixture: "tavily.json", ctype: "application/json", path: "/search",
-			make: func(o ProviderOptions) Searcher { return NewTavily(o) },
+			make: searcher(NewTavily),
 			opts: ProviderOptions{APIKey: "tvly-key"},
 			n:    4,
-			check: func(t *testing.T, r recorded) {
-				var body tavilyRequest
-				if err := json.Unmarshal(r.body, &body); err != nil {
-					t.Fatal(err)
-				}
-				if r.method != "POST" || r.header.Get("Authorization") != "Bearer tvly-key" || r.header.Get("Content-Type") != "application/json" ||
-					body.Query != "易有太极 两仪" || body.MaxResults != 4 || body.SearchDepth != "basic" {
-					t.Errorf("request %s %v %s", r.method, r.header, r.body)
-				}
-				if strings.Contains(string(r.body), "tvly-key") {
-					t.Error("key sent in the body")
-				}
-			},
+			request: wantRequest{method: "POST", header: map[string]string{"Authorization": "Bearer tvly-key", "Content-Type": "application/json"},
+				json: map[string]any{"query": question, "max_results": float64(4), "search_depth": "basic"}},
 			want: []Result{
 				{Title: "太极 - 维基百科，自由的百科全书", URL: wikiTaiji, Snippet: "太极是中国古代哲学用以说明世界本原的范畴。《易传·系辞上》：“易有太极，是生两仪，两仪生四象，四象生八卦。”"},
 				{Title: "系辞上 - 维基文库", URL: wikiSource, Snippet: "是故易有太极，是生两仪，两仪生四象，四象生八卦，八卦定吉凶，吉凶生大业。"},
@@ -179,15 +198,10 @@ func providerCases() []providerCase {
 		},
 		{
 			name: "google", fixture: "google.json", ctype: "application/json; charset=UTF-8", path: "/customsearch/v1",
-			make: func(o ProviderOptions) Searcher { return NewGoogle(o) },
-			opts: ProviderOptions{APIKey: "g-key", CX: "0123456789abcdef0", Language: "zh-CN"},
-			n:    2,
-			check: func(t *testing.T, r recorded) {
-				if q1(r, "key") != "g-key" || q1(r, "cx") != "0123456789abcdef0" || q1(r, "q") != "易有太极 两仪" ||
-					q1(r, "num") != "2" || q1(r, "lr") != "lang_zh-CN" {
-					t.Errorf("request %v", r.query)
-				}
-			},
+			make:    searcher(NewGoogle),
+			opts:    ProviderOptions{APIKey: "g-key", CX: "0123456789abcdef0", Language: "zh-CN"},
+			n:       2,
+			request: wantRequest{values: map[string]string{"key": "g-key", "cx": "0123456789abcdef0", "q": question, "num": "2", "lr": "lang_zh-CN"}},
 			want: []Result{
 				{Title: "太极- 维基百科，自由的百科全书", URL: wikiTaiji, Snippet: "《易传·系辞上》：“易有太极，是生两仪，两仪生四象， 四象生八卦。”"},
 				{Title: "系辞上- 维基文库", URL: wikiSource, Snippet: "是故易有太极，是生两仪，两仪生四象，四象生八卦。"},
@@ -195,19 +209,11 @@ func providerCases() []providerCase {
 		},
 		{
 			name: "bocha", fixture: "bocha.json", ctype: "application/json", path: "/v1/web-search",
-			make: func(o ProviderOptions) Searcher { return NewBocha(o) },
+			make: searcher(NewBocha),
 			opts: ProviderOptions{APIKey: "sk-bocha"},
 			n:    6,
-			check: func(t *testing.T, r recorded) {
-				var body bochaRequest
-				if err := json.Unmarshal(r.body, &body); err != nil {
-					t.Fatal(err)
-				}
-				if r.method != "POST" || r.header.Get("Authorization") != "Bearer sk-bocha" ||
-					body.Query != "易有太极 两仪" || body.Count != 6 || body.Freshness != "noLimit" || !body.Summary {
-					t.Errorf("request %s %v %s", r.method, r.header, r.body)
-				}
-			},
+			request: wantRequest{method: "POST", header: map[string]string{"Authorization": "Bearer sk-bocha"},
+				json: map[string]any{"query": question, "count": float64(6), "freshness": "noLimit", "summary": true}},
 			want: []Result{
 				{Title: "易有太极,是生两仪,两仪生四象,四象生八卦", URL: "https://baike.example.cn/item/%E6%98%93%E6%9C%89%E5%A4%AA%E6%9E%81",
 					Snippet: "“易有太极，是生两仪，两仪生四象，四象生八卦”出自《周易·系辞上》。太极指宇宙最初浑然一体的元气，两仪指天地或阴阳，四象指四时，八卦则是八种自然现象的象征。"},
@@ -216,17 +222,11 @@ func providerCases() []providerCase {
 		},
 		{
 			name: "duckduckgo", fixture: "duckduckgo.html", ctype: "text/html; charset=UTF-8", path: "/html/",
-			make: func(o ProviderOptions) Searcher { return NewDuckDuckGo(o) },
+			make: searcher(NewDuckDuckGo),
 			opts: ProviderOptions{Language: "cn-zh"},
 			n:    5,
-			check: func(t *testing.T, r recorded) {
-				if r.method != "POST" || !strings.Contains(r.header.Get("User-Agent"), "Mozilla/5.0") ||
-					r.header.Get("Content-Type") != "application/x-www-form-urlencoded" ||
-					!strings.Contains(string(r.body), "q=%E6%98%93%E6%9C%89%E5%A4%AA%E6%9E%81+%E4%B8%A4%E4%BB%AA") ||
-					!strings.Contains(string(r.body), "kl=cn-zh") {
-					t.Errorf("request %s %v %s", r.method, r.header, r.body)
-				}
-			},
+			request: wantRequest{method: "POST", header: map[string]string{"User-Agent": "Mozilla/5.0*", "Content-Type": "application/x-www-form-urlencoded"},
+				values: map[string]string{"q": question, "kl": "cn-zh"}},
 			want: []Result{ // the ad is skipped, the redirect link resolved
 				{Title: "太极 - 维基百科，自由的百科全书", URL: wikiTaiji, Snippet: "《易传·系辞上》：“易有太极，是生两仪，两仪生四象，四象生八卦。”"},
 				{Title: "系辞上 - 维基文库", URL: wikiSource, Snippet: "是故易有太极，是生两仪，两仪生四象， 四象生八卦。"},
@@ -245,7 +245,7 @@ func TestProvidersParse(t *testing.T) {
 			if strings.HasPrefix(c.name, "searx") {
 				o.BaseURL = srv.URL
 			}
-			rs, err := c.make(o).Search(context.Background(), "易有太极 两仪", c.n)
+			rs, err := c.make(o).Search(context.Background(), question, c.n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +256,7 @@ func TestProvidersParse(t *testing.T) {
 			if !strings.HasPrefix(r.header.Get("User-Agent"), "mixchat/") && !strings.HasPrefix(r.header.Get("User-Agent"), "Mozilla/") {
 				t.Errorf("User-Agent %q", r.header.Get("User-Agent"))
 			}
-			c.check(t, r)
+			c.request.check(t, r, c.opts.APIKey)
 			if len(rs) != len(c.want) {
 				t.Fatalf("got %d results, want %d: %+v", len(rs), len(c.want), rs)
 			}
@@ -302,12 +302,8 @@ func TestProviderErrors(t *testing.T) {
 		kind     error
 		msg      string
 	}
-	bing := func(o ProviderOptions) Searcher { return NewBing(o) }
-	brave := func(o ProviderOptions) Searcher { return NewBrave(o) }
-	tavily := func(o ProviderOptions) Searcher { return NewTavily(o) }
-	google := func(o ProviderOptions) Searcher { return NewGoogle(o) }
-	bocha := func(o ProviderOptions) Searcher { return NewBocha(o) }
-	searx := func(o ProviderOptions) Searcher { return NewSearxNG(o) }
+	bing, brave, tavily := searcher(NewBing), searcher(NewBrave), searcher(NewTavily)
+	google, bocha, searx := searcher(NewGoogle), searcher(NewBocha), searcher(NewSearxNG)
 	cases := []errCase{
 		{"bing", bing, 401, "bing_401.json", ErrAuth, "Access denied due to invalid subscription key"},
 		{"bing", bing, 429, "bing_429.json", ErrQuota, "Rate limit is exceeded"},
@@ -381,8 +377,8 @@ func TestProviderNoResults(t *testing.T) {
 		name, fixture string
 		make          func(ProviderOptions) Searcher
 	}{
-		{"google", "google_empty.json", func(o ProviderOptions) Searcher { return NewGoogle(o) }},
-		{"duckduckgo", "duckduckgo_noresults.html", func(o ProviderOptions) Searcher { return NewDuckDuckGo(o) }},
+		{"google", "google_empty.json", searcher(NewGoogle)},
+		{"duckduckgo", "duckduckgo_noresults.html", searcher(NewDuckDuckGo)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

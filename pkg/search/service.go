@@ -116,6 +116,17 @@ func (s *Service) add(e *engine) {
 	s.order = append(s.order, e.info.Name)
 }
 
+// remoteProviders make the searchers of the remote providers, by name.
+var remoteProviders = map[string]func(ProviderOptions) Searcher{
+	"searxng": searcher(NewSearxNG), "bing": searcher(NewBing), "brave": searcher(NewBrave), "tavily": searcher(NewTavily),
+	"google": searcher(NewGoogle), "bocha": searcher(NewBocha), "duckduckgo": searcher(NewDuckDuckGo),
+}
+
+// searcher adapts a provider's constructor to remoteProviders.
+func searcher[T Searcher](newT func(ProviderOptions) T) func(ProviderOptions) Searcher {
+	return func(o ProviderOptions) Searcher { return newT(o) }
+}
+
 // buildEngine makes the searcher of one non-combined engine.
 func buildEngine(ec EngineConfig, client HTTPDoer, cfg Config) *engine {
 	e := &engine{info: EngineInfo{Name: ec.Name, Provider: ec.Provider}}
@@ -129,21 +140,10 @@ func buildEngine(ec EngineConfig, client HTTPDoer, cfg Config) *engine {
 	}
 	o := ProviderOptions{Name: ec.Name, BaseURL: ec.BaseURL, APIKey: ec.APIKey, CX: ec.CX, Language: ec.Language,
 		Categories: ec.Categories, Client: client, Timeout: ec.Timeout}
+	if newRemote := remoteProviders[ec.Provider]; newRemote != nil {
+		e.searcher = newRemote(o)
+	}
 	switch ec.Provider {
-	case "searxng":
-		e.searcher = NewSearxNG(o)
-	case "bing":
-		e.searcher = NewBing(o)
-	case "brave":
-		e.searcher = NewBrave(o)
-	case "tavily":
-		e.searcher = NewTavily(o)
-	case "google":
-		e.searcher = NewGoogle(o)
-	case "bocha":
-		e.searcher = NewBocha(o)
-	case "duckduckgo":
-		e.searcher = NewDuckDuckGo(o)
 	case "local":
 		l, err := NewLocal(LocalOptions{Name: ec.Name, Dir: ec.Dir, Refresh: cfg.Local.Refresh, MaxFileBytes: cfg.Local.MaxFileBytes})
 		if err != nil {

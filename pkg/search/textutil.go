@@ -1,18 +1,20 @@
 package search
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 
+	"github.com/mixchat/mixchat/pkg/htmltext"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
 // This file holds the small text handling search needs: plain text from an
-// HTML tree, splitting a text into passages, and ranking passages against a
+// HTML tree (pkg/htmltext's walker, shared with the knowledge bases'
+// loaders), splitting a text into passages, and ranking passages against a
 // question. Both are the knowledge bases' own: passages come from
 // text.Splitter, the splitter pkg/kb chunks documents with, and are ranked
 // with pkg/retrieve's BM25 over lexTerms (pkg/text's terms of the text with
@@ -24,78 +26,10 @@ import (
 // script finds pages in the other (繫辭 finds 系辞).
 func lexTerms(s string) []string { return text.Terms(text.Fold(s)) }
 
-// skipTags hold no readable text.
-var skipTags = map[atom.Atom]bool{
-	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
-	atom.Head: true, atom.Svg: true, atom.Iframe: true, atom.Button: true, atom.Select: true,
-}
-
-// blockTags end a line of text.
-var blockTags = map[atom.Atom]bool{
-	atom.P: true, atom.Div: true, atom.Br: true, atom.Li: true, atom.Ul: true, atom.Ol: true,
-	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
-	atom.Tr: true, atom.Table: true, atom.Section: true, atom.Article: true, atom.Header: true,
-	atom.Footer: true, atom.Blockquote: true, atom.Pre: true, atom.Dd: true, atom.Dt: true,
-	atom.Dl: true, atom.Figcaption: true, atom.Hr: true, atom.Main: true, atom.Aside: true,
-	atom.Nav: true, atom.Form: true, atom.Td: true, atom.Th: true, atom.Caption: true,
-}
-
-// htmlText returns the text of n, one line per block element, with runs of
-// white space collapsed.
-func htmlText(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		switch n.Type {
-		case html.TextNode:
-			b.WriteString(n.Data)
-			return
-		case html.ElementNode:
-			if skipTags[n.DataAtom] {
-				return
-			}
-			if blockTags[n.DataAtom] {
-				b.WriteByte('\n')
-			}
-		case html.CommentNode:
-			return
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-		if n.Type == html.ElementNode && blockTags[n.DataAtom] {
-			b.WriteByte('\n')
-		}
-	}
-	walk(n)
-	return tidyText(b.String())
-}
-
-// htmlTitle returns the document's <title>, or its first <h1>.
-func htmlTitle(doc *html.Node) string {
-	var title, h1 string
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode {
-			switch {
-			case n.DataAtom == atom.Title && title == "":
-				title = strings.Join(strings.Fields(htmlText(n)), " ")
-			case n.DataAtom == atom.H1 && h1 == "":
-				h1 = strings.Join(strings.Fields(htmlText(n)), " ")
-			case n.DataAtom == atom.Svg:
-				return // its <title> is not the page's
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(doc)
-	if title != "" {
-		return title
-	}
-	return h1
-}
+// htmlText returns the readable text of n (htmltext.Text: headings as "#"
+// lines, table rows with their cells on one line), one line per block, with
+// runs of white space collapsed and no empty lines.
+func htmlText(n *html.Node) string { return tidyText(htmltext.Text(n)) }
 
 // tidyText collapses white space within lines and drops empty lines.
 func tidyText(s string) string {
@@ -117,15 +51,24 @@ func tidyText(s string) string {
 // a paragraph. Passages do not overlap: the kept ones are shown side by
 // side.
 func splitPassages(s string, size int) []string {
+	out, _ := splitPassagesContext(context.Background(), s, size)
+	return out
+}
+
+// splitPassagesContext is splitPassages that stops once ctx is done.
+func splitPassagesContext(ctx context.Context, s string, size int) ([]string, error) {
 	if size <= 0 {
 		size = 400
 	}
-	cs := text.Splitter{Size: size, LineParagraphs: true}.Split(s)
+	cs, err := text.Splitter{Size: size, LineParagraphs: true}.SplitContext(ctx, s)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Text
 	}
-	return out
+	return out, nil
 }
 
 // rankedPassage is a passage with its BM25 score for a question.

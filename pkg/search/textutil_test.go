@@ -115,13 +115,7 @@ func TestLongPageSplitBySharedSplitter(t *testing.T) {
 
 	// Through the search service: the page is read, split, and the passage
 	// about the question kept.
-	cfg := DefaultConfig()
-	cfg.Default = "web"
-	cfg.Engines = []EngineConfig{{Name: "web", Provider: "searxng", BaseURL: srv.URL}}
-	cfg.Fetch.Enabled = true
-	cfg.Fetch.AllowNetworks = []string{"127.0.0.1/32"}
-	cfg.Fetch.Passages = 1
-	cfg.Fetch.PassageChars = size
+	cfg := readingConfig(srv.URL, size)
 	s := newTestService(t, cfg, &fakeModel{reply: citeFirst})
 	ret, err := s.Lookup(context.Background(), LookupRequest{Query: "坤卦 square earth", TopK: 1})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -26,6 +28,10 @@ import (
 // passes, the single local user may do everything.
 
 // KeyStore is what the server needs of the API key store (auth.Store).
+//
+// Why six methods: they are the key and knowledge-base access endpoints'
+// operations, one each (authenticate, create, list, revoke, read and set
+// access), served by one store; a fake implements them in a few lines.
 type KeyStore interface {
 	Authenticate(ctx context.Context, token string) (auth.Principal, error)
 	CreateKey(ctx context.Context, spec auth.KeySpec) (string, auth.Key, error)
@@ -188,7 +194,11 @@ func (s *Server) guard(c *gin.Context, p auth.Principal) error {
 		}
 	case route == "/knowledge_base/list_files", route == "/knowledge_base/download_doc":
 		if err := s.readableKBs(c.Request.Context(), c.Query("knowledge_base_name")); err != nil {
-			kbFail(c, c.Query("knowledge_base_name"), err, nil)
+			var data any // as the handlers answer for a missing knowledge base
+			if route == "/knowledge_base/list_files" {
+				data = []string{}
+			}
+			kbFail(c, c.Query("knowledge_base_name"), err, data)
 			c.Abort()
 			return nil
 		}
@@ -197,8 +207,9 @@ func (s *Server) guard(c *gin.Context, p auth.Principal) error {
 }
 
 // rateLimit applies the key's request and token limits, answering 429 with
-// Retry-After when the key is over one. Tokens are counted on an auth.Meter
-// the handlers add to (storeTurn) and charged when the request ends.
+// Retry-After when the key is over one. Tokens are counted on an auth.Meter:
+// by the metered models (auth.MeterRegistry) as calls start and end, and
+// by the handlers (storeTurn) when a reply is done.
 func (s *Server) rateLimit() gin.HandlerFunc {
 	lim := auth.NewLimiter()
 	return func(c *gin.Context) {
@@ -225,11 +236,54 @@ func (s *Server) rateLimit() gin.HandlerFunc {
 				Msg: fmt.Sprintf("rate limit exceeded for key %s (%d requests and %d tokens per minute; 0 is unlimited): retry in %d s", p.KeyID, rpm, tpm, max(secs, 1))})
 			return
 		}
-		ctx, m := auth.WithMeter(c.Request.Context())
+		// Model calls charge their prompt as they start and what they
+		// produced as they end (auth.MeteredModel); the rest, replies
+		// reported only by the handlers, when the request ends.
+		ctx, m := auth.WithChargingMeter(c.Request.Context(), func(n int64) { lim.Charge(p.KeyID, rpm, tpm, n) })
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()
-		lim.Charge(p.KeyID, rpm, tpm, m.Tokens())
+		lim.Charge(p.KeyID, rpm, tpm, m.Settle())
 	}
+}
+
+// Conversation ids are 1 to 128 bytes of ASCII letters, digits and
+// "-_.:@" (UUIDs, Chatchat's hex ids, "user-42:draft"); conversation names
+// (titles) at most 512 bytes of UTF-8 without control characters (NUL,
+// tab, newline) or invisible format characters (zero-width, bidirectional
+// controls such as U+202E). Anything else is a 400.
+const (
+	maxConversationID   = 128
+	maxConversationName = 512
+)
+
+// validConversationID checks a conversation id ("" means none and passes).
+func validConversationID(id string) error {
+	if len(id) > maxConversationID {
+		return errBadRequest("conversation id is %d bytes: at most %d of A-Z a-z 0-9 - _ . : @", len(id), maxConversationID)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.:@", c) >= 0) {
+			return errBadRequest("conversation id %s has a character out of A-Z a-z 0-9 - _ . : @ at byte %d", quoteHost(id), i)
+		}
+	}
+	return nil
+}
+
+// validConversationName checks a conversation's name.
+func validConversationName(name string) error {
+	if len(name) > maxConversationName {
+		return errBadRequest("name is %d bytes: at most %d", len(name), maxConversationName)
+	}
+	if !utf8.ValidString(name) {
+		return errBadRequest("name is not valid UTF-8")
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return errBadRequest("name must not contain control or invisible format characters (%U)", r)
+		}
+	}
+	return nil
 }
 
 // conversationNotFound is the error for a conversation the caller may not
@@ -242,6 +296,9 @@ func conversationNotFound(id string) error {
 // exists and belongs to another user. A conversation that does not exist
 // passes (the handler decides what that means).
 func (s *Server) checkConversation(ctx context.Context, id string) error {
+	if err := validConversationID(id); err != nil {
+		return err
+	}
 	p, ok := auth.FromContext(ctx)
 	if !ok || id == "" {
 		return nil
@@ -263,6 +320,9 @@ func (s *Server) checkConversation(ctx context.Context, id string) error {
 // it is theirs, or it does not exist yet and is created now as theirs (so
 // that the turn stored later cannot land in someone else's conversation).
 func (s *Server) claimConversation(ctx context.Context, id, chatType string) error {
+	if err := validConversationID(id); err != nil {
+		return err
+	}
 	p, ok := auth.FromContext(ctx)
 	if !ok || id == "" {
 		return nil
@@ -326,6 +386,28 @@ func (s *Server) readableKBs(ctx context.Context, names ...string) error {
 			return err
 		}
 		if !a.CanRead(p) {
+			return fmt.Errorf("%s: %w", n, errKBNotReadable)
+		}
+	}
+	return nil
+}
+
+// namedKBs fails with an error wrapping errKBNotReadable when one of names
+// does not exist or the caller may not read it: the same error for both,
+// so that the answer does not tell them apart.
+func (s *Server) namedKBs(ctx context.Context, names ...string) error {
+	if err := s.readableKBs(ctx, names...); err != nil {
+		return err
+	}
+	if s.kb == nil {
+		return nil
+	}
+	for _, n := range names {
+		ok, err := s.kb.Exists(ctx, n)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			return fmt.Errorf("%s: %w", n, errKBNotReadable)
 		}
 	}

@@ -35,6 +35,13 @@ type accessServer struct {
 
 func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 	t.Helper()
+	return newAccessServerWith(t, edit, nil)
+}
+
+// newAccessServerWith is newAccessServer whose models addModels may add to
+// (or wrap) before the answerers are made.
+func newAccessServerWith(t *testing.T, edit func(*Access), addModels func(*llm.Registry)) *accessServer {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	store, err := sqlite.OpenConversations(ctx, filepath.Join(dir, "mixchat.db"))
@@ -50,6 +57,9 @@ func newAccessServer(t *testing.T, edit func(*Access)) *accessServer {
 	models := llm.NewRegistry("offline")
 	offline := llm.NewOffline(llm.OfflineOptions{})
 	models.Add("offline", offline)
+	if addModels != nil {
+		addModels(models)
+	}
 	mgr, err := memory.NewManager(store, memory.DefaultConfig(), memory.Options{Model: offline})
 	if err != nil {
 		t.Fatal(err)
@@ -343,19 +353,44 @@ func TestKBVisibility(t *testing.T) {
 	if _, body, _ := as.do(t, alice, http.MethodGet, "/knowledge_base/list_knowledge_bases?detail=true", nil); !strings.Contains(body, `"kb_name":"priv"`) {
 		t.Errorf("alice's detailed list: %s", body)
 	}
-	// Bob cannot reach the private KB by any read endpoint.
+	// Bob cannot reach the private KB by any read endpoint, and cannot
+	// tell it from one that does not exist: the same status and body for
+	// "priv" as for "nope" (with the name swapped).
 	for _, r := range []struct {
 		method, path string
-		body         any
+		body         func(kb string) any
 	}{
-		{http.MethodGet, "/knowledge_base/list_files?knowledge_base_name=priv", nil},
-		{http.MethodGet, "/knowledge_base/download_doc?knowledge_base_name=priv&file_name=a.txt", nil},
-		{http.MethodPost, "/knowledge_base/search_docs", map[string]any{"query": "乾", "knowledge_base_name": "priv"}},
-		{http.MethodPost, "/chat/knowledge_base_chat", map[string]any{"query": "乾", "knowledge_base_name": "priv"}},
+		{http.MethodGet, "/knowledge_base/list_files?knowledge_base_name=%s", nil},
+		{http.MethodGet, "/knowledge_base/download_doc?knowledge_base_name=%s&file_name=a.txt", nil},
+		{http.MethodPost, "/knowledge_base/search_docs", func(kb string) any { return map[string]any{"query": "乾", "knowledge_base_name": kb} }},
+		{http.MethodPost, "/knowledge_base/search_docs", func(kb string) any {
+			return map[string]any{"query": "", "file_name": "a.txt", "knowledge_base_name": kb}
+		}},
+		{http.MethodPost, "/knowledge_base/search_docs", func(kb string) any {
+			return map[string]any{"query": "乾", "knowledge_base_names": []string{"pub", kb}}
+		}},
+		{http.MethodPost, "/knowledge_base/search_docs", func(kb string) any {
+			return map[string]any{"query": "乾", "knowledge_base_name": kb, "history": []map[string]string{{"role": "user", "content": "坤"}}}
+		}},
+		{http.MethodPost, "/chat/knowledge_base_chat", func(kb string) any { return map[string]any{"query": "乾", "knowledge_base_name": kb} }},
+		{http.MethodPost, "/chat/mix_chat", func(kb string) any { return map[string]any{"query": "乾", "knowledge_base_names": []string{kb}} }},
 	} {
-		status, body, _ := as.do(t, bob, r.method, r.path, r.body)
-		if status != http.StatusOK || !strings.Contains(body, `"code":404`) {
-			t.Errorf("bob %s %s = %d %s, want Chatchat's 404", r.method, r.path, status, body)
+		answer := func(kb string) (int, string) {
+			path := strings.ReplaceAll(r.path, "%s", kb)
+			var body any
+			if r.body != nil {
+				body = r.body(kb)
+			}
+			status, reply, _ := as.do(t, bob, r.method, path, body)
+			return status, strings.ReplaceAll(reply, kb, "KB")
+		}
+		ps, pb := answer("priv")
+		ms, mb := answer("nope")
+		if ps != ms || pb != mb {
+			t.Errorf("bob %s %s: private %d %s, missing %d %s; want the same", r.method, r.path, ps, pb, ms, mb)
+		}
+		if strings.Contains(pb, "乾，元亨") {
+			t.Errorf("bob %s %s read the private KB: %s", r.method, r.path, pb)
 		}
 	}
 	if status, body, _ := as.do(t, bob, http.MethodPost, "/chat/mix_chat", map[string]any{"query": "乾", "knowledge_base_names": []string{"priv"}}); status != http.StatusNotFound {

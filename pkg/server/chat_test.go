@@ -251,6 +251,7 @@ func TestChatStreamClientDisconnect(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.http.URL+"/chat/chat",
 		strings.NewReader(`{"query":"讲讲周易","conversation_id":"d1","stream":true,"model_name":"test"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -443,6 +444,7 @@ func TestConversationsAPI(t *testing.T) {
 
 	// Rename, list with title search, delete.
 	req, _ := http.NewRequest(http.MethodPatch, ts.http.URL+"/conversations/"+id, strings.NewReader(`{"name":"坤卦"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("rename → %v %v", resp.StatusCode, err)

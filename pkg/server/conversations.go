@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -105,8 +106,8 @@ func (s *Server) handleCreateConversation(c *gin.Context) {
 		writeError(c, errBadRequest("chat_type %q must be one of %s", req.ChatType, strings.Join(chatTypes, ", ")))
 		return
 	}
-	if len(req.ID) > 128 || len(req.Name) > 512 {
-		writeError(c, errBadRequest("id must be at most 128 bytes and name at most 512"))
+	if err := errors.Join(validConversationID(req.ID), validConversationName(req.Name)); err != nil {
+		writeError(c, errBadRequest("%v", err))
 		return
 	}
 	userID, err := callerUserID(c.Request.Context(), req.UserID)
@@ -166,6 +167,10 @@ func (s *Server) handleRenameConversation(c *gin.Context) {
 	}
 	if err := decodeJSON(c, &req); err != nil {
 		writeError(c, err)
+		return
+	}
+	if req.Name != nil && validConversationName(*req.Name) != nil {
+		writeError(c, validConversationName(*req.Name))
 		return
 	}
 	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {

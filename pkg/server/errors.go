@@ -15,6 +15,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -116,10 +117,11 @@ func classify(err error) errClass {
 		return ofStatus(http.StatusNotFound)
 	case errors.Is(err, memory.ErrConflict), errors.Is(err, kb.ErrExists):
 		return ofStatus(http.StatusConflict)
-	case errors.Is(err, kb.ErrInvalidName):
+	case errors.Is(err, kb.ErrInvalidName) && !errors.Is(err, kb.ErrBadRequest):
 		return ofStatus(http.StatusForbidden) // a name that could leave the KB folder
 	case errors.Is(err, kb.ErrEmptyName), errors.Is(err, kb.ErrBadRequest), errors.Is(err, kb.ErrEmbedModel),
-		errors.Is(err, kb.ErrUnsupported), errors.Is(err, kb.ErrCorrupt), errors.Is(err, kb.ErrNoText):
+		errors.Is(err, kb.ErrUnsupported), errors.Is(err, kb.ErrCorrupt), errors.Is(err, kb.ErrNoText),
+		errors.Is(err, kb.ErrTooLarge):
 		return ofStatus(http.StatusBadRequest)
 	case errors.Is(err, context.Canceled):
 		return ofStatus(statusClientClosed)
@@ -193,7 +195,8 @@ type errorBody struct {
 func writeError(c *gin.Context, err error) {
 	cl := classify(err)
 	status := cl.status
-	body := errorBody{Code: status, Msg: err.Error(), Error: err.Error(), Status: cl.upstream}
+	msg := obs.PublicMessage(err) // no data paths or resolver addresses; the log has them
+	body := errorBody{Code: status, Msg: msg, Error: msg, Status: cl.upstream}
 	if v, ok := c.Get(serverKey); ok && status >= 500 {
 		log := v.(*Server).log
 		args := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err}
@@ -215,8 +218,8 @@ func decodeJSON(c *gin.Context, v any) error {
 	if c.Request.Body == nil {
 		return errBadRequest("request body is empty: send a JSON object")
 	}
-	// The body is read as JSON whatever Content-Type says (curl -d sends
-	// form encoding), except for multipart forms, which are never JSON.
+	// The request guard (guard.go) lets only JSON bodies through; multipart
+	// forms are refused here too for handlers served without it.
 	if ct := c.ContentType(); ct == "multipart/form-data" {
 		return &Error{Status: http.StatusUnsupportedMediaType, Msg: "content type " + ct + " not supported here: send application/json"}
 	}

@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/obs"
 )
 
 // The knowledge-base endpoints are wire-compatible with Langchain-Chatchat
@@ -96,10 +93,8 @@ func kbErrorCode(kbName string, err error) (int, string) {
 		return 404, "已存在同名知识库 " + kbName
 	case cl.kind == kindBadRequest:
 		return 400, err.Error()
-	case cl.kind == kindInternal:
-		return 500, err.Error()
 	default:
-		return cl.status, err.Error()
+		return cl.status, obs.PublicMessage(err) // no data paths or resolver addresses; the log has them
 	}
 }
 
@@ -113,7 +108,7 @@ func fileErrorMsg(kbName, file string, err error) string {
 	case errors.Is(err, kb.ErrInvalidName), errors.Is(err, kb.ErrEmptyName):
 		return "文件名 " + file + " 不合法：" + err.Error()
 	}
-	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%v", kbName, file, err)
+	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, obs.PublicMessage(err))
 }
 
 func failedFiles(kbName string, failed map[string]error) map[string]string {
@@ -154,13 +149,13 @@ func (s *Server) handleListKBs(c *gin.Context) {
 		names, err = s.visibleKBs(c.Request.Context(), names)
 	}
 	if err != nil {
-		kbReply(c, 500, err.Error(), []string{})
+		kbReply(c, 500, obs.PublicMessage(err), []string{})
 		return
 	}
 	if c.Query("detail") == "true" {
 		infos, err := s.kb.List(c.Request.Context())
 		if err != nil {
-			kbReply(c, 500, err.Error(), []string{})
+			kbReply(c, 500, obs.PublicMessage(err), []string{})
 			return
 		}
 		visible := map[string]bool{}
@@ -217,10 +212,10 @@ func (s *Server) handleCreateKB(c *gin.Context) {
 	name := *req.Name
 	if _, err := s.kb.Create(c.Request.Context(), name, kb.CreateOptions{VectorStore: req.VectorStoreType, EmbedModel: req.EmbedModel, Info: req.Info}); err != nil {
 		code, msg := kbErrorCode(name, err)
-		if code != 403 && code != 404 {
+		if code != 403 && code != 404 && !errors.Is(err, kb.ErrInvalidName) {
 			// Chatchat's code and words when the store cannot create it
 			// (an unavailable vector store or embedding model here).
-			code, msg = 500, "创建知识库出错： "+err.Error()
+			code, msg = 500, "创建知识库出错： "+obs.PublicMessage(err)
 		}
 		kbReply(c, code, msg, nil)
 		return
@@ -240,7 +235,7 @@ func (s *Server) handleDeleteKB(c *gin.Context) {
 	if err := s.kb.Delete(c.Request.Context(), name); err != nil {
 		code, msg := kbErrorCode(name, err)
 		if code == 500 {
-			msg = "删除知识库时出现意外： " + err.Error()
+			msg = "删除知识库时出现意外： " + msg
 		}
 		kbReply(c, code, msg, nil)
 		return
@@ -377,11 +372,15 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if !s.kbReadable(c, names) {
-		return
-	}
 	ctx := c.Request.Context()
 	docs := []kbDoc{}
+	// A knowledge base the caller may not read takes the path of a missing
+	// one below, so both get the same answer.
+	hidden := s.readableKBs(ctx, names...)
+	if hidden != nil && !noSuchKB(hidden) {
+		kbFail(c, strings.Join(names, ", "), hidden, docs)
+		return
+	}
 	if strings.TrimSpace(req.Query) == "" {
 		// Chatchat lists the documents of a file or with metadata instead.
 		if req.FileName == "" && len(req.Metadata) == 0 {
@@ -389,7 +388,11 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 			return
 		}
 		for _, name := range names {
-			chunks, err := s.kb.ListChunks(ctx, name, req.FileName, req.Metadata)
+			err := s.readableKBs(ctx, name)
+			var chunks []kb.Chunk
+			if err == nil {
+				chunks, err = s.kb.ListChunks(ctx, name, req.FileName, req.Metadata)
+			}
 			if err != nil {
 				if noSuchKB(err) && len(req.KnowledgeBases) == 0 {
 					break // Chatchat answers [] for an unknown KB
@@ -423,10 +426,14 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		}
 		c.JSON(http.StatusOK, docs)
 	}
-	results, err := s.kb.Search(ctx, kb.SearchRequest{
-		Query: query, KnowledgeBases: names, TopK: k, MinRelevance: minRel,
-		File: req.FileName, Metadata: req.Metadata,
-	})
+	var results []kb.Result
+	err = hidden
+	if err == nil {
+		results, err = s.kb.Search(ctx, kb.SearchRequest{
+			Query: query, KnowledgeBases: names, TopK: k, MinRelevance: minRel,
+			File: req.FileName, Metadata: req.Metadata,
+		})
+	}
 	if err != nil {
 		if noSuchKB(err) && len(req.KnowledgeBases) == 0 {
 			// Chatchat's search_docs answers [] for an unknown KB; with
@@ -447,281 +454,13 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 	reply()
 }
 
-// formBool parses a form boolean as FastAPI does (true/false, 1/0, yes/no,
-// on/off, any case); empty means def.
-func formBool(v string, def bool) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "":
-		return def, nil
-	case "true", "1", "yes", "on", "t", "y":
-		return true, nil
-	case "false", "0", "no", "off", "f", "n":
-		return false, nil
-	}
-	return false, fmt.Errorf("not a boolean: %q", v)
-}
-
-func formInt(v string) (int, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, nil
-	}
-	return strconv.Atoi(v)
-}
-
-// customDocs parses Chatchat's docs field: a JSON object (or a string
-// holding one) mapping file names to lists of {page_content, metadata}.
-func customDocs(raw []byte) (map[string][]kb.Document, error) {
-	raw = []byte(strings.TrimSpace(string(raw)))
-	if len(raw) == 0 || string(raw) == "null" || string(raw) == `""` {
-		return nil, nil
-	}
-	if raw[0] == '"' {
-		var inner string
-		if err := json.Unmarshal(raw, &inner); err != nil {
-			return nil, err
-		}
-		return customDocs([]byte(inner))
-	}
-	var docs map[string][]kb.Document
-	if err := json.Unmarshal(raw, &docs); err != nil {
-		return nil, err
-	}
-	if len(docs) == 0 {
-		return nil, nil
-	}
-	return docs, nil
-}
-
-// splitOptions reads chunk_size, chunk_overlap and zh_title_enhance.
-func splitOptions(size, overlap *int, zh *bool) (kb.SplitOptions, error) {
-	var o kb.SplitOptions
-	if size != nil {
-		if *size < 10 || *size > 100000 {
-			return o, errBadRequest("chunk_size must be between 10 and 100000, got %d", *size)
-		}
-		o.ChunkSize = *size
-	}
-	if overlap != nil {
-		if *overlap < 0 {
-			return o, errBadRequest("chunk_overlap must not be negative, got %d", *overlap)
-		}
-		o.ChunkOverlap = *overlap
-	}
-	o.ZhTitleEnhance = zh
-	return o, nil
-}
-
-func (s *Server) handleUploadDocs(c *gin.Context) {
-	limit := s.kb.Config().MaxUploadBytes
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-	if err := c.Request.ParseMultipartForm(32 << 20); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(c, &Error{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("upload larger than %d bytes (kb.max_upload_bytes)", limit)})
-			return
-		}
-		writeError(c, errBadRequest("send multipart/form-data with files and knowledge_base_name: %v", err))
-		return
-	}
-	form := c.Request.MultipartForm
-	defer form.RemoveAll()
-	val := func(k string) string {
-		if v := form.Value[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
-	name := val("knowledge_base_name")
-	var opts kb.AddOptions
-	var err error
-	var toVS bool
-	var size, overlap int
-	var zh *bool
-	if opts.Override, err = formBool(val("override"), false); err != nil {
-		writeError(c, errBadRequest("override: %v", err))
-		return
-	}
-	if toVS, err = formBool(val("to_vector_store"), true); err != nil {
-		writeError(c, errBadRequest("to_vector_store: %v", err))
-		return
-	}
-	opts.SaveOnly = !toVS
-	if size, err = formInt(val("chunk_size")); err != nil {
-		writeError(c, errBadRequest("chunk_size: %v", err))
-		return
-	}
-	if overlap, err = formInt(val("chunk_overlap")); err != nil {
-		writeError(c, errBadRequest("chunk_overlap: %v", err))
-		return
-	}
-	if v := val("zh_title_enhance"); v != "" {
-		b, err := formBool(v, false)
-		if err != nil {
-			writeError(c, errBadRequest("zh_title_enhance: %v", err))
-			return
-		}
-		zh = &b
-	}
-	var sp, op *int
-	if size != 0 {
-		sp = &size
-	}
-	if overlap != 0 {
-		op = &overlap
-	}
-	if opts.SplitOptions, err = splitOptions(sp, op, zh); err != nil {
-		writeError(c, err)
-		return
-	}
-	if opts.Docs, err = customDocs([]byte(val("docs"))); err != nil {
-		writeError(c, errBadRequest("docs must be a JSON object of file name → [{page_content, metadata}]: %v", err))
-		return
-	}
-	var files []kb.FileData
-	failed := map[string]string{}
-	for _, fh := range form.File["files"] {
-		data, err := readPart(fh)
-		if err != nil {
-			failed[fh.Filename] = fmt.Sprintf("%s 文件上传失败，报错信息为: %v", fh.Filename, err)
-			continue
-		}
-		files = append(files, kb.FileData{Name: uploadName(fh), Data: data})
-	}
-	res, err := s.kb.AddFiles(c.Request.Context(), name, files, opts, nil)
-	if err != nil {
-		kbFail(c, name, err, gin.H{"failed_files": failed})
-		return
-	}
-	for f, msg := range failedFiles(name, res.Failed) {
-		failed[f] = msg
-	}
-	skipped := res.Skipped
-	if skipped == nil {
-		skipped = []string{}
-	}
-	kbReply(c, 200, "文件上传与向量化完成", gin.H{"failed_files": failed, "skipped_files": skipped})
-}
-
-// uploadName is the document name of an uploaded part: the file name as
-// the client sent it, folders included ("wiki/Home.md", as Chatchat keeps
-// them; mime/multipart's FileHeader.Filename drops them), with Windows
-// separators turned into "/". Names that could leave the KB folder are
-// refused by the knowledge base.
-func uploadName(fh *multipart.FileHeader) string {
-	n := fh.Filename
-	if _, params, err := mime.ParseMediaType(fh.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
-		n = params["filename"]
-	}
-	return strings.ReplaceAll(n, "\\", "/")
-}
-
-func readPart(fh *multipart.FileHeader) ([]byte, error) {
-	f, err := fh.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
-type deleteDocsRequest struct {
-	Name          string   `json:"knowledge_base_name"`
-	FileNames     []string `json:"file_names"`
-	DeleteContent bool     `json:"delete_content"`
-	NotRefresh    bool     `json:"not_refresh_vs_cache"`
-}
-
-func (s *Server) handleDeleteDocs(c *gin.Context) {
-	var req deleteDocsRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
-		return
-	}
-	failed, err := s.kb.DeleteFiles(c.Request.Context(), req.Name, req.FileNames, req.DeleteContent)
-	if err != nil {
-		kbFail(c, req.Name, err, gin.H{"failed_files": failedFiles(req.Name, failed)})
-		return
-	}
-	kbReply(c, 200, "文件删除完成", gin.H{"failed_files": failedFiles(req.Name, failed)})
-}
-
-type updateDocsRequest struct {
-	Name               string          `json:"knowledge_base_name"`
-	FileNames          []string        `json:"file_names"`
-	ChunkSize          *int            `json:"chunk_size"`
-	ChunkOverlap       *int            `json:"chunk_overlap"`
-	ZhTitleEnhance     *bool           `json:"zh_title_enhance"`
-	OverrideCustomDocs bool            `json:"override_custom_docs"`
-	Docs               json.RawMessage `json:"docs"`
-	NotRefresh         bool            `json:"not_refresh_vs_cache"`
-}
-
-func (s *Server) handleUpdateDocs(c *gin.Context) {
-	var req updateDocsRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
-		return
-	}
-	sp, err := splitOptions(req.ChunkSize, req.ChunkOverlap, req.ZhTitleEnhance)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	docs, err := customDocs(req.Docs)
-	if err != nil {
-		writeError(c, errBadRequest("docs must be a JSON object of file name → [{page_content, metadata}]: %v", err))
-		return
-	}
-	res, err := s.kb.UpdateFiles(c.Request.Context(), req.Name, req.FileNames, kb.UpdateOptions{
-		SplitOptions: sp, OverrideCustomDocs: req.OverrideCustomDocs, Docs: docs,
-	}, nil)
-	if err != nil {
-		kbFail(c, req.Name, err, gin.H{"failed_files": failedFiles(req.Name, res.Failed)})
-		return
-	}
-	kbReply(c, 200, "更新文档完成", gin.H{"failed_files": failedFiles(req.Name, res.Failed)})
-}
-
-func (s *Server) handleDownloadDoc(c *gin.Context) {
-	name := c.Query("knowledge_base_name")
-	file := c.Query("file_name")
-	preview, _ := formBool(c.Query("preview"), false)
-	o, err := s.kb.Original(c.Request.Context(), name, file)
-	if err != nil {
-		if errors.Is(err, kb.ErrNotFound) {
-			exists, xerr := s.kb.Exists(c.Request.Context(), name)
-			if xerr != nil {
-				err = xerr
-			} else if exists {
-				// Chatchat's reply for a file that is not in the KB.
-				kbReply(c, 500, file+" 读取文件失败", nil)
-				return
-			}
-		}
-		kbFail(c, name, err, nil)
-		return
-	}
-	disposition := "attachment"
-	if preview {
-		disposition = "inline"
-	}
-	defer o.Close()
-	c.Header("Content-Disposition", disposition+"; filename*=UTF-8''"+url.PathEscape(path.Base(file)))
-	// From the content folder or, with kb.store postgres, from the
-	// database: any replica serves it.
-	http.ServeContent(c.Writer, c.Request, path.Base(file), o.ModTime, o)
-}
-
 type recreateRequest struct {
-	Name           string `json:"knowledge_base_name"`
-	AllowEmptyKB   *bool  `json:"allow_empty_kb"`
-	VSType         string `json:"vs_type"`
-	EmbedModel     string `json:"embed_model"`
-	ChunkSize      *int   `json:"chunk_size"`
-	ChunkOverlap   *int   `json:"chunk_overlap"`
-	ZhTitleEnhance *bool  `json:"zh_title_enhance"`
-	NotRefresh     bool   `json:"not_refresh_vs_cache"`
+	Name         string `json:"knowledge_base_name"`
+	AllowEmptyKB *bool  `json:"allow_empty_kb"`
+	VSType       string `json:"vs_type"`
+	EmbedModel   string `json:"embed_model"`
+	splitFields
+	NotRefresh bool `json:"not_refresh_vs_cache"`
 }
 
 // recreateEvent is one progress event of recreate_vector_store, as
@@ -740,13 +479,8 @@ type recreateEvent struct {
 // was skipped.
 func (s *Server) handleRecreateVectorStore(c *gin.Context) {
 	var req recreateRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
-		return
-	}
-	sp, err := splitOptions(req.ChunkSize, req.ChunkOverlap, req.ZhTitleEnhance)
-	if err != nil {
-		writeError(c, err)
+	sp, ok := decodeSplitRequest(c, &req, &req.splitFields)
+	if !ok {
 		return
 	}
 	if err := kb.ValidName(req.Name); err != nil {
@@ -763,14 +497,14 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context) {
 			sendErr = out.Send(e)
 		}
 	}
-	_, err = s.kb.Recreate(ctx, req.Name, kb.RecreateOptions{
+	_, err := s.kb.Recreate(ctx, req.Name, kb.RecreateOptions{
 		SplitOptions: sp, AllowEmpty: allow, VectorStore: req.VSType, EmbedModel: req.EmbedModel,
 	}, func(p kb.Progress) {
 		switch p.Stage {
 		case kb.StageDone, kb.StageSkipped:
 			send(recreateEvent{Code: 200, Msg: fmt.Sprintf("(%d / %d): %s", p.Index, p.Total, p.File), Total: p.Total, Finished: p.Index, Doc: p.File})
 		case kb.StageFailed:
-			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%v。已跳过。", p.File, req.Name, p.Err)})
+			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%s。已跳过。", p.File, req.Name, obs.PublicMessage(p.Err))})
 		}
 	})
 	if err != nil && sendErr == nil {

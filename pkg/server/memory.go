@@ -16,6 +16,11 @@ import (
 // editing that memory, and the system messages of a running conversation.
 // Options.Memory provides it when it has these methods (memory.Manager
 // does); otherwise the endpoints answer 503.
+//
+// Why six methods: one per memory endpoint (close, read, set and delete a
+// user's memory, read and set system messages), all answered by the same
+// manager and enabled together, so one optional ability checked once at
+// start instead of six.
 type LongTermMemory interface {
 	CloseConversation(ctx context.Context, conversationID string) (memory.Closed, error)
 	UserMemory(ctx context.Context, userID string) (memory.UserMemory, error)

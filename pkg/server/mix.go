@@ -181,7 +181,7 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 			return turn.Request{}, errBadRequest("knowledge_base_name %q: %v", name, err)
 		}
 	}
-	if err := s.readableKBs(ctx, kbs...); errors.Is(err, errKBNotReadable) {
+	if err := s.namedKBs(ctx, kbs...); errors.Is(err, errKBNotReadable) {
 		return turn.Request{}, &Error{Status: http.StatusNotFound, Err: err}
 	} else if err != nil {
 		return turn.Request{}, err

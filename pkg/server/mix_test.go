@@ -376,6 +376,7 @@ func TestMixChatClientDisconnect(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.http.URL+"/chat/mix_chat",
 		strings.NewReader(`{"query":"乾卦是什么意思？","conversation_id":"d1","stream":true}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := mixHTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -112,6 +112,7 @@ func (s *observedServer) do(method, path string, body any, header http.Header) *
 		r = bytes.NewReader(b)
 	}
 	req := httptest.NewRequest(method, path, r)
+	req.Host = "localhost:7861" // httptest's example.com is not a served host
 	for k, v := range header {
 		req.Header[k] = v
 	}

@@ -121,11 +121,11 @@ func TestSearchEngineChat(t *testing.T) {
 	if len(docs) == 0 || len(docs) != len(sources) {
 		t.Fatalf("docs %v sources %v", docs, sources)
 	}
-	if d := docs[0].(string); !strings.HasPrefix(d, "出处 [1] [系辞上-十一](file:///") || !strings.Contains(d, ") \n\n是故易有太极") {
+	if d := docs[0].(string); !strings.HasPrefix(d, "出处 [1] [系辞上-十一](local:") || !strings.Contains(d, ") \n\n是故易有太极") {
 		t.Errorf("doc %q not in Chatchat's form with title, url and snippet", d)
 	}
 	src := sources[0].(map[string]any)
-	if src["title"] != "系辞上-十一" || src["n"] != float64(1) || !strings.HasPrefix(src["url"].(string), "file:///") || src["snippet"] == "" {
+	if src["title"] != "系辞上-十一" || src["n"] != float64(1) || !strings.HasPrefix(src["url"].(string), "local:") || src["snippet"] == "" {
 		t.Errorf("source %v", src)
 	}
 	if out["engine"] != "local" || out["extractive"] != true || out["model"] == "" {

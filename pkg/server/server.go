@@ -58,6 +58,10 @@ type Options struct {
 	// Obs measures and traces requests and prices replies; nil means an
 	// Observer of its own (metrics still served on /metrics, no traces).
 	Obs *obs.Observer
+	// PublicHosts are the host names, besides IP addresses and localhost,
+	// that clients reach the server by (server.public_hosts): requests for
+	// any other Host are refused (guard.go).
+	PublicHosts []string
 	// HistoryLen is how many past turns /chat/chat recalls when a request
 	// says history_len -1; 0 means 10.
 	HistoryLen int
@@ -176,7 +180,7 @@ func (s *Server) routes() http.Handler {
 	// Order matters: the request id and metrics see every request, CORS
 	// answers preflights before authentication, rate limits apply to the
 	// authenticated key.
-	r.Use(s.recoverer(), s.observe(), s.cors(), s.authenticate(), s.rateLimit(), s.limitBody())
+	r.Use(s.recoverer(), s.observe(), s.requestGuard(), s.cors(), s.authenticate(), s.rateLimit(), s.limitBody())
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, errNotFound("no route %s %s", c.Request.Method, c.Request.URL.Path))

@@ -1,6 +1,7 @@
 package text
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -69,13 +70,27 @@ type section struct {
 }
 
 // Split returns the chunks of src in order. A Size below 1 counts as 1
-// and Overlap is kept within 0..Size-1.
+// and Overlap is kept within 0..Size-1. Its time grows linearly with the
+// text's length, long unbroken lines included.
 func (s Splitter) Split(src string) []Chunk {
+	out, _ := s.SplitContext(context.Background(), src)
+	return out
+}
+
+// SplitContext is Split that stops, returning ctx's cause, once ctx is
+// done.
+func (s Splitter) SplitContext(ctx context.Context, src string) ([]Chunk, error) {
 	size := max(s.Size, 1)
 	overlap := min(max(s.Overlap, 0), size-1)
 	var out []Chunk
 	for _, sec := range sections(src) {
-		segs := s.segments(sec, size)
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		segs, err := s.segments(ctx, sec, size)
+		if err != nil {
+			return nil, err
+		}
 		if len(segs) == 0 {
 			continue
 		}
@@ -118,7 +133,7 @@ func (s Splitter) Split(src string) []Chunk {
 		}
 		emit()
 	}
-	return out
+	return out, nil
 }
 
 // overlapTail returns the trailing segments of cur to repeat at the start
@@ -183,11 +198,15 @@ func joinSegments(segs []segment) string {
 }
 
 // segments turns a section into sentences no longer than size.
-func (s Splitter) segments(sec section, size int) []segment {
+func (s Splitter) segments(ctx context.Context, sec section, size int) ([]segment, error) {
 	var segs []segment
 	if sec.head != "" {
 		for _, h := range strings.Split(sec.head, "\n") {
-			for _, p := range s.cut(h, size) {
+			ps, err := s.cut(ctx, h, size)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range ps {
 				segs = append(segs, segment{text: p, newLine: true, newPara: true, heading: true})
 			}
 		}
@@ -201,13 +220,17 @@ func (s Splitter) segments(sec section, size int) []segment {
 		para = para || s.LineParagraphs
 		startLine := true
 		for _, sent := range Sentences(line) {
-			for _, p := range s.cut(sent, size) {
+			ps, err := s.cut(ctx, sent, size)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range ps {
 				segs = append(segs, segment{text: p, newLine: startLine, newPara: para})
 				startLine, para = false, false
 			}
 		}
 	}
-	return segs
+	return segs, nil
 }
 
 // clauseBreak reports whether a long sentence may be cut after r.
@@ -220,85 +243,128 @@ func clauseBreak(r rune) bool {
 }
 
 // cut splits a sentence longer than size at clause punctuation, then at
-// spaces, then anywhere.
-func (s Splitter) cut(sent string, size int) []string {
+// spaces, then anywhere. Its cost grows with the sentence's length, not
+// its square: each chunk is found by galloping over prefixes (longestFit).
+func (s Splitter) cut(ctx context.Context, sent string, size int) ([]string, error) {
 	if s.length(sent) <= size {
-		return []string{sent}
+		return []string{sent}, nil
 	}
-	// Clauses first.
-	var parts []string
-	start := 0
+	// Clauses first: ends[i] is where clause i ends; clause i starts at
+	// ends[i-1] (0 for the first).
+	var ends []int
 	for i, r := range sent {
 		if clauseBreak(r) {
-			end := i + utf8.RuneLen(r)
-			parts = append(parts, sent[start:end])
-			start = end
+			ends = append(ends, i+utf8.RuneLen(r))
 		}
 	}
-	if start < len(sent) {
-		parts = append(parts, sent[start:])
+	if len(ends) == 0 || ends[len(ends)-1] < len(sent) {
+		ends = append(ends, len(sent))
 	}
 	var out []string
-	var cur string
-	flush := func() {
-		if strings.TrimSpace(cur) != "" {
-			out = append(out, strings.TrimSpace(cur))
+	for i, start := 0, 0; i < len(ends); {
+		if err := checkEvery(ctx, len(out)); err != nil {
+			return nil, err
 		}
-		cur = ""
+		k := s.longestFit(len(ends)-i, 1, size, func(k int) string { return sent[start:ends[i+k-1]] })
+		if k == 0 {
+			// One clause longer than size.
+			pieces, err := s.hardCut(ctx, sent[start:ends[i]], size)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, pieces...)
+			k = 1
+		} else if t := strings.TrimSpace(sent[start:ends[i+k-1]]); t != "" {
+			out = append(out, t)
+		}
+		start = ends[i+k-1]
+		i += k
 	}
-	for _, p := range parts {
-		if s.length(cur+p) <= size {
-			cur += p
-			continue
+	return out, nil
+}
+
+// longestFit returns the largest k in 0..n with length(prefix(k)) <= size,
+// for prefixes that grow with k (Len is assumed not to shrink as text
+// grows). It gallops from guess (doubling, then a binary search), so every
+// prefix it measures is at most about twice as long as the answer's, and
+// the cost of one chunk does not depend on how much text follows it.
+func (s Splitter) longestFit(n, guess, size int, prefix func(k int) string) int {
+	if n <= 0 {
+		return 0
+	}
+	lo, hi := 0, n+1 // length(prefix(lo)) <= size; hi fails (n+1: unknown)
+	for k := min(max(guess, 1), n); ; k = min(2*k, n) {
+		if s.length(prefix(k)) > size {
+			hi = k
+			break
 		}
-		flush()
-		if s.length(p) <= size {
-			cur = p
-			continue
-		}
-		for _, h := range s.hardCut(p, size) {
-			out = append(out, h)
+		lo = k
+		if k == n {
+			return n
 		}
 	}
-	flush()
-	return out
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if s.length(prefix(mid)) <= size {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // hardCut cuts t into pieces of at most size, at the last space of each
 // window when there is one (so English words stay whole).
-func (s Splitter) hardCut(t string, size int) []string {
+func (s Splitter) hardCut(ctx context.Context, t string, size int) ([]string, error) {
 	var out []string
-	rs := []rune(strings.TrimSpace(t))
-	for len(rs) > 0 {
-		// Grow the window rune by rune up to size (Len may count tokens).
-		n := 0
-		lo, hi := 1, len(rs)
-		for lo <= hi { // largest n with length(rs[:n]) <= size
-			mid := (lo + hi) / 2
-			if s.length(string(rs[:mid])) <= size {
-				n = mid
-				lo = mid + 1
-			} else {
-				hi = mid - 1
+	t = strings.TrimSpace(t)
+	left := utf8.RuneCountInString(t)
+	var ends []int // ends[i]: byte offset in t where rune i ends
+	for left > 0 {
+		if err := checkEvery(ctx, len(out)); err != nil {
+			return nil, err
+		}
+		ends = ends[:0]
+		runesTo := func(k int) int { // byte length of t's first k runes
+			for len(ends) < k {
+				p := 0
+				if len(ends) > 0 {
+					p = ends[len(ends)-1]
+				}
+				_, w := utf8.DecodeRuneInString(t[p:])
+				ends = append(ends, p+w)
 			}
+			return ends[k-1]
 		}
-		if n == 0 {
-			n = 1
-		}
-		if n < len(rs) {
+		// Len may count tokens: guess size runes, then gallop.
+		n := max(s.longestFit(left, size, size, func(k int) string { return t[:runesTo(k)] }), 1)
+		if n < left {
 			for j := n; j > n/2; j-- {
-				if unicode.IsSpace(rs[j-1]) {
+				r, _ := utf8.DecodeLastRuneInString(t[:runesTo(j)])
+				if unicode.IsSpace(r) {
 					n = j
 					break
 				}
 			}
 		}
-		if p := strings.TrimSpace(string(rs[:n])); p != "" {
+		end := runesTo(n)
+		if p := strings.TrimSpace(t[:end]); p != "" {
 			out = append(out, p)
 		}
-		rs = rs[n:]
+		t = t[end:]
+		left -= n
 	}
-	return out
+	return out, nil
+}
+
+// checkEvery returns ctx's error every 64th call (by count), so long loops
+// stop soon after a cancellation without paying for a check each time.
+func checkEvery(ctx context.Context, count int) error {
+	if count%64 != 0 {
+		return nil
+	}
+	return context.Cause(ctx)
 }
 
 // sections splits text at headings: Markdown "#" lines when the text has

@@ -1,7 +1,10 @@
 package text
 
 import (
+	"context"
+	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -131,3 +134,134 @@ func TestSplitTokens(t *testing.T) {
 		}
 	}
 }
+
+// longLine is n bytes of base64-like text with no sentence, clause or
+// space break: the worst case for the splitter's hard cuts.
+func longLine(n int) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[(i*7+i/64)%len(alphabet)]
+	}
+	return string(b)
+}
+
+// BenchmarkSplitLongLine splits one unbroken line of 256 KB, 1 MB and 2 MB
+// into 250-character chunks (the knowledge bases' default size).
+func BenchmarkSplitLongLine(b *testing.B) {
+	for _, n := range []int{256 << 10, 1 << 20, 2 << 20} {
+		line := longLine(n)
+		b.Run(strconv.Itoa(n>>10)+"KB", func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				Splitter{Size: 250, Overlap: 50}.Split(line)
+			}
+		})
+	}
+}
+
+// TestSplitLongLineWorkIsLinear measures the splitter's work on unbroken
+// lines as the text its Len is asked to measure: it must grow with the
+// line, not with its square (a 64 KB line once made Len read gigabytes).
+func TestSplitLongLineWorkIsLinear(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		line string
+		size int
+	}{
+		{"base64", longLine(64 << 10), 100},
+		{"cjk", strings.Repeat("甲乙丙丁戊己庚辛壬癸", 4000), 250},
+		{"clauses", strings.Repeat("ab,", 20000), 100},
+		{"words", strings.Repeat("word ", 20000), 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			measured := 0
+			count := func(s string) int {
+				measured += len(s)
+				return utf8.RuneCountInString(s)
+			}
+			cs := Splitter{Size: tc.size, Overlap: tc.size / 5, Len: count}.Split(tc.line)
+			if len(cs) < len(tc.line)/(4*tc.size) {
+				t.Fatalf("only %d chunks", len(cs))
+			}
+			if limit := 40 * len(tc.line); measured > limit {
+				t.Errorf("Len measured %d bytes for a %d-byte line (limit %d): splitting is not linear", measured, len(tc.line), limit)
+			}
+			for i, c := range cs {
+				if n := utf8.RuneCountInString(c.Text); n > tc.size {
+					t.Fatalf("chunk %d has %d runes > %d", i, n, tc.size)
+				}
+			}
+		})
+	}
+}
+
+// TestSplitContextCancelled: a cancelled context stops the split with its
+// cause instead of finishing the work.
+func TestSplitContextCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("client gone")
+	calls := 0
+	s := Splitter{Size: 50, Len: func(t string) int {
+		if calls++; calls == 100 {
+			cancel(stop)
+		}
+		return utf8.RuneCountInString(t)
+	}}
+	cs, err := s.SplitContext(ctx, longLine(1<<20))
+	if !errors.Is(err, stop) || cs != nil {
+		t.Fatalf("got %d chunks, err %v; want none and %v", len(cs), err, stop)
+	}
+	if calls > 10000 {
+		t.Errorf("Len called %d times after the cancellation at 100", calls)
+	}
+	if _, err := (Splitter{Size: 50}).SplitContext(context.Background(), "a. b."); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzSplitLongLine repeats the input into a line of at least 20,000 runes
+// with no line break and checks the splitter's invariants on it: chunks
+// within size, every non-space character kept, and work linear in the
+// line's length.
+func FuzzSplitLongLine(f *testing.F) {
+	f.Add("QUJDREVGR0hJSktMTU5PUA", 50)
+	f.Add("甲乙丙，丁戊", 30)
+	f.Add("word ", 12)
+	f.Add("a.)", 7)
+	f.Add("# x", 1)
+	f.Fuzz(func(t *testing.T, unit string, size int) {
+		unit = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' || r == utf8.RuneError {
+				return ' '
+			}
+			return r
+		}, unit)
+		if size < 1 || size > 2000 || strings.TrimSpace(unit) == "" {
+			t.Skip()
+		}
+		line := strings.Repeat(unit, 20000/utf8.RuneCountInString(unit)+1)
+		measured := 0
+		count := func(s string) int {
+			measured += len(s)
+			return utf8.RuneCountInString(s)
+		}
+		cs := Splitter{Size: size, Overlap: size / 3, Len: count}.Split(line)
+		total := 0
+		for i, c := range cs {
+			if n := utf8.RuneCountInString(c.Text); n > size || strings.TrimSpace(c.Text) == "" {
+				t.Fatalf("chunk %d has %d runes (size %d): %q", i, n, size, c.Text)
+			}
+			total += nonSpace(c.Text)
+		}
+		if total < nonSpace(line) {
+			t.Fatalf("chunks hold %d non-space runes, the line %d", total, nonSpace(line))
+		}
+		if limit := 200*len(line) + 64*size; measured > limit {
+			t.Fatalf("Len measured %d bytes for a %d-byte line", measured, len(line))
+		}
+	})
+}
+
+// nonSpace counts the runes of s that are not white space.
+func nonSpace(s string) int { return utf8.RuneCountInString(strings.Join(strings.Fields(s), "")) }

@@ -1,7 +1,9 @@
 // Package llmtest runs a local OpenAI-compatible server for tests: scripted
 // or computed chat replies, streamed in OpenAI's exact SSE format, upstream
 // failures (error statuses, malformed JSON, errors inside a 200 stream, cut
-// connections), latency, deterministic embeddings, and a record of what was
+// connections), latency, a model's speed (time to the first token and a
+// token rate, see WithFirstToken and WithTokenRate), deterministic
+// embeddings, and a record of what was
 // asked, including how many calls are still running so a test can check
 // that a cancelled request reached the upstream.
 //
@@ -16,23 +18,20 @@ package llmtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
-	"unicode"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/text"
 )
 
 // Reply is one scripted answer of the server. The zero Reply answers 200
@@ -53,6 +52,10 @@ type Reply struct {
 	Delay time.Duration
 	// ChunkDelay waits before each streamed chunk.
 	ChunkDelay time.Duration
+	// FirstToken and TokenDelay, when not zero, replace the server's time
+	// to the first token and delay between tokens (WithFirstToken,
+	// WithTokenRate) for this reply.
+	FirstToken, TokenDelay time.Duration
 	// Garbage sends malformed JSON: the whole body when not streaming, or
 	// one data line after StreamErrorAfter content chunks when streaming.
 	Garbage bool
@@ -99,6 +102,37 @@ func WithoutRecording() Option { return func(s *Server) { s.noRecord = true } }
 // WithLatency adds d before every call is answered (chat and embeddings).
 func WithLatency(d time.Duration) Option { return func(s *Server) { s.latency = d } }
 
+// WithFirstToken makes the model take d to its first token. A streamed
+// reply sends its headers and the role chunk at once and its first content
+// chunk after d (after Delay and WithLatency's wait); a reply that is not
+// streamed comes whole after the time the stream would have taken.
+func WithFirstToken(d time.Duration) Option { return func(s *Server) { s.firstToken = d } }
+
+// WithTokenRate makes the model produce perSecond tokens a second after its
+// first: a streamed reply waits 1s/perSecond before each content chunk after
+// the first (a chunk, see Chunks, stands for a token), and a reply that is
+// not streamed waits that long for each of them before it is sent. 0 (the
+// default) means no wait.
+func WithTokenRate(perSecond float64) Option {
+	return func(s *Server) {
+		s.tokenDelay = 0
+		if perSecond > 0 {
+			s.tokenDelay = time.Duration(float64(time.Second) / perSecond)
+		}
+	}
+}
+
+// Sleep waits d unless ctx is done first, and reports whether the full time
+// passed.
+type Sleep func(ctx context.Context, d time.Duration) bool
+
+// WithSleep makes the server wait with sleep instead of a timer for every
+// delay it applies (WithLatency, WithFirstToken, WithTokenRate, Delay,
+// ChunkDelay, FirstToken, TokenDelay), so a test can see the delays asked
+// for, in order, and decide when each ends. Only delays above zero are asked
+// for.
+func WithSleep(sleep Sleep) Option { return func(s *Server) { s.sleep = sleep } }
+
 // WithEmbedDim sets the dimension of the vectors /v1/embeddings returns
 // (default 64).
 func WithEmbedDim(n int) Option { return func(s *Server) { s.dim = n } }
@@ -121,6 +155,9 @@ type Server struct {
 	latency time.Duration
 	dim     int
 	models  []string
+
+	firstToken, tokenDelay time.Duration // see WithFirstToken, WithTokenRate
+	sleep                  Sleep         // nil: a timer
 
 	mu        sync.Mutex
 	idle      chan struct{} // closed and replaced whenever inFlight drops to 0
@@ -299,6 +336,9 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
+	if s.sleep != nil {
+		return s.sleep(ctx, d)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -309,6 +349,25 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	case <-s.done:
 		return false
 	}
+}
+
+// tokenWait is how long the model takes to produce the i-th token (0-based)
+// of rep.
+func (s *Server) tokenWait(rep Reply, i int) time.Duration {
+	if i == 0 {
+		return cmp.Or(rep.FirstToken, s.firstToken)
+	}
+	return cmp.Or(rep.TokenDelay, s.tokenDelay)
+}
+
+// generation is how long the model takes to produce all of rep: the time
+// to its first token and the delays between the others.
+func (s *Server) generation(rep Reply) time.Duration {
+	d := s.tokenWait(rep, 0)
+	if n := len(Chunks(rep.Text)); n > 1 {
+		d += time.Duration(n-1) * s.tokenWait(rep, 1)
+	}
+	return d
 }
 
 func echo(req openai.ChatCompletionRequest) Reply {
@@ -363,7 +422,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) bool {
 	if req.Stream {
 		return s.stream(w, r, req, rep, id)
 	}
-	return s.complete(w, req, rep, id)
+	return s.complete(w, r, req, rep, id)
 }
 
 func errorType(status int) string {
@@ -403,11 +462,10 @@ func usage(req openai.ChatCompletionRequest, rep Reply) openai.Usage {
 	return openai.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
 }
 
-func finish(rep Reply) string {
-	if rep.FinishReason != "" {
-		return rep.FinishReason
-	}
-	return "stop"
+// finish is the reply's finish_reason, "stop" by default.
+func finish(rep Reply) *string {
+	fin := cmp.Or(rep.FinishReason, "stop")
+	return &fin
 }
 
 // The wire shapes below spell out OpenAI's responses field by field,
@@ -419,21 +477,29 @@ type wireMessage struct {
 	Refusal *string `json:"refusal"`
 }
 
+// wireChoice is a choice of a completion (Message) or of a chunk (Delta,
+// with a null finish_reason until the last).
 type wireChoice struct {
-	Index        int         `json:"index"`
-	Message      wireMessage `json:"message"`
-	Logprobs     *struct{}   `json:"logprobs"`
-	FinishReason string      `json:"finish_reason"`
+	Index        int          `json:"index"`
+	Message      *wireMessage `json:"message,omitempty"`
+	Delta        *wireDelta   `json:"delta,omitempty"`
+	Logprobs     *struct{}    `json:"logprobs"`
+	FinishReason *string      `json:"finish_reason"`
+}
+
+// wireHead is what completions and chunks begin with.
+type wireHead struct {
+	ID                string  `json:"id"`
+	Object            string  `json:"object"`
+	Created           int64   `json:"created"`
+	Model             string  `json:"model"`
+	SystemFingerprint *string `json:"system_fingerprint"`
 }
 
 type wireCompletion struct {
-	ID                string        `json:"id"`
-	Object            string        `json:"object"`
-	Created           int64         `json:"created"`
-	Model             string        `json:"model"`
-	Choices           []wireChoice  `json:"choices"`
-	Usage             *openai.Usage `json:"usage,omitempty"`
-	SystemFingerprint *string       `json:"system_fingerprint"`
+	wireHead
+	Choices []wireChoice  `json:"choices"`
+	Usage   *openai.Usage `json:"usage,omitempty"`
 }
 
 type wireDelta struct {
@@ -441,26 +507,15 @@ type wireDelta struct {
 	Content *string `json:"content,omitempty"`
 }
 
-type wireChunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        wireDelta `json:"delta"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
-}
-
 type wireChunk struct {
-	ID                string            `json:"id"`
-	Object            string            `json:"object"`
-	Created           int64             `json:"created"`
-	Model             string            `json:"model"`
-	SystemFingerprint *string           `json:"system_fingerprint"`
-	Choices           []wireChunkChoice `json:"choices"`
+	wireHead
+	Choices []wireChoice `json:"choices"`
 	// Usage is present (null) in every chunk when the request asked for
 	// usage, and set in the last one, as OpenAI does.
 	Usage json.RawMessage `json:"usage,omitempty"`
 }
 
-func (s *Server) complete(w http.ResponseWriter, req openai.ChatCompletionRequest, rep Reply, id string) bool {
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, req openai.ChatCompletionRequest, rep Reply, id string) bool {
 	if rep.Disconnect {
 		w.WriteHeader(status(rep))
 		w.(http.Flusher).Flush()
@@ -477,12 +532,12 @@ func (s *Server) complete(w http.ResponseWriter, req openai.ChatCompletionReques
 		io.WriteString(w, `{"id":"`+id+`","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist`)
 		return true
 	}
+	if !s.wait(r.Context(), s.generation(rep)) {
+		return false
+	}
 	resp := wireCompletion{
-		ID:      id,
-		Object:  "chat.completion",
-		Created: time.Now().Unix(),
-		Model:   req.Model,
-		Choices: []wireChoice{{Message: wireMessage{Role: "assistant", Content: rep.Text}, FinishReason: finish(rep)}},
+		wireHead: wireHead{ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: req.Model},
+		Choices:  []wireChoice{{Message: &wireMessage{Role: "assistant", Content: rep.Text}, FinishReason: finish(rep)}},
 	}
 	if rep.EmptyChoices {
 		resp.Choices = []wireChoice{}
@@ -508,7 +563,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 	created := time.Now().Unix()
 	withUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !rep.NoUsage
 	send := func(c wireChunk) bool {
-		c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", created, req.Model
+		c.wireHead = wireHead{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model}
 		if withUsage && c.Usage == nil {
 			c.Usage = json.RawMessage("null")
 		}
@@ -516,8 +571,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 		return sendEvent(w, flusher, b)
 	}
 	empty := ""
-	choice := func(d wireDelta, fin *string) []wireChunkChoice {
-		return []wireChunkChoice{{Delta: d, FinishReason: fin}}
+	choice := func(d wireDelta, fin *string) []wireChoice {
+		return []wireChoice{{Delta: &d, FinishReason: fin}}
 	}
 	fail := func() {
 		switch {
@@ -537,7 +592,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 	}
 	failing := rep.Garbage || rep.StreamError != "" || rep.Disconnect || rep.StreamErrorAfter > 0
 	if rep.EmptyChoices {
-		if !send(wireChunk{Choices: []wireChunkChoice{}}) {
+		if !send(wireChunk{Choices: []wireChoice{}}) {
 			return false
 		}
 	} else {
@@ -549,7 +604,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 				fail()
 				return true
 			}
-			if !s.wait(r.Context(), rep.ChunkDelay) {
+			if !s.wait(r.Context(), rep.ChunkDelay+s.tokenWait(rep, i)) {
 				return false
 			}
 			if !send(wireChunk{Choices: choice(wireDelta{Content: &piece}, nil)}) {
@@ -560,14 +615,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 			fail()
 			return true
 		}
-		fin := finish(rep)
-		if !send(wireChunk{Choices: choice(wireDelta{}, &fin)}) {
+		if !send(wireChunk{Choices: choice(wireDelta{}, finish(rep))}) {
 			return false
 		}
 	}
 	if withUsage {
 		b, _ := json.Marshal(usage(req, rep))
-		if !send(wireChunk{Choices: []wireChunkChoice{}, Usage: b}) {
+		if !send(wireChunk{Choices: []wireChoice{}, Usage: b}) {
 			return false
 		}
 	}
@@ -584,165 +638,6 @@ func sendEvent(w io.Writer, f http.Flusher, data []byte) bool {
 	}
 	f.Flush()
 	return true
-}
-
-// Chunks splits text into the pieces a streamed reply sends: each CJK
-// character or punctuation mark alone, each Latin word (or number) with the
-// spaces that follow it. Joined, the pieces give text back.
-func Chunks(s string) []string {
-	rs := []rune(s)
-	word := func(i int) bool {
-		if i < 0 || i >= len(rs) {
-			return false
-		}
-		r := rs[i]
-		if r == '\'' || r == '’' {
-			return i > 0 && i+1 < len(rs) && isWordRune(rs[i-1]) && isWordRune(rs[i+1])
-		}
-		return isWordRune(r)
-	}
-	var out []string
-	start := 0
-	for i := 0; i < len(rs); i++ {
-		if unicode.IsSpace(rs[i]) {
-			continue // only leading spaces get here: they join the first piece
-		}
-		if word(i) && word(i+1) {
-			continue
-		}
-		end := i + 1
-		for end < len(rs) && unicode.IsSpace(rs[end]) {
-			end++
-		}
-		out = append(out, string(rs[start:end]))
-		start = end
-		i = end - 1
-	}
-	if start < len(rs) {
-		out = append(out, string(rs[start:]))
-	}
-	return out
-}
-
-func isWordRune(r rune) bool {
-	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !text.IsCJK(r)
-}
-
-func (s *Server) embed(w http.ResponseWriter, r *http.Request) bool {
-	var raw struct {
-		Model string          `json:"model"`
-		Input json.RawMessage `json:"input"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&raw); err != nil {
-		writeError(w, http.StatusBadRequest, "malformed request: "+err.Error(), "invalid_request_error")
-		return true
-	}
-	var input []string
-	if err := json.Unmarshal(raw.Input, &input); err != nil {
-		var one string
-		if err := json.Unmarshal(raw.Input, &one); err != nil {
-			writeError(w, http.StatusBadRequest, "input must be a string or an array of strings", "invalid_request_error")
-			return true
-		}
-		input = []string{one}
-	}
-	s.mu.Lock()
-	if !s.noRecord {
-		s.embeds = append(s.embeds, EmbedRequest{Model: raw.Model, Input: input})
-	}
-	var rep Reply
-	if len(s.embScript) > 0 {
-		rep, s.embScript = s.embScript[0], s.embScript[1:]
-	}
-	s.mu.Unlock()
-	if !s.wait(r.Context(), s.latency+rep.Delay) {
-		return false
-	}
-	for k, vs := range rep.Header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
-	switch {
-	case rep.Status >= 400 && rep.Body == "":
-		writeError(w, rep.Status, http.StatusText(rep.Status), errorType(rep.Status))
-		return true
-	case rep.Disconnect:
-		w.WriteHeader(status(rep))
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler)
-	case rep.Body != "":
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status(rep))
-		io.WriteString(w, rep.Body)
-		return true
-	case rep.Garbage:
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status(rep))
-		io.WriteString(w, `{"object":"list","data":[{"object":"embedding","embedding":[0.1,`)
-		return true
-	}
-	type item struct {
-		Object    string    `json:"object"`
-		Embedding []float32 `json:"embedding"`
-		Index     int       `json:"index"`
-	}
-	data := make([]item, len(input))
-	tokens := 0
-	for i, in := range input {
-		data[i] = item{Object: "embedding", Embedding: Vector(in, s.dim), Index: i}
-		tokens += llm.Estimate(in)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{
-		"object": "list",
-		"data":   data,
-		"model":  raw.Model,
-		"usage":  map[string]int{"prompt_tokens": tokens, "total_tokens": tokens},
-	})
-	return true
-}
-
-// Vector is the embedding the server returns for s: the terms of s (see
-// text.Terms, plus single CJK characters) hashed into dim signed buckets
-// and normalised to unit length, so texts that share words get close
-// vectors. A text with no terms gets a unit vector chosen by its hash.
-func Vector(s string, dim int) []float32 {
-	v := make([]float64, dim)
-	feats := text.Terms(s)
-	for _, r := range s {
-		if text.IsCJK(r) {
-			feats = append(feats, string(r))
-		}
-	}
-	if len(feats) == 0 {
-		feats = []string{"\x00" + s}
-	}
-	for _, f := range feats {
-		h := fnv.New64a()
-		h.Write([]byte(f))
-		x := h.Sum64()
-		sign := 1.0
-		if x>>63 == 1 {
-			sign = -1
-		}
-		v[x%uint64(dim)] += sign
-	}
-	var norm float64
-	for _, x := range v {
-		norm += x * x
-	}
-	norm = math.Sqrt(norm)
-	out := make([]float32, dim)
-	for i, x := range v {
-		if norm > 0 {
-			out[i] = float32(x / norm)
-		}
-	}
-	if norm == 0 { // the signs cancelled out
-		out[0] = 1
-	}
-	return out
 }
 
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {

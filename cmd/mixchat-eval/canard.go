@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/mixchat/mixchat/internal/evalcanard"
+)
+
+// runEvalCanard is `mixchat-eval canard`: the offline follow-up rewrite
+// scored on CANARD (internal/evalcanard).
+func runEvalCanard(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("canard", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "", "path of CANARD's dev.json (required)")
+	limit := fs.Int("limit", 0, "evaluate only the first N items (0 = all)")
+	asJSON := fs.Bool("json", false, "print one JSON object with a row per item")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *data == "" {
+		return errors.New("canard: --data PATH of dev.json is required")
+	}
+	rep, err := evalcanard.Run(ctx, evalcanard.Options{Data: *data, Limit: *limit, Items: *asJSON}, stderr)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(stdout, "CANARD: %d questions; BLEU-4 %.2f (copy %.2f; halves %.2f / %.2f); rewritten %.0f%%\n",
+		rep.Items, rep.BLEU, rep.CopyBLEU, rep.HalfBLEU[0], rep.HalfBLEU[1], 100*rep.Rewritten)
+	return nil
+}

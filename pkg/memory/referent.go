@@ -1,0 +1,571 @@
+package memory
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// The offline follow-up rewrite: a pronoun, a demonstrative ("that one",
+// "the hotel", "这个", "这卦") or an ellipsis is replaced by the most
+// salient entity of the recent turns, so the question stands alone.
+
+// Vocabulary tells the rewrite which names the knowledge bases know (file
+// titles, section headings, frequent proper nouns): such names are
+// preferred as referents, and in Chinese, which has no word boundaries,
+// they are how most names are found at all.
+type Vocabulary interface {
+	// NamesIn returns the known names that occur in s (any order; none is
+	// fine).
+	NamesIn(s string) []string
+}
+
+// NameList is a Vocabulary over a fixed list of names (matched as whole
+// words in Latin script, as substrings in Chinese).
+type NameList []string
+
+// NamesIn returns the names of l that occur in s.
+func (l NameList) NamesIn(s string) []string {
+	var out []string
+	for _, n := range l {
+		if n != "" && containsWord(s, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// FollowUp is what the offline rewrite reads.
+type FollowUp struct {
+	// Topic names what the whole conversation is about (an article's
+	// title, a section heading), most important first; may be empty.
+	Topic []string
+	// History is the conversation before Question (system messages are
+	// ignored).
+	History  []llm.Message
+	Question string
+}
+
+// RewriteFollowUp is the offline rewrite of f.Question: its first pronoun
+// or demonstrative ("it", "his", "that one", "the hotel", "它", "其",
+// "这卦") is replaced by the most salient entity — the topic, or the name
+// the recent turns (of either speaker) mention most and last, known names
+// of vocab (may be nil) first; a partial name ("Yoko") is completed; an
+// elliptical question gets the entity ("What happened in 1998?" → "What
+// happened in 1998 of Sheryl Crow?"); "what else" questions say what they
+// go beyond. The question is returned unchanged when no entity is found.
+func RewriteFollowUp(f FollowUp, vocab Vocabulary) string {
+	q := strings.TrimSpace(f.Question)
+	if q == "" {
+		return q
+	}
+	if isCJKText(q) {
+		return rewriteZH(f, q, vocab)
+	}
+	return rewriteEN(f, q, vocab)
+}
+
+// salience scores candidate referents.
+type salience struct {
+	score map[string]float64
+	first map[string]int // order of first sight, for stable ties
+}
+
+func (s *salience) add(name string, w float64) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return
+	}
+	if _, ok := s.first[name]; !ok {
+		s.first[name] = len(s.first)
+	}
+	s.score[name] += w
+}
+
+func (s *salience) best() string {
+	best, bs := "", 0.0
+	for n, v := range s.score {
+		if v > bs || v == bs && best != "" && s.first[n] < s.first[best] {
+			best, bs = n, v
+		}
+	}
+	return best
+}
+
+// Weights of salience: a topic name outweighs a name mentioned once or
+// twice in passing; a name the knowledge bases know counts double; the
+// latest message counts most.
+const (
+	topicWeight = 3.0
+	knownFactor = 2.0
+)
+
+// recentMessages returns the user and assistant messages of history, the
+// latest first, at most n.
+func recentMessages(history []llm.Message, n int) []llm.Message {
+	var out []llm.Message
+	for i := len(history) - 1; i >= 0 && len(out) < n; i-- {
+		h := history[i]
+		if (h.Role == llm.RoleUser || h.Role == llm.RoleAssistant) && strings.TrimSpace(h.Content) != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// referentEN finds the most salient entity of f in English.
+func referentEN(f FollowUp, vocab Vocabulary) string {
+	s := &salience{score: map[string]float64{}, first: map[string]int{}}
+	for i, t := range f.Topic {
+		t = cleanTopic(t)
+		if t == "" || isCJKText(t) != isCJKText(f.Question) {
+			continue
+		}
+		s.add(t, topicWeight/float64(i+1))
+	}
+	known := map[string]bool{}
+	for i, h := range recentMessages(f.History, 6) {
+		w := 1 / (1 + 0.5*float64(i))
+		seen := map[string]bool{}
+		if vocab != nil {
+			for _, n := range vocab.NamesIn(h.Content) {
+				known[n] = true
+				if !seen[n] {
+					seen[n] = true
+					s.add(n, knownFactor*w)
+				}
+			}
+		}
+		for _, sent := range text.Sentences(h.Content) {
+			for _, n := range names(sent, known) {
+				if seen[n] || notNames[n] || !known[n] && strings.ContainsAny(n, "0123456789") || n == "AM" || n == "PM" {
+					continue
+				}
+				seen[n] = true
+				// A name that is part of a topic name counts for the topic.
+				if t := topicWith(s, f.Topic, n); t != "" {
+					s.add(t, w)
+					continue
+				}
+				s.add(n, w)
+			}
+		}
+	}
+	return s.best()
+}
+
+// topicWith returns the topic name containing the name n as words, or "".
+func topicWith(s *salience, topic []string, n string) string {
+	for _, t := range topic {
+		t = cleanTopic(t)
+		if t != "" && t != n && containsWord(t, n) {
+			return t
+		}
+	}
+	return ""
+}
+
+// cleanTopic drops a title's parenthesised qualifier ("Jack Thompson
+// (activist)") and surrounding space.
+func cleanTopic(t string) string {
+	return strings.TrimSpace(parenthesised.ReplaceAllString(t, ""))
+}
+
+var parenthesised = regexp.MustCompile(`\s*[(（][^()（）]*[)）]`)
+
+// English pronouns, by how they are replaced.
+var (
+	enSubject    = map[string]bool{"he": true, "she": true, "they": true, "him": true, "them": true, "it": true}
+	enPossessive = map[string]bool{"his": true, "its": true, "their": true}
+	// Words after "her" that make it an object, not a possessive.
+	herObject = map[string]bool{"to": true, "in": true, "on": true, "at": true, "for": true, "with": true, "and": true,
+		"from": true, "about": true, "as": true, "after": true, "before": true, "by": true, "into": true, "over": true}
+	// Demonstrative phrases standing for an entity.
+	enDemonstrative = regexp.MustCompile(`(?i)\b(?:that|this|the) (?:one|hotel|restaurant|place|guest ?house|museum|attraction|shop|store|venue|company|product|book|film|movie|album|song|band|show|series)\b`)
+	// "there" as a place: not "is there", "there is".
+	enThere = regexp.MustCompile(`(?i)\b(get|go|going|getting|from|stay|staying|eat|eating|park|parking|arrive) there\b`)
+	// A question asking for more than was said.
+	enMore   = regexp.MustCompile(`(?i)\b(else|other|another|more)\b`)
+	enTokens = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’][\p{L}]+)?|\s+|.`)
+)
+
+func rewriteEN(f FollowUp, q string, vocab Vocabulary) string {
+	ent := referentEN(f, vocab)
+	if ent == "" {
+		return q
+	}
+	out, done := q, containsWord(q, ent) // a question naming the entity keeps its pronouns
+	if !done {
+		out, done = replacePronounEN(q, ent)
+	}
+	if !done {
+		if loc := enDemonstrative.FindStringIndex(out); loc != nil {
+			out, done = out[:loc[0]]+ent+out[loc[1]:], true
+		} else if m := enThere.FindStringSubmatchIndex(out); m != nil {
+			verb := out[m[2]:m[3]]
+			prep := " at "
+			switch strings.ToLower(verb) {
+			case "get", "go", "going", "getting", "arrive":
+				prep = " to "
+			case "from":
+				prep = " "
+			}
+			out, done = out[:m[3]]+prep+ent+out[m[1]:], true
+		}
+	}
+	if !done {
+		out, done = completeName(out, ent)
+	}
+	if !done && !sharesWord(out, ent) {
+		out = appendEntity(out, ent)
+	}
+	if enMore.MatchString(q) {
+		if prev := lastStatement(f.History); prev != "" {
+			out = "Besides " + prev + ", " + lowerFirst(out)
+		}
+	}
+	return out
+}
+
+// replacePronounEN replaces q's first third-person pronoun by ent (ent's
+// possessive for his/its/their and a possessive her).
+func replacePronounEN(q, ent string) (string, bool) {
+	toks := enTokens.FindAllString(q, -1)
+	for i, t := range toks {
+		lt := strings.ToLower(t)
+		rep := ""
+		switch {
+		case enSubject[lt]:
+			rep = ent
+		case enPossessive[lt]:
+			rep = possessiveOf(ent)
+		case lt == "her":
+			next := ""
+			for _, n := range toks[i+1:] {
+				if strings.TrimSpace(n) != "" {
+					next = strings.ToLower(n)
+					break
+				}
+			}
+			if next == "" || !isWordRune(firstRune(next)) || herObject[next] {
+				rep = ent
+			} else {
+				rep = possessiveOf(ent)
+			}
+		default:
+			continue
+		}
+		toks[i] = rep
+		return strings.Join(toks, ""), true
+	}
+	return q, false
+}
+
+func possessiveOf(name string) string {
+	if strings.HasSuffix(name, "s") {
+		return name + "'"
+	}
+	return name + "'s"
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+// completeName replaces a capitalised word of q that is part of the
+// multi-word name ent ("Yoko", "Love's") by the whole name.
+func completeName(q, ent string) (string, bool) {
+	if containsWord(q, ent) {
+		return q, false
+	}
+	parts := strings.Fields(ent)
+	if len(parts) < 2 {
+		return q, false
+	}
+	toks := enTokens.FindAllString(q, -1)
+	for i, t := range toks {
+		base, suffix := t, ""
+		if k := strings.IndexAny(t, "'’"); k > 0 {
+			base, suffix = t[:k], t[k:]
+		}
+		if utf8.RuneCountInString(base) < 3 || !startsUpper(base) || notNames[base] {
+			continue
+		}
+		for _, p := range parts {
+			if p == base {
+				toks[i] = ent + suffix
+				return strings.Join(toks, ""), true
+			}
+		}
+	}
+	return q, false
+}
+
+// sharesWord reports whether q has a word of name (of three letters or
+// more).
+func sharesWord(q, name string) bool {
+	for _, w := range words(name) {
+		if utf8.RuneCountInString(w) >= 3 && containsWord(q, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// appendEntity adds "of ent" before q's closing punctuation.
+func appendEntity(q, ent string) string {
+	body := strings.TrimRightFunc(q, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+	end := strings.TrimSpace(q[len(body):])
+	if end == "" {
+		end = "?"
+	}
+	return body + " of " + ent + end
+}
+
+// lastStatement returns the first clause of the last answer of history
+// (at most 15 words), or "" when there is none or it is a refusal.
+func lastStatement(history []llm.Message) string {
+	for i := len(history) - 1; i >= 0; i-- {
+		h := history[i]
+		if h.Role == llm.RoleUser {
+			return ""
+		}
+		if h.Role != llm.RoleAssistant || strings.TrimSpace(h.Content) == "" {
+			continue
+		}
+		c := strings.TrimSpace(h.Content)
+		if isRefusal(c) {
+			return ""
+		}
+		// The first clause that says something ("Okay, that leaves one
+		// option" → "that leaves one option").
+		for _, clause := range strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(".;,!?\n", r) }) {
+			ws := strings.Fields(clause)
+			if len(ws) < 3 {
+				continue
+			}
+			if len(ws) > 15 {
+				ws = ws[:15]
+			}
+			return strings.Join(ws, " ")
+		}
+		return ""
+	}
+	return ""
+}
+
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	ws := strings.Fields(s)
+	// Keep "I" and names ("Did Zappa ...": only the first word of a
+	// question is lowered, unless it is a name).
+	if len(ws) > 0 && (ws[0] == "I" || !notNames[ws[0]] && startsUpper(ws[0]) && !questionWords[strings.ToLower(ws[0])]) {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[n:]
+}
+
+var questionWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`what when where who whom whose why how which is are was were do does did can could will would should has have had any anything tell`) {
+		questionWords[w] = true
+	}
+}
+
+// refusalMarks are how an answer says it has nothing.
+var refusalMarks = []string{"i don't know", "i do not know", "no information", "not found", "cannot answer", "can't answer",
+	"不知道", "没有找到", "无法回答", "没有相关"}
+
+// isRefusal reports whether s says it does not know.
+func isRefusal(s string) bool {
+	ls := strings.ToLower(s)
+	for _, m := range refusalMarks {
+		if strings.Contains(ls, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// Chinese.
+
+// zhPronouns are the referring words, longest first. A demonstrative with
+// a classifier or noun ("这卦", "这家") is replaced whole.
+var zhPronouns = []string{"这个", "那个", "这家", "那家", "这卦", "那卦", "该卦", "此卦", "这位", "那位", "这本", "这部", "它们", "他们", "她们",
+	"它的", "他的", "她的", "它", "他", "她", "其", "此", "该"}
+
+// zhNotPronoun are words holding a pronoun's character that refer to
+// nothing ("其他", "因此", "应该").
+var zhNotPronoun = []string{"其他", "其它", "其实", "其中", "其余", "尤其", "极其", "与其", "此外", "因此", "如此", "彼此", "从此", "此时", "由此",
+	"应该", "活该", "他人", "其次", "此后", "自此", "就此", "为此", "对此", "在此", "她人", "它人"}
+
+// zhName finds entity names in a Chinese sentence: quoted titles and
+// the subjects of definitional patterns ("什么是太极", "太极是什么",
+// "推荐全聚德", "全聚德是一家…").
+var zhNamePatterns = []*regexp.Regexp{
+	regexp.MustCompile(`《([^》]{1,20})》`),
+	regexp.MustCompile(`[“「]([^”」]{1,12})[”」]`),
+	regexp.MustCompile(`(?:什么是|何为|何谓|介绍一下|讲讲|说说|推荐|叫做|名叫|叫|就是|选)([\p{Han}A-Za-z0-9·]{2,8})`),
+	regexp.MustCompile(`^(\p{Han}{2,3}?)(?:写了|写过|写的|说过|说|著有|作|认为|提出|发明|创立|创建|出生|生于|死于|住在|来自)`),
+	regexp.MustCompile(`^(?:请问)?((?:[^\P{Han}是的有]|[A-Za-z0-9·]){2,8}?)(?:的|是什么|是谁|是哪|是一|是个|是位|是本|是部|是座|是家|怎么样|有什么|指什么)`),
+}
+
+// zhWork and zhPerson prefix the names zhNames found as titles of works
+// and as the subjects of what people do ("孔子写了…").
+const (
+	zhWork   = "\x00"
+	zhPerson = "\x01"
+)
+
+// zhStop are pieces the patterns catch that name nothing.
+var zhStop = map[string]bool{"什么": true, "这个": true, "那个": true, "一下": true, "我们": true, "你们": true, "他们": true, "它们": true,
+	"一个": true, "一家": true, "一些": true, "哪些": true, "哪个": true, "怎么": true, "为什么": true}
+
+// zhNames returns the names of s; works and people are marked (zhWork,
+// zhPerson) so that 他/她 do not resolve to a book nor 它 to a person.
+func zhNames(s string) []string {
+	var out []string
+	for _, sent := range text.Sentences(s) {
+		for _, clause := range strings.FieldsFunc(sent, func(r rune) bool { return strings.ContainsRune("，,；;：:。！？?!、", r) }) {
+			for _, p := range zhNamePatterns {
+				for _, m := range p.FindAllStringSubmatch(clause, -1) {
+					n := strings.TrimRight(m[1], "的了吗呢吧")
+					if utf8.RuneCountInString(n) >= 2 && !zhStop[n] && !startsWithPronoun(n) {
+						switch p {
+						case zhNamePatterns[0]:
+							n = zhWork + n
+						case zhNamePatterns[3]:
+							n = zhPerson + n
+						}
+						out = append(out, n)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func startsWithPronoun(n string) bool {
+	for _, p := range []string{"它", "他", "她", "这", "那", "其", "此", "该", "我", "你"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func referentZH(f FollowUp, vocab Vocabulary, suffix string, person bool) string {
+	s := &salience{score: map[string]float64{}, first: map[string]int{}}
+	for i, t := range f.Topic {
+		if t = cleanTopic(t); t != "" && isCJKText(t) {
+			s.add(t, topicWeight/float64(i+1))
+		}
+	}
+	for i, h := range recentMessages(f.History, 6) {
+		w := 1 / (1 + 0.5*float64(i))
+		seen := map[string]bool{}
+		if vocab != nil {
+			for _, n := range vocab.NamesIn(h.Content) {
+				if !seen[n] {
+					seen[n] = true
+					s.add(n, knownFactor*w)
+				}
+			}
+		}
+		for _, n := range zhNames(h.Content) {
+			work, human := strings.HasPrefix(n, zhWork), strings.HasPrefix(n, zhPerson)
+			n = strings.TrimPrefix(strings.TrimPrefix(n, zhWork), zhPerson)
+			if work && person || human && !person {
+				continue
+			}
+			if work {
+				n = "《" + n + "》"
+			}
+			if !seen[n] {
+				seen[n] = true
+				s.add(n, w)
+			}
+		}
+	}
+	// A classifier pronoun ("这卦") prefers a name of its kind ("乾卦").
+	if suffix != "" {
+		var kind []string
+		for n := range s.score {
+			if strings.HasSuffix(n, suffix) {
+				kind = append(kind, n)
+			}
+		}
+		if len(kind) > 0 {
+			sort.Slice(kind, func(a, b int) bool {
+				if s.score[kind[a]] != s.score[kind[b]] {
+					return s.score[kind[a]] > s.score[kind[b]]
+				}
+				return s.first[kind[a]] < s.first[kind[b]]
+			})
+			return kind[0]
+		}
+	}
+	return s.best()
+}
+
+func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
+	at, p := zhPronoun(q)
+	suffix := ""
+	if p != "" {
+		if r := []rune(p); len(r) == 2 && strings.ContainsRune("卦", r[1]) {
+			suffix = string(r[1])
+		}
+	}
+	person := strings.HasPrefix(p, "他") || strings.HasPrefix(p, "她")
+	ent := referentZH(f, vocab, suffix, person)
+	if ent == "" || strings.Contains(q, ent) {
+		return q
+	}
+	if p != "" {
+		rep := ent
+		switch {
+		case p == "其":
+			rep = ent + "的"
+		case strings.HasSuffix(p, "的"):
+			rep = ent + "的"
+		}
+		return q[:at] + rep + q[at+len(p):]
+	}
+	// An elliptical question ("为什么？", "具体呢？").
+	return "关于" + ent + "，" + q
+}
+
+// zhPronoun returns the byte offset and text of q's first referring word,
+// or -1 and "".
+func zhPronoun(q string) (int, string) {
+	for i := 0; i < len(q); {
+		rest := q[i:]
+		skip := false
+		for _, w := range zhNotPronoun {
+			if strings.HasPrefix(rest, w) {
+				i += len(w)
+				skip = true
+				break
+			}
+		}
+		if skip {
+			continue
+		}
+		for _, p := range zhPronouns {
+			if strings.HasPrefix(rest, p) {
+				return i, p
+			}
+		}
+		_, n := utf8.DecodeRuneInString(rest)
+		i += n
+	}
+	return -1, ""
+}
