@@ -28,19 +28,14 @@ type ttftOptions struct {
 // its time to be spread over the answer as a model writes.
 var pacedText = strings.Repeat("乾卦六爻皆阳，象征天，其德刚健，君子以自强不息。", 3)
 
-// pacedReply answers like a model whose first token comes after ttft and
-// whose whole answer takes answer: streamed, the pieces come evenly after
-// the first; not streamed, the reply comes whole after answer.
-func pacedReply(ttft, answer time.Duration) llmtest.Handler {
+// paced is a test model whose first token comes after ttft and whose
+// whole answer, pacedText, takes answer: streamed, the pieces come evenly
+// after the first; not streamed, the reply comes whole after answer.
+func paced(ttft, answer time.Duration) []llmtest.Option {
 	pieces := len(llmtest.Chunks(pacedText))
-	per := (answer - ttft) / time.Duration(max(pieces-1, 1))
-	return func(req openai.ChatCompletionRequest) llmtest.Reply {
-		if !req.Stream {
-			return llmtest.Reply{Text: pacedText, Delay: answer}
-		}
-		// The first piece waits for Delay and then its ChunkDelay.
-		return llmtest.Reply{Text: pacedText, Delay: max(ttft-per, 0), ChunkDelay: per}
-	}
+	rate := float64(pieces-1) / (answer - ttft).Seconds()
+	return []llmtest.Option{llmtest.WithFirstToken(ttft), llmtest.WithTokenRate(rate), llmtest.WithoutRecording(),
+		llmtest.WithHandler(func(openai.ChatCompletionRequest) llmtest.Reply { return llmtest.Reply{Text: pacedText} })}
 }
 
 // firstTextMode is what one fusion mode showed, medians over the requests.
@@ -80,7 +75,7 @@ func runEvalFirstText(ctx context.Context, o ttftOptions, stdout io.Writer) erro
 		return err
 	}
 	defer cleanup()
-	up := llmtest.NewServer(tb, llmtest.WithHandler(pacedReply(o.ttft, o.answer)), llmtest.WithoutRecording())
+	up := llmtest.NewServer(tb, paced(o.ttft, o.answer)...)
 
 	rep := firstTextReport{Requests: o.requests, Modes: map[string]firstTextMode{}}
 	var ttfts, answers []float64
