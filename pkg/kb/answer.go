@@ -38,6 +38,10 @@ type ChatRequest struct {
 	Temperature *float32
 	MaxTokens   int
 	PromptName  string // "" = "default"
+	// NoModelWhenEmpty answers "nothing found" without a model call when
+	// no chunk passes the threshold (the mix answerer), instead of the
+	// "empty" prompt.
+	NoModelWhenEmpty bool
 }
 
 // ChatReply is the answer with the chunks it rests on.
@@ -151,6 +155,9 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 	if err != nil {
 		return ChatReply{}, err
 	}
+	if len(results) == 0 && req.NoModelWhenEmpty {
+		return nothingFound(req.Query, fn)
+	}
 	model, name, err := s.models.Get(req.Model)
 	if err != nil {
 		return ChatReply{}, err
@@ -195,8 +202,9 @@ var _ mix.Answerer = (*Service)(nil)
 // standalone question (q.Retrieval()) from q.KnowledgeBases, or the
 // configured default knowledge bases, keeps the top q.TopK chunks whose
 // relevance reaches q.ScoreThreshold (0: the configured threshold) and
-// answers from them with the strict prompt. The conversation's history is
-// left out unless kb.history is set.
+// answers from them with the strict prompt; when none does it says so,
+// marked Empty, without a model call. The conversation's history is left
+// out unless kb.history is set.
 func (s *Service) Answer(ctx context.Context, q mix.Query, fn func(delta string) error) (mix.Answer, error) {
 	kbs := q.KnowledgeBases
 	if len(kbs) == 0 {
@@ -212,6 +220,7 @@ func (s *Service) Answer(ctx context.Context, q mix.Query, fn func(delta string)
 	req := ChatRequest{
 		Query: q.Retrieval(), KnowledgeBases: kbs, TopK: q.TopK, MinRelevance: minRel,
 		Model: q.Model, Temperature: q.Temperature, MaxTokens: q.MaxTokens, PromptName: q.PromptName,
+		NoModelWhenEmpty: true,
 	}
 	if s.cfg.History {
 		req.History = q.History
