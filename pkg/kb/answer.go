@@ -156,7 +156,11 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 		return ChatReply{}, err
 	}
 	if len(results) == 0 && req.NoModelWhenEmpty {
-		return nothingFound(req.Query, fn)
+		reply, err := nothingFound(req.Query, fn)
+		reply.BestRelevance, reply.MinRelevance = best, req.MinRelevance
+		reply.Reason = refusalReason(best, req.MinRelevance)
+		reply.Answer.Reason = reply.Reason
+		return reply, err
 	}
 	model, name, err := s.models.Get(req.Model)
 	if err != nil {
@@ -181,6 +185,7 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 	}
 	if empty {
 		reply.Reason = refusalReason(best, req.MinRelevance)
+		reply.Answer.Reason = reply.Reason
 	}
 	if err != nil {
 		return reply, fmt.Errorf("kb chat: %w", err)

@@ -60,7 +60,10 @@ type Answer struct {
 	Sources []Source
 	// Empty is true when retrieval found nothing and the text says so (or
 	// comes from the model alone).
-	Empty    bool
+	Empty bool
+	// Reason says why nothing was used when Empty (for a knowledge base:
+	// the best relevance found against the threshold); "" otherwise.
+	Reason   string
 	Response llm.Response // the model's reply as returned (model, usage, extractive)
 }
 

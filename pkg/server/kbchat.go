@@ -186,6 +186,9 @@ type kbChatDocs struct {
 	Error     string     `json:"error,omitempty"` // why storing the turn failed
 	MessageID string     `json:"message_id"`
 	Sources   []kbSource `json:"sources"`
+	// Reason says why no chunk was used when empty (the best relevance
+	// against the threshold), so a refusal can be told from a bad search.
+	Reason string `json:"reason,omitempty"`
 }
 
 // kbChatReply is the body of a non-streamed knowledge_base_chat reply.
@@ -197,6 +200,7 @@ type kbChatReply struct {
 	MessageID  string     `json:"message_id"`
 	Model      string     `json:"model"`
 	Sources    []kbSource `json:"sources"`
+	Reason     string     `json:"reason,omitempty"` // why no chunk was used, when empty
 }
 
 // chatchatError is Chatchat's error body, and the event that ends a
@@ -225,14 +229,14 @@ func (w *kbChatWriter) done(res turn.Result, err error) {
 			return
 		}
 		w.c.JSON(http.StatusOK, kbChatReply{Answer: res.Text, Docs: w.docs, Sources: w.sources, Empty: res.Answer.Empty,
-			Model: res.Response.Model, Extractive: res.Response.Extractive, MessageID: mid})
+			Model: res.Response.Model, Extractive: res.Response.Extractive, MessageID: mid, Reason: res.Answer.Reason})
 		return
 	}
 	if err != nil {
 		_ = w.out.Send(chatchatError{Code: errorStatus(err), Msg: err.Error()})
 		return
 	}
-	ev := kbChatDocs{Docs: w.docs, Sources: w.sources, Empty: res.Answer.Empty, MessageID: mid}
+	ev := kbChatDocs{Docs: w.docs, Sources: w.sources, Empty: res.Answer.Empty, MessageID: mid, Reason: res.Answer.Reason}
 	if res.StoreErr != nil {
 		ev.Error = res.StoreErr.Error()
 	}
