@@ -40,6 +40,12 @@ the same latency L:
   - the "context" fusion mode's latency and tokens next to the "answers" mode's;
   - mixchat's overhead per request with an instant LLM;
   - requests/s with -concurrency conversations at once and an instant LLM.
+With -json it measures the time to the first text instead, and prints it as
+JSON: a test model whose first token comes after -ttft (500ms) and whose
+answers take -answer-time (6s), its ttft_ms measured directly, then per
+fusion mode mixchat's first_text_ms (the first text of any answerer, or of
+the reply) and first_fused_ms (the reply's first piece), with the real
+answerers over the demo's knowledge base and local search engine.
 The app is built by the constructor of "mixchat serve" (conversation memory
 recalling history and rewriting follow-ups, metrics and traces around every
 answerer and model call). The LLM-chat answerer is the real one; the knowledge-base and
@@ -63,6 +69,18 @@ func (t *evalTB) Cleanup(f func()) {
 	t.mu.Unlock()
 }
 
+// evalTemp returns what a run needs to start test upstreams and apps: the
+// TB they register their cleanups with and a temporary directory named
+// after the run; cleanup runs the cleanups and removes the directory.
+func evalTemp(name string) (*evalTB, string, func(), error) {
+	tb := &evalTB{}
+	dir, err := os.MkdirTemp("", "mixchat-eval-"+name+"-")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return tb, dir, func() { tb.close(); os.RemoveAll(dir) }, nil
+}
+
 func (t *evalTB) close() {
 	for i := len(t.cleanups) - 1; i >= 0; i-- {
 		t.cleanups[i]()
@@ -77,19 +95,23 @@ func runEvalLatency(ctx context.Context, args []string, stdout, stderr io.Writer
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput run")
 	overheadN := fs.Int("overhead-requests", 300, "requests of the instant-LLM overhead run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the throughput run to this file")
+	jsonOut := fs.Bool("json", false, "measure the time to the first text instead (a model with -ttft and -answer-time) and print it as JSON")
+	ttft := fs.Duration("ttft", 500*time.Millisecond, "with -json: the test model's time to its first token")
+	answerTime := fs.Duration("answer-time", 6*time.Second, "with -json: the test model's time to a whole answer")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *jsonOut {
+		return runEvalFirstText(ctx, ttftOptions{ttft: *ttft, answer: *answerTime, requests: *requests}, stdout)
 	}
 	if *latency <= 0 || *requests < 1 || *concurrency < 1 || *duration <= 0 || *overheadN < 1 {
 		return errors.New("eval latency: -latency, -duration, -requests, -concurrency and -overhead-requests must be positive")
 	}
-	tb := &evalTB{}
-	defer tb.close()
-	dir, err := os.MkdirTemp("", "mixchat-eval-latency-")
+	tb, dir, cleanup, err := evalTemp("latency")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 
 	slow := llmtest.NewServer(tb, llmtest.WithLatency(*latency), llmtest.WithHandler(evalReply))
 	instant := llmtest.NewServer(tb, llmtest.WithHandler(evalReply))
@@ -285,7 +307,13 @@ type evalAnswerer struct {
 
 func (a evalAnswerer) Answer(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + a.from + "] " + q.Retrieval()}}}
-	resp, err := a.models.Complete(ctx, req)
+	var resp llm.Response
+	var err error
+	if fn != nil {
+		resp, err = a.models.Stream(ctx, req, fn)
+	} else {
+		resp, err = a.models.Complete(ctx, req)
+	}
 	srcs, _ := a.Retrieve(ctx, q)
 	return mix.Answer{From: a.from, Text: resp.Text, Sources: srcs, Response: resp}, err
 }
@@ -337,6 +365,12 @@ func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*
 	if err != nil {
 		return nil, err
 	}
+	return serveEvalApp(a, pool())
+}
+
+// serveEvalApp serves a on a loopback port; client is the one requests to
+// it go through. It closes a when it cannot listen.
+func serveEvalApp(a *app.App, client *http.Client) (*evalApp, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		a.Close()
@@ -344,7 +378,7 @@ func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*
 	}
 	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
-	return &evalApp{url: "http://" + ln.Addr().String(), app: a, hs: hs, client: pool()}, nil
+	return &evalApp{url: "http://" + ln.Addr().String(), app: a, hs: hs, client: client}, nil
 }
 
 func (a *evalApp) close() {
@@ -355,6 +389,9 @@ func (a *evalApp) close() {
 // evalRun is what one streamed mix_chat request took.
 type evalRun struct {
 	wall, firstToken time.Duration
+	// firstText is the first text of any kind (an answer's piece or the
+	// reply's); slowest the slowest answerer (or retriever) by its status.
+	firstText, slowest time.Duration
 	// bound is the slowest answerer plus the fusion call, as the server
 	// reported them.
 	bound  time.Duration
@@ -393,9 +430,16 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 	var done bool
 	err = sseclient.Decode(resp.Body, func(ev mixEvent) (bool, error) {
 		switch ev.Type {
+		case "answer_delta":
+			if run.firstText == 0 {
+				run.firstText = time.Since(start)
+			}
 		case "delta":
 			if run.firstToken == 0 {
 				run.firstToken = time.Since(start)
+			}
+			if run.firstText == 0 {
+				run.firstText = run.firstToken
 			}
 		case "status":
 			if ev.State == "done" {
@@ -412,7 +456,8 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 			if ev.Usage != nil {
 				run.tokens = ev.Usage.TotalTokens
 			}
-			run.bound = time.Duration((slowest + ev.Timings["fusion_ms"]) * float64(time.Millisecond))
+			run.slowest = time.Duration(slowest * float64(time.Millisecond))
+			run.bound = run.slowest + time.Duration(ev.Timings["fusion_ms"]*float64(time.Millisecond))
 		}
 		return false, nil
 	})

@@ -34,9 +34,11 @@ type benchmark struct {
 var benchmarks = []benchmark{
 	{"beir", "retrieval on a BEIR data set such as SciFact: nDCG@10, recall@100 (--data FOLDER)", runEvalBEIR},
 	{"cmrc", "CMRC 2018: each question finds its paragraph: recall@1, recall@5; --threshold calibrates the relevance threshold (--data FILE)", runEvalCMRC},
+	{"qa", "answers a person reads, end to end through knowledge-base chat at the offline defaults: answer_contains_gold, answered, refused (--data FILE, --zhouyi DIR, --absent)", runEvalQA},
 	{"locomo", "conversation memory on LoCoMo: evidence recall@k of every memory strategy (--data FILE)", runEvalLoCoMo},
 	{"canard", "follow-up rewriting on CANARD: corpus BLEU-4 of the offline rewrite against copying the question (--data FILE)", runEvalCanard},
 	{"latency", "mix_chat end to end against a test upstream: fused-reply latency, overhead, requests/s", runEvalLatency},
+	{"cost", "model tokens per turn of a ten-turn conversation: /chat/chat vs mix_chat in both fusion modes", runEvalCost},
 	{"crash", "SIGKILL the mixchat server during uploads and streamed replies, then check the stores", runEvalCrash},
 	{"faults", "upstream failures (LLM errors and timeouts, a stalled search engine, PostgreSQL restarts) and what clients get", runEvalFaults},
 	{"load", "many concurrent conversations: throughput, latency, goroutines and heap", runEvalLoad},

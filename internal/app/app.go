@@ -93,7 +93,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	}
 	a.Store = store
 	a.closers = append(a.closers, store.Close)
-	a.Memory, err = newMemory(cfg, store, a.Models, log)
+	// The rewrite of follow-ups prefers the names the knowledge bases know;
+	// they open below, so the vocabulary reads them once they are set.
+	vocab := newKBVocabulary(vocabularyCheck)
+	a.Memory, err = newMemory(cfg, store, a.Models, vocab, log)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +113,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		return nil, err
 	}
 	a.closers = append(a.closers, a.KB.Close)
+	vocab.set(a.KB)
+	a.closers = append(a.closers, vocab.close) // before the knowledge bases close
 
 	// Answerers and the mixer.
 	answerer := chat.New(a.Models, chat.Options{PromptName: cfg.Chat.PromptName, Temperature: cfg.Chat.Temperature, MaxTokens: cfg.Chat.MaxTokens})

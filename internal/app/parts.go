@@ -86,13 +86,14 @@ func OpenKeyStore(ctx context.Context, cfg config.Config) (*auth.Store, error) {
 // default model) writes summaries, extracts facts and rewrites follow-ups
 // (the offline model makes these extractive); past messages are embedded
 // with the configured embeddings endpoint when embed.dimensions says its
-// size, else with the offline hashing embedder.
-func newMemory(cfg config.Config, store memory.Store, models *llm.Registry, log *slog.Logger) (*memory.Manager, error) {
+// size, else with the offline hashing embedder. vocab names what the
+// knowledge bases know, for the rewrite.
+func newMemory(cfg config.Config, store memory.Store, models *llm.Registry, vocab memory.Vocabulary, log *slog.Logger) (*memory.Manager, error) {
 	m, name, err := models.Get(cfg.Memory.Model)
 	if err != nil {
 		return nil, fmt.Errorf("memory.model: %w", err)
 	}
-	opts := memory.Options{Model: m, ModelName: name, Tokens: llm.NewTokenizer(name), Log: log}
+	opts := memory.Options{Model: m, ModelName: name, Tokens: llm.NewTokenizer(name), Vocabulary: vocab, Log: log}
 	if cfg.Embed.BaseURL != "" && cfg.Embed.Dimensions > 0 {
 		opts.Embedder, opts.EmbedDim = NewEmbedder(cfg), cfg.Embed.Dimensions
 	}

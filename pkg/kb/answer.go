@@ -38,12 +38,23 @@ type ChatRequest struct {
 	Temperature *float32
 	MaxTokens   int
 	PromptName  string // "" = "default"
+	// NoModelWhenEmpty answers "nothing found" without a model call when
+	// no chunk passes the threshold (the mix answerer), instead of the
+	// "empty" prompt.
+	NoModelWhenEmpty bool
 }
 
 // ChatReply is the answer with the chunks it rests on.
 type ChatReply struct {
 	mix.Answer
 	Results []Result
+	// BestRelevance is the relevance of the best chunk found, before the
+	// threshold MinRelevance was applied (0: nothing matched at all).
+	BestRelevance float64 `json:"best_relevance"`
+	MinRelevance  float64 `json:"min_relevance"`
+	// Reason says why nothing was used when Empty ("the best relevance
+	// 0.31 is below the threshold 0.50"), "" otherwise.
+	Reason string `json:"reason,omitempty"`
 }
 
 // DownloadPath is the API path that downloads a document's original.
@@ -51,14 +62,27 @@ func DownloadPath(kb, file string) string {
 	return "/knowledge_base/download_doc?" + url.Values{"knowledge_base_name": {kb}, "file_name": {file}}.Encode()
 }
 
-// FormatContext numbers the chunks for the prompt: "[1] text", one per
-// paragraph.
+// FormatContext numbers the chunks for the prompt, each under its section
+// path: "[1] path\ntext", one per paragraph.
 func FormatContext(rs []Result) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
-		parts[i] = "[" + strconv.Itoa(i+1) + "] " + r.Text
+		parts[i] = contextEntry(i+1, r)
 	}
 	return strings.Join(parts, "\n\n")
+}
+
+// contextEntry is one numbered chunk as the model sees it: "[n] ", the
+// section path on its own line (a heading: document title, then the
+// headings the chunk is under), then the text. The offline model reads the
+// number as the citation of the sentences it takes from the entry and the
+// path as their source.
+func contextEntry(n int, r Result) string {
+	head := "[" + strconv.Itoa(n) + "] "
+	if p := titleOf(r.File, r.Metadata); p != "" {
+		head += p + "\n"
+	}
+	return head + r.Text
 }
 
 // Request builds the model request for a question and the chunks found for
@@ -82,7 +106,7 @@ func Request(req ChatRequest, results []Result) (llm.Request, bool, error) {
 		data.Context = FormatContext(results)
 		ctxTexts = make([]string, len(results))
 		for i, r := range results {
-			ctxTexts[i] = r.Text
+			ctxTexts[i] = contextEntry(i+1, r)
 		}
 	}
 	text, err := prompts.Render(PromptGroup, name, data)
@@ -125,11 +149,18 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 	if req.Model == "" {
 		req.Model = s.cfg.Model
 	}
-	results, err := s.Search(ctx, SearchRequest{
+	results, best, err := s.search(ctx, SearchRequest{
 		Query: req.Query, KnowledgeBases: req.KnowledgeBases, TopK: req.TopK, MinRelevance: req.MinRelevance,
 	})
 	if err != nil {
 		return ChatReply{}, err
+	}
+	if len(results) == 0 && req.NoModelWhenEmpty {
+		reply, err := nothingFound(req.Query, fn)
+		reply.BestRelevance, reply.MinRelevance = best, req.MinRelevance
+		reply.Reason = refusalReason(best, req.MinRelevance)
+		reply.Answer.Reason = reply.Reason
+		return reply, err
 	}
 	model, name, err := s.models.Get(req.Model)
 	if err != nil {
@@ -147,13 +178,27 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 		resp, err = model.Complete(ctx, lreq)
 	}
 	reply := ChatReply{
-		Answer:  mix.Answer{From: "kb", Text: resp.Text, Sources: Sources(results), Empty: empty, Response: resp},
-		Results: results,
+		Answer:        mix.Answer{From: "kb", Text: resp.Text, Sources: Sources(results), Empty: empty, Response: resp},
+		Results:       results,
+		BestRelevance: best,
+		MinRelevance:  req.MinRelevance,
+	}
+	if empty {
+		reply.Reason = refusalReason(best, req.MinRelevance)
+		reply.Answer.Reason = reply.Reason
 	}
 	if err != nil {
 		return reply, fmt.Errorf("kb chat: %w", err)
 	}
 	return reply, nil
+}
+
+// refusalReason says why no chunk was used.
+func refusalReason(best, minRel float64) string {
+	if best <= 0 {
+		return "no chunk matched the question"
+	}
+	return fmt.Sprintf("the best relevance %.3f is below the threshold %.3f", best, minRel)
 }
 
 var _ mix.Answerer = (*Service)(nil)
@@ -162,8 +207,9 @@ var _ mix.Answerer = (*Service)(nil)
 // standalone question (q.Retrieval()) from q.KnowledgeBases, or the
 // configured default knowledge bases, keeps the top q.TopK chunks whose
 // relevance reaches q.ScoreThreshold (0: the configured threshold) and
-// answers from them with the strict prompt. The conversation's history is
-// left out unless kb.history is set.
+// answers from them with the strict prompt; when none does it says so,
+// marked Empty, without a model call. The conversation's history is left
+// out unless kb.history is set.
 func (s *Service) Answer(ctx context.Context, q mix.Query, fn func(delta string) error) (mix.Answer, error) {
 	kbs := q.KnowledgeBases
 	if len(kbs) == 0 {
@@ -179,6 +225,7 @@ func (s *Service) Answer(ctx context.Context, q mix.Query, fn func(delta string)
 	req := ChatRequest{
 		Query: q.Retrieval(), KnowledgeBases: kbs, TopK: q.TopK, MinRelevance: minRel,
 		Model: q.Model, Temperature: q.Temperature, MaxTokens: q.MaxTokens, PromptName: q.PromptName,
+		NoModelWhenEmpty: true,
 	}
 	if s.cfg.History {
 		req.History = q.History

@@ -57,7 +57,12 @@ type Config struct {
 	TopK int `yaml:"top_k"`
 	// ScoreThreshold is the default threshold in Langchain-Chatchat's
 	// terms: a distance in [0,2], smaller is stricter, 2 keeps everything.
-	// It corresponds to the minimum relevance 1 - d²/2 (see Relevance).
+	// It corresponds to the minimum relevance 1 - d²/2 (see Relevance);
+	// relevance is scaled per embedder so that the default, 1 (relevance
+	// 0.5), is where that embedder's matches and non-matches part (see
+	// hashRelevanceMid in search.go). Search and chat apply the same
+	// threshold; a chat that finds nothing above it says why
+	// (ChatReply.Reason).
 	ScoreThreshold float64 `yaml:"score_threshold"`
 
 	// VectorWeight is the share of vector similarity in the hybrid score

@@ -248,15 +248,17 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	return ingestResult{chunks: len(chunks)}, nil
 }
 
-// titleOf is the title a chunk falls under: its section's heading path,
-// or the file name (without folder and extension) for text without
-// headings.
+// titleOf is the section path a chunk falls under: its document's title
+// (the file name without folder and extension), then the headings it is
+// under ("zhouyi > 《易經》第一卦乾 乾為天"). The ranker matches it as the
+// chunk's title field and the reader sees it above the chunk's text.
 func titleOf(file string, meta map[string]any) string {
-	if t, _ := meta["section"].(string); t != "" {
-		return t
-	}
 	base := path.Base(file)
-	return strings.TrimSuffix(base, path.Ext(base))
+	doc := strings.TrimSuffix(base, path.Ext(base))
+	if t, _ := meta["section"].(string); t != "" {
+		return doc + " > " + t
+	}
+	return doc
 }
 
 // saveOriginal writes a document's original into the content folder

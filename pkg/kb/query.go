@@ -1,11 +1,22 @@
 package kb
 
 import (
+	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
+
+// variants are traditional characters text.Fold leaves alone (Unihan lists
+// them as their own simplified form as well) though simplified text writes
+// them otherwise: 復 is written 复 and 遯 遁 (the hexagrams 复 and 遁).
+var variants = strings.NewReplacer("復", "复", "遯", "遁")
+
+// fold is text.Fold with variants folded too: the form terms, vectors and
+// scopes are made in.
+func fold(s string) string { return variants.Replace(text.Fold(s)) }
 
 // questionWords are the scaffolding of Chinese questions ("…是什么？",
 // "请问…", "…吗"): they carry no content, and documents, classical texts
@@ -67,14 +78,52 @@ func lexicalQuery(lex *retrieve.BM25, q string) ([]retrieve.Clause, float64) {
 		}
 		qtf[t]++
 	}
+	names := map[string]bool{}
+	order = appendNames(order, qtf, names, stripQuestion(q))
 	clauses := make([]retrieve.Clause, 0, len(order))
 	var info float64
 	for _, t := range order {
 		w := idf(t)
 		info += float64(qtf[t]) * w
-		clauses = append(clauses, retrieve.Clause{Count: qtf[t], IDF: w, Forms: append([]retrieve.Form{{Terms: []string{t}, Weight: 1}}, headingForms(t)...)})
+		forms := []retrieve.Form{{Terms: []string{t}, Weight: 1}}
+		if utf8.RuneCountInString(t) > 1 || names[t] {
+			// A lone character left between question words ("…哪里人？")
+			// is sought in the text only: one character of a heading
+			// (家人) says little. A name before a classifier is sought in
+			// headings too.
+			forms = append(forms, headingForms(t)...)
+		}
+		clauses = append(clauses, retrieve.Clause{Count: qtf[t], IDF: w, Forms: forms})
 	}
 	return clauses, info
+}
+
+// classifiers follow a name and say what kind of thing it names: "乾卦"
+// is the hexagram 乾, "《说卦》" … "传" a book. A one-character name before
+// one is a term of its own (matched in headings), so a question about 比
+// or 震 finds the section headed with that one character, which shares
+// no bigram with "比卦".
+const classifiers = "卦"
+
+// appendNames adds to order (and qtf, names) the one-character names of q: the
+// CJK character before a classifier (in "中比卦" that is 比; a two-character
+// name such as 小畜 is a bigram term already). As a term it matches the character standing alone in a
+// chunk's text ("《比》": text.Terms makes a lone CJK character a term) or
+// in its heading.
+func appendNames(order []string, qtf map[string]int, names map[string]bool, q string) []string {
+	rs := []rune(fold(q))
+	for i := 0; i+1 < len(rs); i++ {
+		if !text.IsCJK(rs[i]) || !strings.ContainsRune(classifiers, rs[i+1]) || strings.ContainsRune(classifiers, rs[i]) {
+			continue
+		}
+		t := string(rs[i])
+		names[t] = true
+		if qtf[t] == 0 {
+			order = append(order, t)
+		}
+		qtf[t]++
+	}
+	return order
 }
 
 // headingForms are the forms of a question term in the title field (see
@@ -92,4 +141,80 @@ func headingForms(t string) []retrieve.Form {
 		return fs
 	}
 	return []retrieve.Form{{Terms: []string{titleMark + t}, Weight: headingWeight}}
+}
+
+// bookTitle is a title in book marks: 《说卦传》.
+var bookTitle = regexp.MustCompile(`《([^《》]{1,30})》`)
+
+// questionScopes are the parts of the knowledge base a question names:
+// a title in book marks (《说卦传》, also without a final 传 or 经, as
+// headings often write it) and names before a classifier ("乾卦",
+// "小畜卦": the section headed "…卦乾…" or the file "…-乾"). Each is a
+// folded string a chunk's section path contains when the chunk is in scope.
+func questionScopes(q string) []string {
+	fq := fold(q)
+	var out []string
+	for _, m := range bookTitle.FindAllStringSubmatch(fq, -1) {
+		t := strings.TrimSpace(m[1])
+		out = append(out, t)
+		if s := strings.TrimRight(t, "传经"); s != t && utf8.RuneCountInString(s) >= 2 {
+			out = append(out, s)
+		}
+	}
+	rs := []rune(stripQuestion(fq))
+	for i := range rs {
+		if !strings.ContainsRune(classifiers, rs[i]) {
+			continue
+		}
+		for n := 1; n <= 2 && i-n >= 0; n++ {
+			name := rs[i-n : i]
+			if !allCJK(name) {
+				continue
+			}
+			out = append(out, string(rs[i])+string(name), "-"+string(name))
+		}
+	}
+	return out
+}
+
+func allCJK(rs []rune) bool {
+	for _, r := range rs {
+		if !text.IsCJK(r) || strings.ContainsRune(classifiers, r) {
+			return false
+		}
+	}
+	return len(rs) > 0
+}
+
+// outOfScope is the factor on the relevance of a chunk outside the parts
+// a question names, when some chunk found is inside them.
+const outOfScope = 0.75
+
+// applyScopes lowers the relevance of results outside the question's
+// scopes (see questionScopes) when any result is inside, and re-sorts.
+func applyScopes(q string, rs []Result) {
+	scopes := questionScopes(q)
+	if len(scopes) == 0 || len(rs) == 0 {
+		return
+	}
+	in := make([]bool, len(rs))
+	any := false
+	for i, r := range rs {
+		p := strings.ReplaceAll(fold(titleOf(r.File, r.Metadata)), " ", "") // "第一卦 乾" names 乾 too
+		for _, s := range scopes {
+			if strings.Contains(p, s) {
+				in[i], any = true, true
+				break
+			}
+		}
+	}
+	if !any {
+		return
+	}
+	for i := range rs {
+		if !in[i] {
+			rs[i].Relevance *= outOfScope
+		}
+	}
+	sortResults(rs)
 }

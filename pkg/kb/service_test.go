@@ -548,14 +548,19 @@ func TestAnswer(t *testing.T) {
 		t.Errorf("sources: %+v", ans.Sources)
 	}
 
-	// Nothing passes the threshold: the empty prompt, marked Empty.
-	ans, err = s.Answer(ctx, mix.Query{Text: "量子计算机的原理", ScoreThreshold: 0.99}, nil)
+	// Nothing passes the threshold: "nothing found", marked Empty, and no
+	// model call.
+	calls := len(model.reqs)
+	streamed.Reset()
+	ans, err = s.Answer(ctx, mix.Query{Text: "量子计算机的原理", ScoreThreshold: 0.99}, func(d string) error {
+		streamed.WriteString(d)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := model.reqs[len(model.reqs)-1]
-	if !ans.Empty || len(ans.Sources) != 0 || !strings.HasPrefix(last.Messages[0].Content, "请你回答我的问题") || last.Context != nil {
-		t.Errorf("empty answer: %+v %+v", ans, last)
+	if !ans.Empty || len(ans.Sources) != 0 || !strings.Contains(ans.Text, "没有找到") || streamed.String() != ans.Text || len(model.reqs) != calls {
+		t.Errorf("empty answer: %+v streamed %q, %d model calls (want %d)", ans, streamed.String(), len(model.reqs), calls)
 	}
 
 	// No KB named and none configured.

@@ -57,7 +57,7 @@ func ExampleModel() {
 	src := lc.ExtraOf(resp).Sources()[0]
 	fmt.Println(src.KB, src.File)
 	// Output:
-	// 乾卦的卦辞是：乾，元亨，利貞。
+	// 乾卦的卦辞是：乾，元亨，利貞[1]。
 	// zhouyi 六十四卦卦辞.md
 }
 
@@ -80,6 +80,6 @@ func ExampleModel_streaming() {
 	fmt.Println(reply)
 	fmt.Println(streamed.String() == reply)
 	// Output:
-	// 乾卦的卦辞是：乾，元亨，利貞。
+	// 乾卦的卦辞是：乾，元亨，利貞（据知识库）。
 	// true
 }

@@ -118,16 +118,27 @@ func (o *Offline) Stream(ctx context.Context, req Request, fn func(delta string)
 }
 
 func (o *Offline) answer(req Request) Response {
-	q, sents := material(req)
+	if reply, ok := fuse(req); ok {
+		return o.respond(req, req.Question, reply)
+	}
+	q, sents, lines := material(req)
 	zh := isChinese(q, sents)
-	picked := o.pick(q, sents, req.MaxTokens)
-	reply := render(picked, zh)
+	reply, ok := readStructured(q, lines)
+	if !ok {
+		picked := o.pick(q, sents, req.MaxTokens)
+		reply = render(picked, zh)
+	}
 	if reply == "" {
 		reply = offlineNothingEN
 		if zh {
 			reply = offlineNothingZH
 		}
 	}
+	return o.respond(req, q, reply)
+}
+
+// respond wraps a reply with its usage (estimated).
+func (o *Offline) respond(req Request, q, reply string) Response {
 	var prompt int
 	if req.Context != nil {
 		prompt = o.tok.Count(q)
@@ -157,16 +168,25 @@ const (
 type sentence struct {
 	text    string
 	speaker int
-	pos     int // order in the context
+	pos     int  // order in the context
+	line    int  // index of its line in the context's lines
+	cite    int  // the context entry's number ("[n] ..."), 0 when unnumbered
+	heading bool // a document heading (see appendSentences)
+	// scope is the section path of a numbered entry's sentence: the
+	// question's terms it holds count as the sentence's own (a question
+	// naming the book or section is answered by any sentence of it).
+	scope string
 }
 
 type entry struct {
 	text    string
 	speaker int
+	doc     bool // from Request.Context: a document, which may have headings
 }
 
-// material finds the question and the context sentences of req.
-func material(req Request) (string, []sentence) {
+// material finds the question and the context sentences of req, and the
+// context's lines with their section paths.
+func material(req Request) (string, []sentence, []ctxLine) {
 	q := strings.TrimSpace(req.Question)
 	qIdx := -1
 	if q == "" {
@@ -180,7 +200,7 @@ func material(req Request) (string, []sentence) {
 	var entries []entry
 	if req.Context != nil {
 		for _, c := range req.Context {
-			entries = append(entries, entry{text: c})
+			entries = append(entries, entry{text: c, doc: true})
 		}
 	} else {
 		for i, m := range req.Messages {
@@ -202,8 +222,9 @@ func material(req Request) (string, []sentence) {
 	}
 	q = strings.TrimSpace(q)
 	var out []sentence
-	for _, e := range entries {
-		out = appendSentences(out, e)
+	var lines []ctxLine
+	for i, e := range entries {
+		out, lines = appendSentences(out, lines, e, i)
 	}
 	// The question itself, and questions the user asked before, answer
 	// nothing.
@@ -215,7 +236,7 @@ func material(req Request) (string, []sentence) {
 	for i := range out {
 		out[i].pos = i
 	}
-	return q, out
+	return q, out, lines
 }
 
 func roleSpeaker(role string) int {
@@ -277,23 +298,49 @@ var (
 	tag            = regexp.MustCompile(`</?[\p{Han}A-Za-z_]{1,16}>`)
 )
 
-func appendSentences(out []sentence, e entry) []sentence {
+// appendSentences adds the sentences and lines of context entry e (the
+// idx-th). An entry numbered "[n] " is cited as [n]; its first line, when
+// it reads as a heading and text follows, is its section path and no
+// sentence. In a document (Request.Context), a heading (a short line that
+// ends no sentence, followed by more text) sets the path of the lines after
+// it and is a sentence marked as a heading.
+func appendSentences(out []sentence, lines []ctxLine, e entry, idx int) ([]sentence, []ctxLine) {
 	t := instructionTag.ReplaceAllString(e.text, "\n")
 	t = tag.ReplaceAllString(t, "\n")
+	cite := 0
+	if m := entryNumber.FindStringSubmatch(t); m != nil && e.doc {
+		cite = atoiSmall(m[1])
+		t = t[len(m[0]):]
+	}
 	speaker := e.speaker
+	path := ""
+	var body []string
 	for _, line := range strings.Split(t, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || isBoilerplate(line) {
-			continue
+		if line = strings.TrimSpace(line); line != "" && !isBoilerplate(line) {
+			body = append(body, line)
+		}
+	}
+	for i, line := range body {
+		heading := e.doc && i+1 < len(body) && isHeading(line)
+		if heading {
+			path = joinPath(path, line)
+			if i == 0 && cite > 0 {
+				continue // the section path the answerer put above the text
+			}
 		}
 		if sp, rest, ok := speakerPrefix(line); ok {
 			speaker, line = sp, rest
 		}
+		lines = append(lines, ctxLine{text: line, path: path, cite: cite, entry: idx, doc: e.doc})
 		for _, s := range text.Sentences(line) {
-			out = append(out, sentence{text: s, speaker: speaker})
+			sn := sentence{text: s, speaker: speaker, line: len(lines) - 1, cite: cite, heading: heading}
+			if cite > 0 {
+				sn.scope = path
+			}
+			out = append(out, sn)
 		}
 	}
-	return out
+	return out, lines
 }
 
 func isBoilerplate(line string) bool {
@@ -377,6 +424,7 @@ type query struct {
 }
 
 func newQuery(q string) query {
+	q = foldAll(q) // either script matches the other
 	qr := query{chars: map[rune]int{}, words: map[string]int{}, grams: map[string]int{}}
 	for _, r := range q {
 		if text.IsCJK(r) && !stopChars[r] {
@@ -411,6 +459,7 @@ type match struct {
 }
 
 func (qr query) match(s string) match {
+	s = foldAll(s)
 	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram)}
 	for _, t := range text.Terms(s) {
 		if k, ok := qr.grams[t]; ok {
@@ -451,7 +500,8 @@ func isStop(t string) bool {
 
 type scored struct {
 	sentence
-	rel  float64 // share of the question's content present, in [0,1]
+	rel  float64 // share of the question's content present (text or section path), in [0,1]
+	own  float64 // the same in the text alone
 	rank float64 // rel with a penalty for length
 }
 
@@ -461,19 +511,33 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
 		return nil
 	}
-	matches := make([]match, len(sents))
+	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
 	total := 0
 	for i, s := range sents {
 		m := qr.match(s.text)
+		own[i] = m
+		if s.scope != "" {
+			sm := qr.match(s.scope)
+			scope[i] = sm
+			m = match{chars: slices.Clone(m.chars), grams: slices.Clone(m.grams), size: m.size}
+			for k, ok := range sm.chars {
+				m.chars[k] = m.chars[k] || ok
+			}
+			for k, ok := range sm.grams {
+				m.grams[k] = m.grams[k] || ok
+			}
+		}
 		matches[i] = m
 		total += m.size
-		for k, ok := range m.chars {
+		// Rarity is counted in the sentences' own text: a term every
+		// sentence's section path holds is still a term of the question.
+		for k, ok := range own[i].chars {
 			if ok {
 				charDF[k]++
 			}
 		}
-		for k, ok := range m.grams {
+		for k, ok := range own[i].grams {
 			if ok {
 				gramDF[k]++
 			}
@@ -504,23 +568,52 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 		return got / all, true
 	}
+	// relOf is the share of the question's content m holds; the terms
+	// skip holds (a section path) are left out of the question.
+	relOf := func(m, skip match) float64 {
+		cw, gw := charW, gramW
+		if skip.chars != nil {
+			cw, gw = slices.Clone(charW), slices.Clone(gramW)
+			for k, ok := range skip.chars {
+				if ok {
+					cw[k] = 0
+				}
+			}
+			for k, ok := range skip.grams {
+				if ok {
+					gw[k] = 0
+				}
+			}
+		}
+		cc, okc := coverage(m.chars, cw)
+		cg, okg := coverage(m.grams, gw)
+		if !okc && !okg && skip.chars != nil {
+			// The path holds the whole question: count it all.
+			cc, okc = coverage(m.chars, charW)
+			cg, okg = coverage(m.grams, gramW)
+		}
+		switch {
+		case okc && okg:
+			return 0.6*cc + 0.4*cg
+		case okc:
+			return cc
+		}
+		return cg
+	}
 	cands := make([]scored, len(sents))
 	for i, s := range sents {
 		c := &cands[i]
 		c.sentence = s
-		cc, okc := coverage(matches[i].chars, charW)
-		cg, okg := coverage(matches[i].grams, gramW)
-		switch {
-		case okc && okg:
-			c.rel = 0.6*cc + 0.4*cg
-		case okc:
-			c.rel = cc
-		default:
-			c.rel = cg
-		}
-		c.rank = c.rel / (1 + 0.5*math.Log1p(float64(matches[i].size)/avg))
+		// The question's terms the sentence's section path holds count
+		// for relevance; its own text must answer the rest (the question
+		// about a document's subject asks what the document says of it).
+		c.rel, c.own = relOf(matches[i], match{}), relOf(own[i], scope[i])
+		c.rank = (c.rel + c.own) / 2 / (1 + 0.5*math.Log1p(float64(matches[i].size)/avg))
 		if c.rel > 0 && isQuestion(c.text) {
 			c.rank *= 0.75 // a question rarely answers one
+		}
+		if c.heading {
+			c.rank *= 0.7 // a heading names what follows; it seldom says it
 		}
 	}
 	order := make([]int, len(cands))
@@ -549,12 +642,12 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		return v
 	}
 	used := map[int]bool{}
-	tokens := 0
+	tokens, runes := 0, 0
 	for len(chosen) < o.maxSent {
 		pickAt, pickScore := -1, math.Inf(-1)
 		for _, i := range order {
 			c := cands[i]
-			if used[i] || c.rel < o.minScore || c.rel < relCut*best.rel || c.rank < rankCut*best.rank {
+			if used[i] || c.rel < o.minScore || c.rel < relCut*best.rel || c.own < relCut*best.own || c.rank < rankCut*best.rank {
 				continue
 			}
 			sim := 0.0
@@ -573,6 +666,10 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 			break
 		}
 		used[pickAt] = true
+		if n := utf8.RuneCountInString(cands[pickAt].text); len(chosen) > 0 && runes+n > maxReplyRunes {
+			continue
+		}
+		runes += utf8.RuneCountInString(cands[pickAt].text)
 		if maxTokens > 0 {
 			t := o.tok.Count(cands[pickAt].text)
 			if len(chosen) > 0 && tokens+t > maxTokens {
@@ -582,16 +679,44 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 		chosen = append(chosen, pickAt)
 	}
-	out := make([]sentence, len(chosen))
-	for k, i := range chosen {
-		out[k] = cands[i].sentence
+	var out []sentence
+	for _, i := range chosen {
+		c := cands[i].sentence
+		c.text = clip(qr, c.text)
+		out = append(out, c)
+		// A heading is followed by what it heads.
+		if n := i + 1; c.heading && n < len(cands) && !cands[n].heading && !used[n] && cands[n].line != c.line {
+			used[n] = true
+			out = append(out, cands[n].sentence)
+		}
+		// A sentence cut inside brackets or quotes (at a ";" in "(符号: Kz;
+		// 代码: AOA)") goes on to where they close.
+		text := c.text
+		for n := i + 1; unbalanced(text) && n < len(cands) && cands[n].line == c.line && !used[n] &&
+			utf8.RuneCountInString(text)+utf8.RuneCountInString(cands[n].text) <= maxReplyRunes; n++ {
+			used[n] = true
+			text += cands[n].text
+			out = append(out, cands[n].sentence)
+		}
 	}
 	slices.SortFunc(out, func(a, b sentence) int { return cmp.Compare(a.pos, b.pos) })
 	return out
 }
 
+// unbalanced reports whether s opens more brackets or quotes than it
+// closes.
+func unbalanced(s string) bool {
+	for _, p := range [][2]rune{{'(', ')'}, {'（', '）'}, {'《', '》'}, {'「', '」'}, {'“', '”'}, {'[', ']'}} {
+		if strings.Count(s, string(p[0])) > strings.Count(s, string(p[1])) {
+			return true
+		}
+	}
+	return false
+}
+
 // render joins the chosen sentences; consecutive sentences the user said
-// are quoted together as what the user said.
+// are quoted together as what the user said, and a run of sentences from
+// one numbered context entry ends with its citation ("…利贞[1]。").
 func render(sents []sentence, zh bool) string {
 	out := ""
 	for i := 0; i < len(sents); {
@@ -609,6 +734,12 @@ func render(sents []sentence, zh bool) string {
 			} else {
 				piece = `You said earlier: "` + quote + `"`
 			}
+		} else if s.cite > 0 {
+			for next < len(sents) && sents[next].cite == s.cite && sents[next].pos == sents[next-1].pos+1 {
+				piece = join(piece, sents[next].text)
+				next++
+			}
+			piece = withCite(piece, s.cite)
 		}
 		out = join(out, piece)
 		i = next

@@ -167,13 +167,16 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 		changed = true
 	}
 
-	// Entities and triples: turn by turn offline; in batches of the recent
-	// turns' size with a model (the recent turns cover the rest). The
-	// batches are fixed, whatever number of turns a job finds waiting, so
-	// the digest does not depend on how jobs were scheduled.
+	// Entities and triples: turn by turn offline; with a model, in batches
+	// of one more than the recent turns (the turns not yet extracted are
+	// then never more than the recent turns, which the strategies show
+	// verbatim): with the default 3 recent turns, a batch's two calls come
+	// every 4 turns. The batches are fixed, whatever number of turns a
+	// job finds waiting, so the digest does not depend on how jobs were
+	// scheduled.
 	batch := 1
 	if m.generative() {
-		batch = max(1, min(cfg.GroupSize, m.cfg.RecentTurns))
+		batch = max(1, min(cfg.GroupSize, m.cfg.RecentTurns+1))
 	}
 	for {
 		start := len(v.turns)

@@ -50,7 +50,26 @@ type Config struct {
 	// Condense rewrites follow-up questions into standalone ones for
 	// retrieval when the conversation has history.
 	Condense bool `yaml:"condense"`
+	// AnswererHistory is the history the knowledge-base and search
+	// answerers and the fusion (or context-mode) prompt see: "none",
+	// "all", or "" (auto): once the follow-up was rewritten, the
+	// answerers get none and the prompt the condenser's context (the
+	// facts the question needs) instead of the dialog; without a rewrite,
+	// all of it. The LLM-chat answerer always sees the history.
+	AnswererHistory string `yaml:"answerer_history"`
+	// EvidenceTokens bounds the evidence one prompt carries: the context
+	// mode's passages, and the search answerer's results
+	// (Query.EvidenceTokens); the best come first and the last is cut to
+	// fit. 0 means no limit.
+	EvidenceTokens int `yaml:"evidence_tokens"`
 }
+
+// Values of Config.AnswererHistory.
+const (
+	HistoryAuto = "auto"
+	HistoryNone = "none"
+	HistoryAll  = "all"
+)
 
 // Timeouts are the time limits of each step; 0 means no limit of its own
 // (the request's context and the LLM client's per-call timeout still
@@ -76,6 +95,10 @@ func (t Timeouts) For(name string) time.Duration {
 	return 0
 }
 
+// DefaultEvidenceTokens is the default evidence budget of a prompt: about
+// three passages of 150 Chinese characters or 100 English words.
+const DefaultEvidenceTokens = 450
+
 // DefaultConfig returns the defaults: all three answerers, fused answers,
 // the Zhouyi persona.
 func DefaultConfig() Config {
@@ -85,11 +108,12 @@ func DefaultConfig() Config {
 			LLM: 60 * time.Second, KB: 60 * time.Second, Search: 60 * time.Second,
 			Condense: 20 * time.Second, Fusion: 0,
 		},
-		Persona:       DefaultPersona,
-		Fusion:        FusionAnswers,
-		Prompt:        "default",
-		ContextPrompt: "context",
-		Condense:      true,
+		Persona:        DefaultPersona,
+		Fusion:         FusionAnswers,
+		Prompt:         "default",
+		ContextPrompt:  "context",
+		Condense:       true,
+		EvidenceTokens: DefaultEvidenceTokens,
 	}
 }
 
@@ -133,8 +157,16 @@ func (c Config) Validate() error {
 	default:
 		bad("fusion", strconv.Quote(c.Fusion), "allowed: answers, context")
 	}
+	switch c.AnswererHistory {
+	case "", HistoryAuto, HistoryNone, HistoryAll:
+	default:
+		bad("answerer_history", strconv.Quote(c.AnswererHistory), "allowed: auto (none once the question is rewritten), none, all")
+	}
 	if t := c.FusionTemperature; t != nil && (*t < 0 || *t > 2) {
 		bad("fusion_temperature", *t, "want 0 to 2")
+	}
+	if c.EvidenceTokens < 0 {
+		bad("evidence_tokens", c.EvidenceTokens, "want 0 (no limit) or a positive number of tokens")
 	}
 	if c.FusionMaxTokens < 0 {
 		bad("fusion_max_tokens", c.FusionMaxTokens, "want 0 (no limit) or a positive number")

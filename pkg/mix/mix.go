@@ -26,6 +26,10 @@ type Query struct {
 	ScoreThreshold float64
 	KnowledgeBases []string // for kb
 	SearchEngine   string   // for search; "" means default
+	// EvidenceTokens bounds the evidence (results, passages) an answerer
+	// puts in its prompt, best first; 0 means no limit. FitEvidence cuts
+	// texts to it.
+	EvidenceTokens int
 }
 
 // Retrieval returns the question retrieval should use: the standalone
@@ -56,7 +60,10 @@ type Answer struct {
 	Sources []Source
 	// Empty is true when retrieval found nothing and the text says so (or
 	// comes from the model alone).
-	Empty    bool
+	Empty bool
+	// Reason says why nothing was used when Empty (for a knowledge base:
+	// the best relevance found against the threshold); "" otherwise.
+	Reason   string
 	Response llm.Response // the model's reply as returned (model, usage, extractive)
 }
 
@@ -133,8 +140,11 @@ const (
 	EventStatus     = "status"     // an answerer (or retriever) started, finished or failed; also "condense" and "fusion" failing, worked around
 	EventStandalone = "standalone" // the follow-up question was rewritten: Text is the standalone question
 	EventAnswer     = "answer"     // an intermediate answer, in full: Answerer, Text
-	EventDelta      = "delta"      // a piece of the reply
-	EventDocs       = "docs"       // the evidence the reply rests on
+	// EventAnswerDelta is a piece of an intermediate answer as the model
+	// writes it: Answerer, Text. The answer event still follows in full.
+	EventAnswerDelta = "answer_delta"
+	EventDelta       = "delta" // a piece of the reply
+	EventDocs        = "docs"  // the evidence the reply rests on
 )
 
 // Answerer states of a status event.

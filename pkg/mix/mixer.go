@@ -216,6 +216,10 @@ type emitter struct {
 	fn     func(Event) error
 	cancel context.CancelCauseFunc // cancels the request's work
 	err    error
+	// start is when the request started; firstText is when the first
+	// piece of text (an answer's or the reply's) went out, after start.
+	start     time.Time
+	firstText time.Duration
 }
 
 func (e *emitter) emit(ev Event) error {
@@ -232,7 +236,17 @@ func (e *emitter) emit(ev Event) error {
 		e.cancel(err) // stop every call in flight, even one that ignores the error
 		return err
 	}
+	if e.firstText == 0 && ev.Text != "" && (ev.Type == EventDelta || ev.Type == EventAnswerDelta) {
+		e.firstText = time.Since(e.start)
+	}
 	return nil
+}
+
+// first returns when the first text went out (0: none yet).
+func (e *emitter) first() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.firstText
 }
 
 // withTimeout bounds ctx by d (when d > 0) with a *TimeoutError as cause.
@@ -269,22 +283,33 @@ func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res
 	if res.Mode == "" {
 		res.Mode = m.cfg.Fusion
 	}
-	defer func() { res.Timings.Total = time.Since(start) }()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	em := &emitter{fn: fn, cancel: cancel, start: start}
+	defer func() {
+		res.Timings.Total = time.Since(start)
+		res.Timings.FirstText = em.first()
+		if fn == nil {
+			res.Timings.FirstText = res.Timings.FirstToken
+		}
+	}()
 	if err := m.Check(req); err != nil {
 		return res, err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	em := &emitter{fn: fn, cancel: cancel}
 	q := req.Query
 
 	res.History = q.History
 
 	names := m.selected(req.Answerers)
+	// rewrote: the question was made to stand alone (or found to), so the
+	// retrieving answerers need no history.
+	rewrote := q.Standalone != ""
 	if q.Standalone != "" {
 		res.Standalone = q.Standalone // the caller rewrote it already
 	} else if m.cfg.Condense && retrieves(names) {
 		c, err := m.Condense(ctx, q.History, q.Text)
+		rewrote = err == nil && m.condenser != nil
+		res.Condensed = rewrote && hasDialog(q.History)
 		res.Timings.Condense, res.CondenseUsage = c.Elapsed, c.Usage
 		switch {
 		case ctx.Err() != nil:
@@ -311,7 +336,7 @@ func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res
 	if res.Mode == FusionContext {
 		err = m.answerFromContext(ctx, req, q, names, &res, em, start)
 	} else {
-		err = m.answerAndFuse(ctx, req, q, names, &res, em, start)
+		err = m.answerAndFuse(ctx, req, q, names, rewrote, &res, em, start)
 	}
 	res.Usage = res.CondenseUsage
 	for _, o := range res.Answers {
@@ -335,8 +360,34 @@ func retrieves(names []string) bool {
 	return false
 }
 
-// answerAndFuse is the "answers" mode: fan out, then fuse.
-func (m *Mixer) answerAndFuse(ctx context.Context, req Request, q Query, names []string, res *Result, em *emitter, start time.Time) error {
+// answererQuery is q as the answerer called name is asked: the retrieving
+// answerers (which search with the standalone question) see the history
+// only as mix.answerer_history says; by default none once the question
+// was rewritten.
+func (m *Mixer) answererQuery(q Query, name string, rewrote bool) Query {
+	if name == LLM {
+		return q
+	}
+	if q.EvidenceTokens == 0 {
+		q.EvidenceTokens = m.cfg.EvidenceTokens
+	}
+	switch m.cfg.AnswererHistory {
+	case HistoryAll:
+		return q
+	case HistoryNone:
+	default:
+		if !rewrote {
+			return q
+		}
+	}
+	q.History = nil
+	return q
+}
+
+// answerAndFuse is the "answers" mode: fan out, then fuse. Each answer
+// streams as answer_delta events while it is written, so the first text
+// reaches the client at the model's first-token time.
+func (m *Mixer) answerAndFuse(ctx context.Context, req Request, q Query, names []string, rewrote bool, res *Result, em *emitter, start time.Time) error {
 	// With a single answerer its reply is the reply: stream it as it comes.
 	direct := len(names) == 1 && em.fn != nil
 	var streamed strings.Builder
@@ -353,7 +404,16 @@ func (m *Mixer) answerAndFuse(ctx context.Context, req Request, q Query, names [
 	t := time.Now()
 	res.Answers = make([]Outcome, len(names))
 	err := m.fanOut(ctx, names, res.Answers, em, func(ctx context.Context, name string, a Answerer, o *Outcome) error {
-		ans, err := a.Answer(ctx, q, deltas)
+		fn := deltas
+		if !direct && em.fn != nil {
+			fn = func(d string) error {
+				if d == "" {
+					return nil
+				}
+				return em.emit(Event{Type: EventAnswerDelta, Answerer: name, Text: d})
+			}
+		}
+		ans, err := a.Answer(ctx, m.answererQuery(q, name, rewrote), fn)
 		o.Text, o.Sources, o.Empty, o.Response = ans.Text, ans.Sources, ans.Empty, ans.Response
 		return err
 	}, !direct)
@@ -653,15 +713,24 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, nam
 		name = m.cfg.ContextPrompt
 	}
 	data := m.promptData(q, res)
-	n := 0
-	var hints []string
+	var docs []Doc
+	var texts, seen []string
 	for _, d := range res.Docs {
 		text := strings.TrimSpace(d.Snippet)
-		if text == "" {
+		if text == "" || shared(seen, text) {
+			// The same passage found by the knowledge base and the
+			// search (a local engine over the same documents) is shown
+			// once.
 			continue
 		}
-		n++
-		p := PromptPassage{N: n, Title: d.Title, URL: d.URL, Text: text}
+		seen = append(seen, strings.Join(strings.Fields(text), " "))
+		docs = append(docs, d)
+		texts = append(texts, text)
+	}
+	var hints []string
+	for i, text := range FitEvidence(texts, m.cfg.EvidenceTokens) {
+		d := docs[i]
+		p := PromptPassage{N: i + 1, Title: d.Title, URL: promptURL(d.URL), Text: text}
 		if d.From == KB {
 			data.KB = append(data.KB, p)
 		} else {
@@ -685,4 +754,16 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, nam
 		return err
 	}
 	return em.emit(Event{Type: EventDocs, Docs: res.Docs})
+}
+
+// shared reports whether text, whitespace aside, is one of seen or part of
+// one of them.
+func shared(seen []string, text string) bool {
+	t := strings.Join(strings.Fields(text), " ")
+	for _, s := range seen {
+		if strings.Contains(s, t) {
+			return true
+		}
+	}
+	return false
 }

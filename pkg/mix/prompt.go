@@ -14,7 +14,8 @@ type PromptData struct {
 	// not rewritten.
 	Standalone string
 	// Context is the compressed context of the conversation the rewrite
-	// produced; when empty, Dialog holds the history itself.
+	// produced; when empty and the history was not condensed (or
+	// mix.answerer_history is "all"), Dialog holds the history itself.
 	Context string
 	Dialog  []llm.Message
 	// Answers are the answers to fuse ("answers" mode), numbered from 1.
@@ -43,7 +44,7 @@ type PromptPassage struct {
 
 func (m *Mixer) promptData(q Query, res *Result) PromptData {
 	d := PromptData{Persona: m.cfg.Persona, Question: strings.TrimSpace(q.Text), Standalone: res.Standalone, Context: strings.TrimSpace(res.Context)}
-	if d.Context == "" {
+	if d.Context == "" && (!res.Condensed || m.cfg.AnswererHistory == HistoryAll) {
 		for _, msg := range q.History {
 			if c := strings.TrimSpace(msg.Content); c != "" {
 				d.Dialog = append(d.Dialog, llm.Message{Role: msg.Role, Content: c})

@@ -38,7 +38,11 @@ type Timings struct {
 	Fusion   time.Duration // the fusion call (or context-mode answer call)
 	// FirstToken is from the start of Mix to the first piece of the reply.
 	FirstToken time.Duration
-	Total      time.Duration
+	// FirstText is from the start of Mix to the first text a client is
+	// sent: a piece of an intermediate answer or of the reply, whichever
+	// comes first.
+	FirstText time.Duration
+	Total     time.Duration
 }
 
 // Millis returns the timings in milliseconds, keyed for storage.
@@ -46,7 +50,7 @@ func (t Timings) Millis() map[string]float64 {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return map[string]float64{
 		"recall_ms": ms(t.Recall), "condense_ms": ms(t.Condense), "answers_ms": ms(t.Answers),
-		"fusion_ms": ms(t.Fusion), "first_token_ms": ms(t.FirstToken), "total_ms": ms(t.Total),
+		"fusion_ms": ms(t.Fusion), "first_token_ms": ms(t.FirstToken), "first_text_ms": ms(t.FirstText), "total_ms": ms(t.Total),
 	}
 }
 
@@ -59,6 +63,9 @@ type Result struct {
 	Standalone string
 	// Context is the compressed context the rewrite produced.
 	Context string
+	// Condensed is true when the condenser read the history for this
+	// question: Context is then the part of it the question needs.
+	Condensed bool
 	// History is the history the answerers saw.
 	History []llm.Message
 	Mode    string // FusionAnswers or FusionContext

@@ -52,11 +52,9 @@ func (f chatchatFields) query(question string, history []llm.Message) mix.Query 
 type chatRequest struct {
 	Query          string `json:"query"`
 	ConversationID string `json:"conversation_id"`
-	HistoryLen     *int   `json:"history_len"`
 	chatchatFields
-	// Memory names the memory strategy for this request (mixchat's
-	// extension); "" means the configured one.
-	Memory string `json:"memory"`
+	// history_len, and mixchat's memory and window_k.
+	memoryFields
 }
 
 // chatChunk is one SSE event of a streamed /chat/chat reply. The last event
@@ -131,7 +129,8 @@ func (s *Server) handleChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if err := s.validMemory(req.Memory); err != nil {
+	historyLen, strategy, windowK, err := req.resolve(s)
+	if err != nil {
 		writeError(c, err)
 		return
 	}
@@ -139,17 +138,13 @@ func (s *Server) handleChat(c *gin.Context) {
 		writeError(c, errBadRequest("prompt_name %q unknown; available: %s", req.PromptName, strings.Join(prompts.Names(chat.PromptGroup), ", ")))
 		return
 	}
-	historyLen := -1
-	if req.HistoryLen != nil {
-		historyLen = *req.HistoryLen
-	}
 	q := req.query(req.Query, history)
 	if err := s.claimConversation(c.Request.Context(), req.ConversationID, "llm_chat"); err != nil {
 		writeError(c, err)
 		return
 	}
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, HistoryLen: historyLen,
-		Memory: req.Memory, From: mix.LLM, Answerer: s.chat}
+		Memory: strategy, WindowK: windowK, From: mix.LLM, Answerer: s.chat}
 	if tr.Recalls() {
 		if q.PromptName == "default" {
 			// Chatchat answers from server memory with its with_history

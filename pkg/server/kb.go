@@ -295,6 +295,9 @@ type searchDocsRequest struct {
 	// Chatchat's bare list.
 	History        []historyItem `json:"history"`
 	ConversationID string        `json:"conversation_id"`
+	// history_len, memory and window_k: what is recalled of the
+	// conversation for the rewrite, as in /chat/chat.
+	memoryFields
 }
 
 // kbDoc is Chatchat's DocumentWithVSId, plus mixchat's relevance and
@@ -406,7 +409,12 @@ func (s *Server) handleSearchDocs(c *gin.Context) {
 		c.JSON(http.StatusOK, docs)
 		return
 	}
-	cq, err := s.condenseSearch(ctx, req.Query, req.ConversationID, req.History)
+	choice, err := req.choice(s)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	cq, err := s.condenseSearch(ctx, req.Query, req.ConversationID, req.History, choice)
 	if err != nil {
 		writeError(c, err)
 		return

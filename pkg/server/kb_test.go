@@ -420,6 +420,7 @@ func TestZhouyiKBChat(t *testing.T) {
 		Docs    []string   `json:"docs"`
 		Sources []kbSource `json:"sources"`
 		Empty   bool       `json:"empty"`
+		Reason  string     `json:"reason"`
 	}
 	if status := ts.postJSON(t, "/chat/knowledge_base_chat", map[string]any{"query": q, "knowledge_base_name": "zhouyi", "stream": false}, &reply); status != 200 {
 		t.Fatalf("HTTP %d", status)
@@ -477,6 +478,10 @@ func TestZhouyiKBChat(t *testing.T) {
 	ts.postJSON(t, "/chat/knowledge_base_chat", map[string]any{"query": "量子计算机的原理是什么", "knowledge_base_name": "zhouyi"}, &reply)
 	if !reply.Empty || len(reply.Docs) != 1 || reply.Docs[0] != noDocsNote {
 		t.Errorf("empty retrieval: %+v", reply)
+	}
+	// ... and says why, naming the threshold the best chunk missed.
+	if !strings.Contains(reply.Reason, "threshold") && !strings.Contains(reply.Reason, "no chunk matched") {
+		t.Errorf("empty retrieval without a reason: %q", reply.Reason)
 	}
 }
 

@@ -21,8 +21,12 @@ type kbChatRequest struct {
 	kbRetrieval
 	chatchatFields
 	// ConversationID, when set, stores the exchange in that conversation
-	// (mixchat's extension; the answer still sees no history unless sent).
+	// (mixchat's extension). A follow-up is made standalone before
+	// retrieval against the history sent, else the conversation's; the
+	// answer's prompt still sees no history unless sent.
 	ConversationID string `json:"conversation_id"`
+	// What is recalled of the conversation for that rewrite.
+	memoryFields
 }
 
 // kbRetrieval are the retrieval fields of knowledge_base_chat and
@@ -113,6 +117,11 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	mem, err := s.rewriteMemory(req.memoryFields)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
 	if req.PromptName != "" && req.PromptName != "default" && !prompts.Has(kb.PromptGroup, req.PromptName) {
 		writeError(c, errBadRequest("prompt_name %q does not exist for knowledge_base_chat", req.PromptName))
 		return
@@ -144,20 +153,23 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		creq.MaxTokens = *req.MaxTokens
 	}
 	// The endpoint's own answerer: Chatchat's request as asked (the
-	// client's history, the threshold as given), keeping the chunks found
-	// for Chatchat's docs.
+	// client's history, the threshold as given) with the standalone
+	// question, keeping the chunks found for Chatchat's docs.
 	var found []kb.Result
-	answer := mix.AnswerFunc(func(ctx context.Context, _ mix.Query, fn func(string) error) (mix.Answer, error) {
+	answer := mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+		creq := creq
+		creq.Query = q.Retrieval()
 		reply, err := s.kb.Chat(ctx, creq, fn)
 		found = reply.Results
 		return reply.Answer, err
 	})
 	w := &kbChatWriter{reply: newReply(c, req.Stream)}
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: mix.Query{Text: req.Query, History: history},
-		From: mix.KB, Answerer: answer, Record: func(turn.Result) map[string]any {
+		From: mix.KB, Answerer: answer, Record: func(res turn.Result) map[string]any {
 			w.docs, w.sources = kbDocs(c, found)
-			return map[string]any{"answerer": mix.KB, "sources": w.sources}
+			return withStandalone(map[string]any{"answerer": mix.KB, "sources": w.sources}, res)
 		}}
+	mem.apply(&tr)
 	s.runTurn(c, tr, w)
 }
 
@@ -174,6 +186,9 @@ type kbChatDocs struct {
 	Error     string     `json:"error,omitempty"` // why storing the turn failed
 	MessageID string     `json:"message_id"`
 	Sources   []kbSource `json:"sources"`
+	// Reason says why no chunk was used when empty (the best relevance
+	// against the threshold), so a refusal can be told from a bad search.
+	Reason string `json:"reason,omitempty"`
 }
 
 // kbChatReply is the body of a non-streamed knowledge_base_chat reply.
@@ -185,6 +200,7 @@ type kbChatReply struct {
 	MessageID  string     `json:"message_id"`
 	Model      string     `json:"model"`
 	Sources    []kbSource `json:"sources"`
+	Reason     string     `json:"reason,omitempty"` // why no chunk was used, when empty
 }
 
 // chatchatError is Chatchat's error body, and the event that ends a
@@ -213,14 +229,14 @@ func (w *kbChatWriter) done(res turn.Result, err error) {
 			return
 		}
 		w.c.JSON(http.StatusOK, kbChatReply{Answer: res.Text, Docs: w.docs, Sources: w.sources, Empty: res.Answer.Empty,
-			Model: res.Response.Model, Extractive: res.Response.Extractive, MessageID: mid})
+			Model: res.Response.Model, Extractive: res.Response.Extractive, MessageID: mid, Reason: res.Answer.Reason})
 		return
 	}
 	if err != nil {
 		_ = w.out.Send(chatchatError{Code: errorStatus(err), Msg: err.Error()})
 		return
 	}
-	ev := kbChatDocs{Docs: w.docs, Sources: w.sources, Empty: res.Answer.Empty, MessageID: mid}
+	ev := kbChatDocs{Docs: w.docs, Sources: w.sources, Empty: res.Answer.Empty, MessageID: mid, Reason: res.Answer.Reason}
 	if res.StoreErr != nil {
 		ev.Error = res.StoreErr.Error()
 	}

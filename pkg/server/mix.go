@@ -11,6 +11,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/turn"
@@ -55,6 +56,7 @@ type mixOptions struct {
 	Answerers []string `json:"answerers"`
 	Fusion    string   `json:"fusion"` // "answers" or "context"; "" = configured
 	Memory    string   `json:"memory"` // memory strategy; "" = configured
+	WindowK   *int     `json:"window_k"`
 }
 
 // mixEvent is one SSE event of a streamed /chat/mix_chat reply.
@@ -163,7 +165,8 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 	if err := s.validateTuning(o.ModelName, temperature, maxTokens); err != nil {
 		return turn.Request{}, err
 	}
-	if err := s.validMemory(o.Memory); err != nil {
+	historyLen, strategy, windowK, err := memoryFields{HistoryLen: &historyLen, Memory: o.Memory, WindowK: o.WindowK}.resolve(s)
+	if err != nil {
 		return turn.Request{}, err
 	}
 	if o.TopK != nil && (*o.TopK < 1 || *o.TopK > 100) {
@@ -209,7 +212,7 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 		return turn.Request{}, err
 	}
 	return turn.Request{ConversationID: conversationID, AnswerID: newAnswerID(), Query: q, HistoryLen: historyLen,
-		Memory: o.Memory, Mix: mreq}, nil
+		Memory: strategy, WindowK: windowK, Mix: mreq}, nil
 }
 
 func (s *Server) handleMixChat(c *gin.Context) {
@@ -288,8 +291,7 @@ type condenseRequest struct {
 	Query          string        `json:"query"`
 	History        []historyItem `json:"history"`
 	ConversationID string        `json:"conversation_id"`
-	HistoryLen     *int          `json:"history_len"`
-	Memory         string        `json:"memory"`
+	memoryFields
 }
 
 // condenseReply is the reply of POST /debug/condense.
@@ -313,7 +315,8 @@ func (s *Server) handleCondense(c *gin.Context) {
 		writeError(c, errBadRequest("query must not be empty"))
 		return
 	}
-	if err := s.validMemory(body.Memory); err != nil {
+	choice, err := body.choice(s)
+	if err != nil {
 		writeError(c, err)
 		return
 	}
@@ -322,11 +325,7 @@ func (s *Server) handleCondense(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	historyLen := -1
-	if body.HistoryLen != nil {
-		historyLen = *body.HistoryLen
-	}
-	cd, history, err := s.condense(c.Request.Context(), body.Query, body.ConversationID, historyLen, body.Memory, history)
+	cd, history, err := s.condense(c.Request.Context(), body.Query, body.ConversationID, choice, history)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -340,15 +339,15 @@ func (s *Server) handleCondense(c *gin.Context) {
 
 // condense rewrites question into a standalone question: against history
 // when the client sent one, else against the conversation's recalled
-// history (historyLen and strategy as in /chat/chat). It returns the
+// history (the memory settings c, as in /chat/chat). It returns the
 // question as asked when there is no history or no condenser. It serves
 // /debug/condense and /knowledge_base/search_docs with history.
-func (s *Server) condense(ctx context.Context, question, conversationID string, historyLen int, strategy string, history []llm.Message) (mix.Condensed, []llm.Message, error) {
+func (s *Server) condense(ctx context.Context, question, conversationID string, c memory.Choice, history []llm.Message) (mix.Condensed, []llm.Message, error) {
 	if err := s.checkConversation(ctx, conversationID); err != nil {
 		return mix.Condensed{}, nil, err
 	}
-	if len(history) == 0 && conversationID != "" && historyLen != 0 {
-		h, err := s.turns.Recall(ctx, conversationID, question, strategy, historyLen)
+	if len(history) == 0 && conversationID != "" && c.Strategy != memory.NoHistory {
+		h, err := s.turns.Recall(ctx, conversationID, question, c)
 		if err != nil {
 			return mix.Condensed{}, nil, err
 		}
@@ -388,7 +387,7 @@ type searchDocsCondensed struct {
 // Mixer's condenser, as /chat/mix_chat does before retrieval. A rewrite
 // that fails leaves the query as sent, the failure in Error; a bad history,
 // a conversation of another user or a failed recall is an error.
-func (s *Server) condenseSearch(ctx context.Context, query, conversationID string, items []historyItem) (*searchDocsCondensed, error) {
+func (s *Server) condenseSearch(ctx context.Context, query, conversationID string, items []historyItem, c memory.Choice) (*searchDocsCondensed, error) {
 	if len(items) == 0 && conversationID == "" {
 		return nil, nil
 	}
@@ -400,7 +399,7 @@ func (s *Server) condenseSearch(ctx context.Context, query, conversationID strin
 		return nil, err
 	}
 	if len(history) == 0 && conversationID != "" {
-		if history, err = s.turns.Recall(ctx, conversationID, query, "", -1); err != nil {
+		if history, err = s.turns.Recall(ctx, conversationID, query, c); err != nil {
 			return nil, err
 		}
 	}

@@ -731,24 +731,24 @@ func TestCondenseSearch(t *testing.T) {
 	up := newMixUpstream(t)
 	ts := newMixServer(t, up, func(s *mixSetup, _ llm.Models) { s.memory = true })
 	ctx := context.Background()
-	if cq, err := ts.condenseSearch(ctx, "乾卦是什么？", "", nil); cq != nil || err != nil {
+	if cq, err := ts.condenseSearch(ctx, "乾卦是什么？", "", nil, memory.Choice{}); cq != nil || err != nil {
 		t.Errorf("without history: %+v, %v; want nil (search as sent)", cq, err)
 	}
 	if code, _ := ts.mixStream(t, map[string]any{"query": "乾卦是什么？", "conversation_id": "s1"}); code != http.StatusOK {
 		t.Fatal(code)
 	}
-	byConv, err := ts.condenseSearch(ctx, "它的卦辞呢？", "s1", nil)
+	byConv, err := ts.condenseSearch(ctx, "它的卦辞呢？", "s1", nil, memory.Choice{})
 	if err != nil || byConv == nil || !byConv.Rewritten || !strings.Contains(byConv.Standalone, "乾卦") || byConv.Query != "它的卦辞呢？" {
 		t.Fatalf("with conversation_id: %+v, %v", byConv, err)
 	}
-	byHistory, err := ts.condenseSearch(ctx, "它的卦辞呢？", "", []historyItem{{Role: "user", Content: "乾卦是什么？"}, {Role: "assistant", Content: replyFused}})
+	byHistory, err := ts.condenseSearch(ctx, "它的卦辞呢？", "", []historyItem{{Role: "user", Content: "乾卦是什么？"}, {Role: "assistant", Content: replyFused}}, memory.Choice{})
 	if err != nil || byHistory == nil || byHistory.Standalone != byConv.Standalone {
 		t.Errorf("with history: %+v, %v; want %q", byHistory, err, byConv.Standalone)
 	}
-	if cq, err := ts.condenseSearch(ctx, "乾卦的卦辞是什么？", "s1", nil); err != nil || cq.Rewritten || cq.Standalone != "乾卦的卦辞是什么？" {
+	if cq, err := ts.condenseSearch(ctx, "乾卦的卦辞是什么？", "s1", nil, memory.Choice{}); err != nil || cq.Rewritten || cq.Standalone != "乾卦的卦辞是什么？" {
 		t.Errorf("a self-contained question: %+v, %v", cq, err)
 	}
-	if _, err := ts.condenseSearch(ctx, "它呢？", "", []historyItem{{Role: "robot", Content: "x"}}); err == nil {
+	if _, err := ts.condenseSearch(ctx, "它呢？", "", []historyItem{{Role: "robot", Content: "x"}}, memory.Choice{}); err == nil {
 		t.Error("a bad history role was accepted")
 	}
 
@@ -757,7 +757,7 @@ func TestCondenseSearch(t *testing.T) {
 			return "", "", errors.New("condense model down")
 		})
 	})
-	cq, err := failing.condenseSearch(ctx, "它的卦辞呢？", "", []historyItem{{Role: "user", Content: "乾卦是什么？"}, {Role: "assistant", Content: replyFused}})
+	cq, err := failing.condenseSearch(ctx, "它的卦辞呢？", "", []historyItem{{Role: "user", Content: "乾卦是什么？"}, {Role: "assistant", Content: replyFused}}, memory.Choice{})
 	if err != nil || cq.Standalone != "它的卦辞呢？" || cq.Rewritten || !strings.Contains(cq.Error, "condense model down") {
 		t.Errorf("failed rewrite: %+v, %v; want the question as sent and the error", cq, err)
 	}

@@ -27,6 +27,23 @@ const (
 	modelPrefix = "mixchat-"
 )
 
+// fusionModels are model names that choose the fusion mode of the fused
+// reply: mixchat-mix-context answers with one call over the retrieved
+// evidence, streaming from the model's first token;
+// mixchat-mix-answers fuses the answerers' answers. mixchat-mix uses
+// the configured mode (mix.fusion) or the request's "fusion" option.
+// They are accepted, not listed by /v1/models.
+var fusionModels = map[string]string{
+	modelMix + "-" + mix.FusionContext: mix.FusionContext,
+	modelMix + "-" + mix.FusionAnswers: mix.FusionAnswers,
+}
+
+// knownModel reports whether id is a model the server answers as.
+func (s *Server) knownModel(id string) bool {
+	_, alias := fusionModels[id]
+	return slices.Contains(s.openaiModels(), id) || (alias && s.mixer != nil)
+}
+
 // openaiRoutes registers /v1/models and /v1/chat/completions.
 func (s *Server) openaiRoutes(r gin.IRouter) {
 	r.GET("/v1/models", s.handleOpenAIModels)
@@ -72,7 +89,7 @@ func (s *Server) handleOpenAIModels(c *gin.Context) {
 
 func (s *Server) handleOpenAIModel(c *gin.Context) {
 	id := c.Param("id")
-	if !slices.Contains(s.openaiModels(), id) {
+	if !s.knownModel(id) {
 		writeOpenAIError(c, &Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("model %q not found (available: %s)", id, strings.Join(s.openaiModels(), ", "))}, "model", "model_not_found")
 		return
 	}
@@ -128,14 +145,17 @@ func fromMetadata(md map[string]string) (*oaiOptions, error) {
 		switch k {
 		case "conversation_id":
 			o.ConversationID = v
-		case "history_len", "top_k":
+		case "history_len", "top_k", "window_k":
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return nil, errBadRequest("metadata.%s must be an integer, got %q", k, v)
 			}
-			if k == "top_k" {
+			switch k {
+			case "top_k":
 				o.TopK = &n
-			} else {
+			case "window_k":
+				o.WindowK = &n
+			default:
 				o.HistoryLen = &n
 			}
 		case "score_threshold":
@@ -335,9 +355,8 @@ func (s *Server) handleOpenAIChat(c *gin.Context) {
 		writeOpenAIError(c, errUnavailable("mix_chat is not configured on this server"), "", "")
 		return
 	}
-	models := s.openaiModels()
-	if !slices.Contains(models, body.Model) {
-		writeOpenAIError(c, errNotFound("model %q not found (available: %s)", body.Model, strings.Join(models, ", ")), "model", "model_not_found")
+	if !s.knownModel(body.Model) {
+		writeOpenAIError(c, errNotFound("model %q not found (available: %s)", body.Model, strings.Join(s.openaiModels(), ", ")), "model", "model_not_found")
 		return
 	}
 	if body.N != nil && *body.N != 1 {
@@ -352,7 +371,9 @@ func (s *Server) handleOpenAIChat(c *gin.Context) {
 			return
 		}
 	}
-	if body.Model != modelMix {
+	if fusion, ok := fusionModels[body.Model]; ok {
+		opts.Fusion = fusion
+	} else if body.Model != modelMix {
 		// mixchat-kb and the like: that answerer alone.
 		opts.Answerers = []string{strings.TrimPrefix(body.Model, modelPrefix)}
 	}

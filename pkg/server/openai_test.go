@@ -88,14 +88,7 @@ func TestOpenAIChat(t *testing.T) {
 	var chunks int
 	var finish openai.FinishReason
 	var usage *openai.Usage
-	for {
-		chunk, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, chunk := range recvAll(t, stream) {
 		chunks++
 		if chunk.Object != "chat.completion.chunk" || chunk.Model != "mixchat-mix" {
 			t.Errorf("chunk = %+v", chunk)

@@ -35,8 +35,12 @@ type searchChatRequest struct {
 	chatchatFields
 	SplitResult bool `json:"split_result"`
 	// ConversationID, when set, stores the exchange in that conversation
-	// (mixchat's extension).
+	// (mixchat's extension). A follow-up is made standalone before the
+	// search against the history sent, else the conversation's; the
+	// answer's prompt still sees no history unless sent.
 	ConversationID string `json:"conversation_id"`
+	// What is recalled of the conversation for that rewrite.
+	memoryFields
 }
 
 // searchSource is one source of a search answer, structured.
@@ -125,6 +129,11 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	mem, err := s.rewriteMemory(req.memoryFields)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
 	if !prompts.Has(search.PromptGroup, req.PromptName) {
 		writeError(c, errBadRequest("prompt_name %q unknown; available: %s", req.PromptName, strings.Join(prompts.Names(search.PromptGroup), ", ")))
 		return
@@ -140,6 +149,7 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 	// split_result, keeping the retrieval for Chatchat's docs.
 	var ret search.Retrieval
 	answer := mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+		q.History = history // the recalled history served the rewrite only
 		ans, r, err := s.search.AnswerWith(ctx, q, opts, fn)
 		ret = r
 		return ans, err
@@ -148,8 +158,9 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, From: mix.Search, Answerer: answer,
 		Record: func(res turn.Result) map[string]any {
 			w.docs = docsEvent(res.Answer, ret)
-			return map[string]any{"answerer": mix.Search, "sources": w.docs.Sources}
+			return withStandalone(map[string]any{"answerer": mix.Search, "sources": w.docs.Sources}, res)
 		}}
+	mem.apply(&tr)
 	s.runTurn(c, tr, w)
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/mixchat/mixchat/internal/shareddata"
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
 )
@@ -342,5 +345,50 @@ func TestSearchEngineChatSearx(t *testing.T) {
 	docs, _ := last["docs"].([]any)
 	if len(docs) == 0 || !strings.HasPrefix(docs[0].(string), "出处 [1] [系辞传上·第十一章](https://zhouyi.example/xici/shang-11)") || last["engine"] != "searx" {
 		t.Errorf("docs event %v", last)
+	}
+}
+
+// TestSearchEngineChatFollowUp: with a conversation_id the follow-up is
+// rewritten once, by the Mixer's condenser over the conversation's
+// history, and the search runs with the standalone question; the answer's
+// prompt still gets only the history sent.
+func TestSearchEngineChatFollowUp(t *testing.T) {
+	ctx := context.Background()
+	store := openSQLite(t)
+	models, _ := offlineModels()
+	svc, err := search.New(localSearchConfig(t), search.Options{Models: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var condensed [][]llm.Message
+	condenser := mix.CondenseFunc(func(_ context.Context, history []llm.Message, q string) (string, string, error) {
+		condensed = append(condensed, history)
+		return "坤卦的象辞是什么？", "", nil
+	})
+	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.Search: svc}, Condenser: condenser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveTest(t, New(Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), Search: svc, Mixer: mixer}))
+	if _, err := store.AppendTurn(ctx, "s1", memory.Message{Role: llm.RoleUser, Content: "大地对应哪一卦？"},
+		memory.Message{Role: llm.RoleAssistant, Content: "对应坤卦。"}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := searchPost(t, srv, "/chat/search_engine_chat", map[string]any{
+		"query": "它的象辞呢？", "conversation_id": "s1", "search_engine_name": "local", "top_k": 1, "stream": false,
+	})
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	if len(condensed) != 1 || len(condensed[0]) != 2 || condensed[0][1].Content != "对应坤卦。" {
+		t.Fatalf("condenser saw %+v; want one call over the conversation", condensed)
+	}
+	sources, _ := out["sources"].([]any)
+	if len(sources) != 1 || !strings.Contains(sources[0].(map[string]any)["snippet"].(string), "厚德载物") {
+		t.Errorf("sources %v; want the 坤 page, found with the standalone question", sources)
+	}
+	turns, _ := store.Turns(ctx, "s1", 0)
+	if len(turns) != 2 || turns[1].Answer.Metadata.Extra["standalone"] != "坤卦的象辞是什么？" {
+		t.Errorf("stored %+v", turns)
 	}
 }

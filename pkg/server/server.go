@@ -29,10 +29,10 @@ import (
 // history the model sees for a question, and what is done with a turn once
 // stored (compression, entity extraction), which must not delay the reply.
 type Recaller interface {
-	// Recall returns the history for question: strategy "" means the
-	// configured one; historyLen >= 0 asks for exactly the last historyLen
-	// turns instead. A conversation that does not exist has no history.
-	Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error)
+	// RecallChoice returns the history for question as a request's memory
+	// settings, settled by memory.ResolveRequest, choose it. A
+	// conversation that does not exist has no history.
+	RecallChoice(ctx context.Context, conversationID, question string, c memory.Choice) ([]llm.Message, error)
 	// Remember is told of each stored turn. It returns at once; work it
 	// starts must outlive ctx's cancellation but not the process.
 	Remember(ctx context.Context, conversationID string, t memory.Turn)

@@ -14,10 +14,9 @@ const (
 	EventStandalone = mix.EventStandalone
 	// EventAnswer: an intermediate answer, in full; Answerer, Text.
 	EventAnswer = mix.EventAnswer
-	// EventAnswerDelta: a piece of an intermediate answer as it streams;
-	// Answerer, Text. Reserved: answerers of a mixed turn do not stream
-	// their answers yet, so no turn reports it today.
-	EventAnswerDelta = "answer_delta"
+	// EventAnswerDelta: a piece of an intermediate answer as the model
+	// writes it; Answerer, Text. The answer's EventAnswer follows in full.
+	EventAnswerDelta = mix.EventAnswerDelta
 	// EventDelta: a piece of the reply; Text.
 	EventDelta = mix.EventDelta
 	// EventDocs: the evidence the reply rests on; Docs.

@@ -40,10 +40,10 @@ type Store interface {
 // question, and what is done with a stored turn (compression, entity
 // extraction) without delaying the reply. *memory.Manager satisfies it.
 type Memory interface {
-	// Recall returns the history for question: strategy "" means the
-	// configured one; historyLen >= 0 asks for exactly the last historyLen
-	// turns. A conversation that does not exist has no history.
-	Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error)
+	// RecallChoice returns the history for question as the request's
+	// resolved memory settings (memory.ResolveRequest) choose it. A
+	// conversation that does not exist has no history.
+	RecallChoice(ctx context.Context, conversationID, question string, c memory.Choice) ([]llm.Message, error)
 	// Remember is told of each stored turn; it returns at once.
 	Remember(ctx context.Context, conversationID string, t memory.Turn)
 }
@@ -98,6 +98,16 @@ type Request struct {
 	HistoryLen int
 	// Memory names the memory strategy; "" means the configured one.
 	Memory string
+	// WindowK sizes the window strategy for this turn; 0 means the
+	// configured size. HistoryLen, Memory and WindowK are settled by
+	// memory.ResolveRequest (Choice).
+	WindowK int
+	// Condense rewrites a follow-up into a standalone question before a
+	// single answerer that retrieves (kb, search) runs, against the
+	// client's history or else the recalled one, with the Mixer's
+	// condenser, as a mixed turn does; a Query.Standalone already set is
+	// kept. A failed rewrite leaves the question as asked.
+	Condense bool
 
 	// Either one answerer, named From ("llm", "kb", "search") ...
 	From     string
@@ -110,6 +120,11 @@ type Request struct {
 	// (sources, answerer): the answer's extra metadata. nil stores the
 	// Mixer's record for a mixed turn and nothing for a single answer.
 	Record func(Result) map[string]any
+}
+
+// Choice settles the request's memory settings (memory.ResolveRequest).
+func (q Request) Choice() (memory.Choice, error) {
+	return memory.ResolveRequest(q.Memory, q.HistoryLen, q.WindowK)
 }
 
 // Recalls reports whether the turn recalls the conversation's history: no
@@ -142,6 +157,9 @@ type Result struct {
 	// Response is the reply's model response; its usage adds up every
 	// call the turn made.
 	Response llm.Response
+	// Standalone is the rewritten question a single answerer retrieved
+	// with (Request.Condense); "" when it was not rewritten.
+	Standalone string
 	// Answer is the single answerer's reply; Mix the Mixer's result.
 	Answer mix.Answer
 	Mix    mix.Result
@@ -183,11 +201,20 @@ func (r *Runner) Run(ctx context.Context, req Request, emit func(Event) error) (
 	var recallTime time.Duration
 	if req.Recalls() {
 		start := time.Now()
-		h, err := r.recall(ctx, req.ConversationID, q.Text, req.Memory, req.HistoryLen)
+		c, err := req.Choice()
+		if err != nil {
+			return res, fmt.Errorf("turn: %w", err)
+		}
+		h, err := r.recall(ctx, req.ConversationID, q.Text, c)
 		if err != nil {
 			return res, err
 		}
 		q.History, recallTime = h, time.Since(start)
+	}
+	if req.Condense && req.Mix == nil {
+		if err := r.condense(ctx, &q, &res); err != nil {
+			return res, err
+		}
 	}
 
 	var sent, received strings.Builder
@@ -299,17 +326,40 @@ func (r *Runner) mix(ctx context.Context, req Request, q mix.Query, send func(Ev
 	return err
 }
 
+// condense rewrites q's follow-up question for a single answerer that
+// retrieves: once, with the Mixer's condenser, as Mixer.Mix does for a
+// mixed turn. Only a cancelled ctx is an error.
+func (r *Runner) condense(ctx context.Context, q *mix.Query, res *Result) error {
+	if r.d.Mixer == nil || !r.d.Mixer.Config().Condense || q.Standalone != "" {
+		return nil
+	}
+	c, err := r.d.Mixer.Condense(ctx, q.History, q.Text)
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("condense question: %w", context.Cause(ctx))
+	case err != nil:
+		r.d.Log.WarnContext(ctx, "condense question failed: retrieving with the question as asked", "err", err)
+	case c.Rewritten:
+		q.Standalone, res.Standalone = c.Standalone, c.Standalone
+	}
+	return nil
+}
+
 // recall returns the conversation's history as the model should see it.
-func (r *Runner) recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error) {
+func (r *Runner) recall(ctx context.Context, conversationID, question string, c memory.Choice) ([]llm.Message, error) {
 	if r.d.Memory != nil {
-		h, err := r.d.Memory.Recall(ctx, conversationID, question, strategy, historyLen)
+		h, err := r.d.Memory.RecallChoice(ctx, conversationID, question, c)
 		if err != nil {
 			return nil, fmt.Errorf("recall history: %w", err)
 		}
 		return h, nil
 	}
-	if historyLen < 0 {
-		historyLen = r.d.HistoryLen
+	historyLen := r.d.HistoryLen
+	switch {
+	case c.Strategy == memory.NoHistory:
+		return nil, nil
+	case c.Strategy == memory.Window && c.WindowK > 0:
+		historyLen = c.WindowK
 	}
 	turns, err := r.d.Store.Turns(ctx, conversationID, historyLen)
 	if errors.Is(err, memory.ErrNotFound) {
@@ -321,8 +371,8 @@ func (r *Runner) recall(ctx context.Context, conversationID, question, strategy 
 	return memory.History(turns), nil
 }
 
-// Recall returns the history a turn of conversationID would see (the
-// memory strategy's, or the last historyLen turns when historyLen >= 0).
-func (r *Runner) Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error) {
-	return r.recall(ctx, conversationID, question, strategy, historyLen)
+// Recall returns the history a turn of conversationID would see with the
+// memory settings c (memory.ResolveRequest).
+func (r *Runner) Recall(ctx context.Context, conversationID, question string, c memory.Choice) ([]llm.Message, error) {
+	return r.recall(ctx, conversationID, question, c)
 }

@@ -179,13 +179,13 @@ func TestRunFailures(t *testing.T) {
 // fakeMemory is a Memory whose recall a test scripts; it records the turns
 // it is told of.
 type fakeMemory struct {
-	recall func(conversationID, strategy string, n int) ([]llm.Message, error)
+	recall func(conversationID string, c memory.Choice) ([]llm.Message, error)
 	mu     sync.Mutex
 	told   []memory.Turn
 }
 
-func (m *fakeMemory) Recall(ctx context.Context, conversationID, question, strategy string, n int) ([]llm.Message, error) {
-	return m.recall(conversationID, strategy, n)
+func (m *fakeMemory) RecallChoice(ctx context.Context, conversationID, question string, c memory.Choice) ([]llm.Message, error) {
+	return m.recall(conversationID, c)
 }
 
 func (m *fakeMemory) Remember(ctx context.Context, conversationID string, t memory.Turn) {
@@ -196,15 +196,15 @@ func (m *fakeMemory) Remember(ctx context.Context, conversationID string, t memo
 
 func TestRunRecallsAndRemembers(t *testing.T) {
 	history := []llm.Message{{Role: llm.RoleUser, Content: "乾卦是什么？"}, {Role: llm.RoleAssistant, Content: "第一卦。"}}
-	mem := &fakeMemory{recall: func(id, strategy string, n int) ([]llm.Message, error) {
-		if id != "c1" || strategy != "window" || n != -1 {
-			t.Errorf("recall(%q, %q, %d)", id, strategy, n)
+	mem := &fakeMemory{recall: func(id string, c memory.Choice) ([]llm.Message, error) {
+		if want := (memory.Choice{Strategy: memory.Window, WindowK: 3}); id != "c1" || c != want {
+			t.Errorf("recall(%q, %+v), want %+v", id, c, want)
 		}
 		return history, nil
 	}}
 	r := turn.New(turn.Deps{Store: openStore(t), Memory: mem})
 	a := &streamer{pieces: []string{"元亨利贞"}}
-	req := turn.Request{ConversationID: "c1", Query: mix.Query{Text: "它的卦辞？"}, HistoryLen: -1, Memory: "window", From: mix.LLM, Answerer: a}
+	req := turn.Request{ConversationID: "c1", Query: mix.Query{Text: "它的卦辞？"}, HistoryLen: -1, Memory: "window", WindowK: 3, From: mix.LLM, Answerer: a}
 	if _, err := r.Run(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestRunRecallsAndRemembers(t *testing.T) {
 		t.Errorf("memory told %+v", mem.told)
 	}
 	// Given history, or history_len 0, nothing is recalled.
-	mem.recall = func(string, string, int) ([]llm.Message, error) { return nil, errors.New("recalled") }
+	mem.recall = func(string, memory.Choice) ([]llm.Message, error) { return nil, errors.New("recalled") }
 	for _, req := range []turn.Request{
 		{ConversationID: "c1", Query: mix.Query{Text: "q", History: history}, HistoryLen: -1, From: mix.LLM, Answerer: a},
 		{ConversationID: "c1", Query: mix.Query{Text: "q"}, HistoryLen: 0, From: mix.LLM, Answerer: a},
@@ -287,5 +287,92 @@ func TestTitle(t *testing.T) {
 		if got := turn.Title(tc.in); got != tc.want {
 			t.Errorf("Title(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// The request's memory settings: window_k sizes the recall from the store,
+// and contradictory settings fail the turn before anything is recalled or
+// stored.
+func TestRunMemoryChoice(t *testing.T) {
+	store := openStore(t)
+	r := turn.New(turn.Deps{Store: store, HistoryLen: 5})
+	a := &streamer{pieces: []string{"答"}}
+	ctx := context.Background()
+	for _, q := range []string{"一", "二", "三"} {
+		if _, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: mix.Query{Text: q}, HistoryLen: -1, From: mix.LLM, Answerer: a}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: mix.Query{Text: "四"}, HistoryLen: -1, WindowK: 1, From: mix.LLM, Answerer: a}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if h := a.asked[3].History; len(h) != 2 || h[0].Content != "三" {
+		t.Errorf("window_k 1 recalled %+v, want the last turn", h)
+	}
+	res, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: mix.Query{Text: "五"}, HistoryLen: 2, Memory: memory.Combined, From: mix.LLM, Answerer: a}, nil)
+	if !errors.Is(err, memory.ErrContradiction) || res.Answered || len(a.asked) != 4 {
+		t.Errorf("history_len with memory combined: %v, answered %v, %d answers", err, res.Answered, len(a.asked))
+	}
+	if turns, _ := store.Turns(ctx, "c1", 0); len(turns) != 4 {
+		t.Errorf("%d turns stored, want 4", len(turns))
+	}
+}
+
+// A single answerer that retrieves gets the follow-up rewritten once by the
+// Mixer's condenser, against the recalled history; without Condense, or
+// with a rewrite that fails, it retrieves with the question as asked.
+func TestRunCondensesForSingleAnswerer(t *testing.T) {
+	store := openStore(t)
+	models := llm.NewRegistry("offline")
+	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	var calls []string
+	fail := false
+	condenser := mix.CondenseFunc(func(_ context.Context, history []llm.Message, q string) (string, string, error) {
+		calls = append(calls, q)
+		if fail {
+			return "", "", errors.New("rewrite model down")
+		}
+		if len(history) != 2 || history[1].Content != "第一卦是乾卦。" {
+			t.Errorf("condensed against %+v", history)
+		}
+		return "乾卦的卦辞是什么？", "", nil
+	})
+	kbA := &streamer{pieces: []string{"元亨利贞"}}
+	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.KB: kbA}, Condenser: condenser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := store.AppendTurn(ctx, "c1", memory.Message{Role: llm.RoleUser, Content: "周易第一卦是什么？"},
+		memory.Message{Role: llm.RoleAssistant, Content: "第一卦是乾卦。"}); err != nil {
+		t.Fatal(err)
+	}
+	r := turn.New(turn.Deps{Store: store, Mixer: m})
+	req := turn.Request{ConversationID: "c1", Query: mix.Query{Text: "它的卦辞是什么？"}, HistoryLen: -1, Condense: true, From: mix.KB, Answerer: kbA}
+	res, err := r.Run(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kbA.asked[0]; got.Retrieval() != "乾卦的卦辞是什么？" || got.Text != "它的卦辞是什么？" || res.Standalone != "乾卦的卦辞是什么？" {
+		t.Errorf("asked %+v, standalone %q", got, res.Standalone)
+	}
+	if len(calls) != 1 {
+		t.Errorf("condenser called %d times, want once", len(calls))
+	}
+	req.Condense = false
+	if _, err := r.Run(ctx, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	fail, req.Condense = true, true
+	if _, err := r.Run(ctx, req, nil); err != nil {
+		t.Fatalf("a failed rewrite failed the turn: %v", err)
+	}
+	for i, q := range kbA.asked[1:] {
+		if q.Retrieval() != "它的卦辞是什么？" {
+			t.Errorf("turn %d retrieved with %q, want the question as asked", i+2, q.Retrieval())
+		}
+	}
+	if len(calls) != 2 {
+		t.Errorf("condenser called %d times, want twice", len(calls))
 	}
 }

@@ -243,7 +243,24 @@ class Reply {
   updateAnswerer(name, patch) {
     const a = this.answerer(name);
     Object.assign(a, patch);
+    if (a.frame) { cancelAnimationFrame(a.frame); a.frame = 0; }
     this.paintAnswerer(a);
+  }
+
+  // growAnswerer adds a piece of an answerer's answer as it streams: the
+  // answers are shown open, side by side, while they are written.
+  growAnswerer(name, delta) {
+    if (!delta) return;
+    const a = this.answerer(name);
+    if (!this.answererBox.classList.contains('live')) {
+      this.answererBox.classList.add('live');
+      this.trace.open = true;
+    }
+    a.el.open = true;
+    a.text += delta;
+    if (a.status === 'waiting') a.status = 'started';
+    if (a.frame) return;
+    a.frame = requestAnimationFrame(() => { a.frame = 0; this.paintAnswerer(a); });
   }
 
   paintAnswerer(a) {
@@ -299,7 +316,9 @@ class Reply {
     this.paint();
     this.body.setAttribute('aria-busy', 'false');
     for (const a of Object.values(this.answerers)) {
-      if (a.status === 'started' || a.status === 'waiting') { a.status = a.text ? 'done' : 'skipped'; this.paintAnswerer(a); }
+      if (a.frame) { cancelAnimationFrame(a.frame); a.frame = 0; }
+      if (a.status === 'started' || a.status === 'waiting') a.status = a.text ? 'done' : 'skipped';
+      this.paintAnswerer(a);
     }
     this.paintActions();
   }
@@ -588,6 +607,11 @@ function onEvent(reply, ev) {
       reply.updateAnswerer(ev.answerer, patch);
       return;
     }
+    case 'answer_delta':
+      // A piece of an intermediate answer as it is written; the whole
+      // answer follows in an answer event.
+      reply.growAnswerer(ev.answerer, ev.text);
+      return;
     case 'standalone':
     case 'condense':
     case 'rewrite':

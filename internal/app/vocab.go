@@ -1,0 +1,264 @@
+package app
+
+import (
+	"context"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// kbLister is what the vocabulary reads of the knowledge bases;
+// *kb.Service satisfies it.
+type kbLister interface {
+	Names() ([]string, error)
+	Files(ctx context.Context, name string) ([]kb.FileInfo, error)
+	ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]kb.Chunk, error)
+}
+
+// kbVocabulary is the memory's Vocabulary (memory.Options.Vocabulary) over
+// the knowledge bases: their names, their documents' titles and their
+// section headings, which the offline follow-up rewrite prefers as
+// referents. The first use after the knowledge bases are set (the memory is
+// made before them) builds it; later, at most every `every`, a use starts a
+// refresh in the background, which compares the knowledge bases' names and
+// documents (name, hash, update time) with those the names were built from
+// and rebuilds them when they changed; uses meanwhile see the names as
+// they were.
+type kbVocabulary struct {
+	kbs   atomic.Pointer[kbLister]
+	every time.Duration
+
+	mu         sync.Mutex
+	built      bool
+	refreshing bool
+	checked    time.Time
+	stamp      string
+	names      []vocabName
+	wg         sync.WaitGroup
+}
+
+// vocabName is one known name and its lower-cased form.
+type vocabName struct{ name, lower string }
+
+// Bounds of the vocabulary: names longer than maxNameRunes are sentences,
+// not names; maxNames bounds the matching work of one rewrite.
+const (
+	maxNameRunes = 40
+	maxNames     = 5000
+	// maxHeadingChunks bounds the chunks read for headings per knowledge
+	// base.
+	maxHeadingChunks = 50000
+)
+
+func chunkCount(fs []kb.FileInfo) int {
+	n := 0
+	for _, f := range fs {
+		n += f.Chunks
+	}
+	return n
+}
+
+// vocabularyCheck is how often the served vocabulary looks for changed
+// knowledge bases.
+const vocabularyCheck = 5 * time.Second
+
+func newKBVocabulary(every time.Duration) *kbVocabulary { return &kbVocabulary{every: every} }
+
+// set gives the vocabulary its knowledge bases.
+func (v *kbVocabulary) set(kbs kbLister) { v.kbs.Store(&kbs) }
+
+// NamesIn returns the known names that occur in s (whole words in Latin
+// script, substrings in Chinese: memory.NameList's matching), as s writes
+// them.
+func (v *kbVocabulary) NamesIn(s string) []string {
+	names := v.current()
+	if len(names) == 0 || s == "" {
+		return nil
+	}
+	ls := strings.ToLower(s)
+	var cands memory.NameList
+	for _, n := range names {
+		if strings.Contains(ls, n.lower) {
+			cands = append(cands, n.name)
+		}
+	}
+	out := cands.NamesIn(s)
+	if len(ls) != len(s) {
+		return out
+	}
+	for i, n := range out {
+		ln := strings.ToLower(n)
+		if j := strings.Index(ls, ln); j >= 0 {
+			out[i] = s[j : j+len(ln)]
+		}
+	}
+	return out
+}
+
+// current returns the names: built first on first use, refreshed in the
+// background when due.
+func (v *kbVocabulary) current() []vocabName {
+	p := v.kbs.Load()
+	if p == nil {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch {
+	case !v.built:
+		v.built, v.checked = true, time.Now()
+		v.stamp, v.names = v.refresh(*p, "")
+	case !v.refreshing && time.Since(v.checked) >= v.every:
+		v.refreshing, v.checked = true, time.Now()
+		v.wg.Add(1)
+		go func(old string) {
+			defer v.wg.Done()
+			stamp, names := v.refresh(*p, old)
+			v.mu.Lock()
+			defer v.mu.Unlock()
+			if stamp != old {
+				v.stamp, v.names = stamp, names
+			}
+			v.refreshing = false
+		}(v.stamp)
+	}
+	return v.names
+}
+
+// refresh returns the stamp of the knowledge bases and, when it differs
+// from old, the names built from them; on error, old and nil.
+func (v *kbVocabulary) refresh(kbs kbLister, old string) (string, []vocabName) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stamp, files, err := kbStamp(ctx, kbs)
+	if err != nil || stamp == old {
+		return old, nil
+	}
+	names, err := buildVocabulary(ctx, kbs, files)
+	if err != nil {
+		return old, nil
+	}
+	return stamp, names
+}
+
+// close waits for a refresh in flight.
+func (v *kbVocabulary) close() error {
+	v.wg.Wait()
+	return nil
+}
+
+// kbStamp lists the knowledge bases and their documents, and a stamp that
+// changes when any of them does.
+func kbStamp(ctx context.Context, kbs kbLister) (string, map[string][]kb.FileInfo, error) {
+	names, err := kbs.Names()
+	if err != nil {
+		return "", nil, err
+	}
+	var b strings.Builder
+	files := map[string][]kb.FileInfo{}
+	for _, n := range names {
+		fs, err := kbs.Files(ctx, n)
+		if err != nil {
+			return "", nil, err
+		}
+		files[n] = fs
+		b.WriteString(n + "\x00")
+		for _, f := range fs {
+			b.WriteString(f.Name + "\x01" + f.Hash + "\x01" + f.UpdatedAt.String() + "\x00")
+		}
+		b.WriteString("\x02")
+	}
+	return b.String(), files, nil
+}
+
+// buildVocabulary collects the knowledge bases' names, their documents'
+// titles (the file name without folder and extension, with - and _ read as
+// spaces) and their chunks' section headings and page titles.
+func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.FileInfo) ([]vocabName, error) {
+	seen := map[string]bool{}
+	var out []vocabName
+	add := func(s string) {
+		s = cleanName(s)
+		if s == "" || len(out) >= maxNames {
+			return
+		}
+		l := strings.ToLower(s)
+		if seen[l] {
+			return
+		}
+		seen[l] = true
+		out = append(out, vocabName{name: s, lower: l})
+	}
+	kbNames := make([]string, 0, len(files))
+	for n := range files {
+		kbNames = append(kbNames, n)
+	}
+	sort.Strings(kbNames)
+	for _, n := range kbNames {
+		add(n)
+		for _, f := range files[n] {
+			title := strings.TrimSuffix(path.Base(f.Name), path.Ext(f.Name))
+			add(title)
+			add(strings.NewReplacer("-", " ", "_", " ").Replace(title))
+		}
+	}
+	for _, n := range kbNames {
+		if chunkCount(files[n]) > maxHeadingChunks {
+			continue // its titles and name only: reading every chunk costs too much
+		}
+		chunks, err := kbs.ListChunks(ctx, n, "", nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range chunks {
+			if sec, ok := c.Metadata["section"].(string); ok {
+				for _, h := range strings.Split(sec, " > ") {
+					add(h)
+				}
+			}
+			if t, ok := c.Metadata["title"].(string); ok {
+				add(t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// headingNumber is a heading's numbering: "1.2 ", "3) ", "第一章 ".
+var headingNumber = regexp.MustCompile(`^(?:[0-9]+(?:[.)][0-9]*)*\.?\)?\s+|第[0-9一二三四五六七八九十百]+[章节篇卷部]\s*)`)
+
+// cleanName trims a title or heading to a name, or "" when it cannot be
+// one: too short (a letter or one Chinese character would match almost
+// anything), too long (a sentence), or without letters.
+func cleanName(s string) string {
+	s = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(s), "#*- "))
+	s = strings.TrimSpace(headingNumber.ReplaceAllString(s, ""))
+	s = strings.Join(strings.Fields(s), " ")
+	n := utf8.RuneCountInString(s)
+	if n > maxNameRunes {
+		return ""
+	}
+	letters, cjk := 0, 0
+	for _, r := range s {
+		switch {
+		case text.IsCJK(r):
+			cjk++
+		case unicode.IsLetter(r):
+			letters++
+		}
+	}
+	if cjk < 2 && letters < 3 {
+		return ""
+	}
+	return s
+}

@@ -1,0 +1,274 @@
+package llm
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// This file is the offline model's fusion: given the mix_chat fusion
+// prompt (prompts/mix_chat.default and .en: the answers of several
+// sources under "【回答N｜来源：…】" / "## Answer N | source: …"), it
+// composes them as the prompt asks: a statement the answers share is said
+// once and attributed to every source that made it, statements that differ
+// follow in source order with the knowledge base first, each attributed
+// (据知识库 / 据网络资料; the model's own knowledge unattributed), and
+// refusals are left out.
+
+var fusionHeader = regexp.MustCompile(`(?m)^(?:【回答\d+｜来源：([^】\n]+)】|## Answer \d+ \| source: (.+))$`)
+
+// fusionSources maps a source label of the prompt to its rank (knowledge
+// base first) and attribution.
+var fusionSources = map[string]struct {
+	rank   int
+	zh, en string
+}{
+	"知识库": {0, "知识库", "knowledge base"}, "knowledge base": {0, "知识库", "knowledge base"},
+	"网络搜索": {1, "网络资料", "web"}, "web search": {1, "网络资料", "web"},
+	"大模型自身知识": {2, "", ""}, "the model's own knowledge": {2, "", ""},
+}
+
+type fusedAnswer struct {
+	rank  int
+	label string // attribution ("" for none)
+	text  string
+}
+
+type fusedPart struct {
+	text    string
+	labels  []string
+	general bool // said by an unattributed source
+}
+
+// fuse composes the answers of a fusion prompt; false when req is not one.
+func fuse(req Request) (string, bool) {
+	var prompt string
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == RoleUser {
+			prompt = req.Messages[i].Content
+			break
+		}
+	}
+	locs := fusionHeader.FindAllStringSubmatchIndex(prompt, -1)
+	if len(locs) == 0 {
+		return "", false
+	}
+	zh := strings.Contains(prompt, "【回答")
+	var answers []fusedAnswer
+	for k, loc := range locs {
+		label := ""
+		if loc[2] >= 0 {
+			label = prompt[loc[2]:loc[3]]
+		} else {
+			label = prompt[loc[4]:loc[5]]
+		}
+		end := len(prompt)
+		if k+1 < len(locs) {
+			end = locs[k+1][0]
+		}
+		body := prompt[loc[1]:end]
+		// The body ends where the prompt's next section starts.
+		if i := strings.Index(body, "\n【"); i >= 0 {
+			body = body[:i]
+		}
+		if i := strings.Index(body, "\n## "); i >= 0 {
+			body = body[:i]
+		}
+		src, ok := fusionSources[strings.TrimSpace(label)]
+		if !ok {
+			src.rank, src.zh, src.en = 3, label, label
+		}
+		attr := src.zh
+		if !zh {
+			attr = src.en
+		}
+		answers = append(answers, fusedAnswer{rank: src.rank, label: attr, text: strings.TrimSpace(body)})
+	}
+	// Knowledge base first, then the web, then the model (stable).
+	for i := 1; i < len(answers); i++ {
+		for j := i; j > 0 && answers[j].rank < answers[j-1].rank; j-- {
+			answers[j], answers[j-1] = answers[j-1], answers[j]
+		}
+	}
+	var parts []fusedPart
+	var refusal string
+	for _, a := range answers {
+		if a.text == "" || isRefusalText(a.text) {
+			if refusal == "" {
+				refusal = a.text
+			}
+			continue
+		}
+		for _, s := range text.Sentences(citation.ReplaceAllString(a.text, "")) {
+			s = strings.TrimSpace(attribution.ReplaceAllString(s, ""))
+			if normalize(s) == "" {
+				continue
+			}
+			if k := samePart(parts, s, req.Question); k >= 0 {
+				parts[k].add(a.label)
+				continue
+			}
+			p := fusedPart{text: s}
+			p.add(a.label)
+			parts = append(parts, p)
+		}
+	}
+	parts = relevantParts(parts, req.Question)
+	if len(parts) == 0 {
+		if refusal == "" {
+			refusal = offlineNothingZH
+			if !zh {
+				refusal = offlineNothingEN
+			}
+		}
+		return refusal, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(parts); {
+		j := i + 1
+		for j < len(parts) && sameLabels(parts[i], parts[j]) {
+			j++
+		}
+		run := ""
+		for _, p := range parts[i:j] {
+			run = join(run, p.text)
+		}
+		if len(parts[i].labels) > 0 {
+			run = attribute(run, parts[i].labels, zh)
+		}
+		b.WriteString(join("", run))
+		if j < len(parts) && !zh {
+			b.WriteString(" ")
+		}
+		i = j
+	}
+	return strings.TrimSpace(b.String()), true
+}
+
+var (
+	citation    = regexp.MustCompile(`\s*\[\d{1,3}\]`)
+	attribution = regexp.MustCompile(`[（(]据[^）)]{1,12}[）)]`)
+)
+
+func (p *fusedPart) add(label string) {
+	if label == "" {
+		p.general = true
+		return
+	}
+	for _, l := range p.labels {
+		if l == label {
+			return
+		}
+	}
+	p.labels = append(p.labels, label)
+}
+
+func sameLabels(a, b fusedPart) bool {
+	if len(a.labels) != len(b.labels) {
+		return false
+	}
+	for i := range a.labels {
+		if a.labels[i] != b.labels[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// samePart finds a part that says what s says: with the (Chinese)
+// question's own characters left out of both (what they add to the question), one holds
+// the other, or their terms mostly agree.
+func samePart(parts []fusedPart, s, question string) int {
+	qs := map[rune]bool{}
+	for _, r := range foldNorm(question) {
+		qs[r] = true
+	}
+	core := func(x string) string {
+		var b strings.Builder
+		for _, r := range foldNorm(x) {
+			if !qs[r] {
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	cjk := strings.IndexFunc(question, text.IsCJK) >= 0 // characters are words only in Chinese
+	cs := core(s)
+	for k, p := range parts {
+		cp := core(p.text)
+		if cjk && len([]rune(cs)) >= 2 && len([]rune(cp)) >= 2 && (strings.Contains(cp, cs) || strings.Contains(cs, cp)) {
+			return k
+		}
+		if text.Similarity(foldAll(p.text), foldAll(s)) >= 0.8 {
+			return k
+		}
+	}
+	return -1
+}
+
+// attribute puts the sources after a run of sentences, before its closing
+// punctuation: "…利贞（据知识库、网络资料）。".
+func attribute(run string, labels []string, zh bool) string {
+	body := strings.TrimRightFunc(run, func(r rune) bool { return strings.ContainsRune("。！？；!?;.… ", r) })
+	tail := run[len(body):]
+	if zh {
+		if tail == "" {
+			tail = "。"
+		}
+		return body + "（据" + strings.Join(labels, "、") + "）" + tail
+	}
+	if tail == "" {
+		tail = "."
+	}
+	return body + " (" + strings.Join(labels, ", ") + ")" + tail
+}
+
+// relevantParts drops the parts that answer much less of the question
+// than the best one does (the prompt's "leave out what does not bear on
+// the question"): a part is kept when it holds at least two thirds of the
+// share of the question's content terms that the best part holds.
+func relevantParts(parts []fusedPart, question string) []fusedPart {
+	qr := newQuery(question)
+	if qr.nChar+qr.nGram == 0 || len(parts) < 2 {
+		return parts
+	}
+	share := func(p fusedPart) float64 {
+		m := qr.match(p.text)
+		n := 0
+		for _, ok := range m.chars {
+			if ok {
+				n++
+			}
+		}
+		for _, ok := range m.grams {
+			if ok {
+				n++
+			}
+		}
+		return float64(n) / float64(qr.nChar+qr.nGram)
+	}
+	shares := make([]float64, len(parts))
+	best := 0.0
+	for i, p := range parts {
+		shares[i] = share(p)
+		best = max(best, shares[i])
+	}
+	var out []fusedPart
+	for i, p := range parts {
+		if shares[i] >= best*2/3-1e-9 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// isRefusalText reports whether an answer only says that nothing was found.
+func isRefusalText(s string) bool {
+	for _, p := range []string{"没有找到与问题相关的信息", "无法回答", "没有找到相关", "Nothing in the given context", "cannot be answered", "no relevant"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,105 @@
+package llm_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/prompts"
+)
+
+type fuseAnswer struct {
+	N          int
+	From, Text string
+}
+
+// fusionPrompt renders the mix_chat fusion prompt as the mixer does.
+func fusionPrompt(t *testing.T, name, question string, answers ...fuseAnswer) llm.Request {
+	t.Helper()
+	p, err := prompts.Render("mix_chat", name, struct {
+		Persona, Question, Standalone, Context string
+		Dialog                                 []llm.Message
+		Answers                                []fuseAnswer
+	}{Persona: "你是周易专家", Question: question, Answers: answers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := make([]string, len(answers))
+	for i, a := range answers {
+		hints[i] = a.Text
+	}
+	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: p}}, Question: question, Context: hints}
+}
+
+// TestOfflineFusion: the offline model answering the fusion prompt
+// composes the answers instead of picking one: what they agree on is said
+// once with every source, where they differ the knowledge base leads and
+// each part is attributed, refusals are dropped, the model's own
+// knowledge goes unattributed.
+func TestOfflineFusion(t *testing.T) {
+	m := llm.NewOffline(llm.OfflineOptions{})
+	tests := []struct {
+		name    string
+		req     llm.Request
+		want    []string // in this order
+		exclude []string
+	}{
+		{
+			name: "agree",
+			req: fusionPrompt(t, "default", "乾卦的卦辞是什么？",
+				fuseAnswer{1, "llm", "乾卦的卦辞是“元亨利贞”。"},
+				fuseAnswer{2, "kb", "乾，元亨，利貞[1]。"},
+				fuseAnswer{3, "search", "乾：元亨利贞[2]。"}),
+			want:    []string{"乾，元亨，利貞（据知识库、网络资料）。"},
+			exclude: []string{"[1]", "[2]"},
+		},
+		{
+			name: "differ",
+			req: fusionPrompt(t, "default", "李雷的生日是哪天？",
+				fuseAnswer{1, "search", "李雷的生日是四月一日[1]。"},
+				fuseAnswer{2, "kb", "李雷的生日是三月五日[1]。"}),
+			want: []string{"李雷的生日是三月五日（据知识库）。", "李雷的生日是四月一日（据网络资料）。"},
+		},
+		{
+			name: "off the question dropped",
+			req: fusionPrompt(t, "default", "乾卦的卦辞是什么？",
+				fuseAnswer{1, "kb", "乾卦的卦辞是：乾，元亨，利貞[1]。"},
+				fuseAnswer{2, "search", "其於人也，为大腹，为乾卦[1]。"}),
+			want:    []string{"乾卦的卦辞是：乾，元亨，利貞（据知识库）。"},
+			exclude: []string{"大腹"},
+		},
+		{
+			name: "refusal dropped",
+			req: fusionPrompt(t, "default", "李雷的生日是哪天？",
+				fuseAnswer{1, "kb", "（离线抽取式模型）在已知内容中没有找到与问题相关的信息。"},
+				fuseAnswer{2, "search", "李雷的生日是四月一日[1]。"}),
+			want:    []string{"李雷的生日是四月一日（据网络资料）。"},
+			exclude: []string{"没有找到"},
+		},
+		{
+			name: "english",
+			req: fusionPrompt(t, "en", "When is Li Lei's birthday?",
+				fuseAnswer{1, "kb", "Li Lei's birthday is March 5 [1]."},
+				fuseAnswer{2, "search", "Li Lei's birthday is April 1 [2]."}),
+			want: []string{"Li Lei's birthday is March 5 (knowledge base).", "Li Lei's birthday is April 1 (web)."},
+		},
+	}
+	for _, tt := range tests {
+		resp := complete(t, m, tt.req)
+		got := resp.Text
+		at := 0
+		for _, w := range tt.want {
+			i := strings.Index(got[at:], w)
+			if i < 0 {
+				t.Errorf("%s: reply %q lacks %q (in order)", tt.name, got, w)
+				break
+			}
+			at += i + len(w)
+		}
+		for _, x := range tt.exclude {
+			if strings.Contains(got, x) {
+				t.Errorf("%s: reply %q has %q", tt.name, got, x)
+			}
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package llm_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+)
+
+// The knowledge-base answerer's context: numbered chunks under their
+// section paths (two of the traditional text, one commentary file).
+var zhouyiChunks = []string{
+	"[1] zhouyi > 《易經》第二卦坤 坤為地 坤上坤下\n《易經》第二卦坤 坤為地 坤上坤下\n坤，元亨，利牝馬之貞。君子有攸往，先迷后得主。\n《彖》曰：至哉坤元！萬物資生，乃順承天。\n《象》曰：地勢坤，君子以厚德載物。\n初六：履霜，堅冰至。\n《象》曰：履霜堅冰，陰始凝也。\n六二：直，方，大，不習無不利。",
+	"[2] zhouyi > 《易經》第四卦蒙山水蒙艮上坎下\n蒙，亨。匪我求童蒙，童蒙求我。\n《彖》曰：蒙，山下有險，險而止，蒙。\n《象》曰：山下出泉，蒙。君子以果行育德。\n初六：發蒙，利用刑人，用說桎梏，以往吝。",
+	"[3] 象传上-屯\n云雷，屯；君子以经纶。\n虽磐桓，志行正也。",
+}
+
+// TestOfflineReadsStructure: asked for a part of a hexagram or for the
+// source of a quoted phrase, the offline model answers with that part
+// (simplified question, traditional text), cites its chunk and never
+// answers with a heading.
+func TestOfflineReadsStructure(t *testing.T) {
+	m := llm.NewOffline(llm.OfflineOptions{})
+	tests := []struct{ q, want string }{
+		{"坤卦的卦辞是什么？", "坤，元亨，利牝馬之貞。君子有攸往，先迷后得主[1]。"},
+		{"坤卦的六二爻辞是什么？", "六二：直，方，大，不習無不利[1]。"},
+		{"坤卦第一爻是什么？", "初六：履霜，堅冰至[1]。"},
+		{"蒙卦的大象传是什么？", "《象》曰：山下出泉，蒙。君子以果行育德[2]。"},
+		{"坤卦的彖传是什么？", "《彖》曰：至哉坤元！萬物資生，乃順承天[1]。"},
+		{"屯卦的象传是什么？", "云雷，屯；君子以经纶[3]。"},
+		{"「利用刑人」出自哪一卦？", "「利用刑人」出自蒙卦（《易經》第四卦蒙山水蒙艮上坎下）：初六：發蒙，利用刑人，用說桎梏，以往吝[2]。"},
+		{"“履霜坚冰”出自哪里？", "「履霜坚冰」出自坤卦（《易經》第二卦坤 坤為地 坤上坤下）：初六：履霜，堅冰至[1]。"},
+		{"蒙卦是什么？", "《易經》第四卦蒙山水蒙艮上坎下\n蒙，亨。匪我求童蒙，童蒙求我[2]。"},
+		{"「潜龙勿用」出自哪一卦？", nothingZH},                                                   // not in the context: no sentence sharing 出自
+		{"利用刑人用说桎梏出自哪一卦？", "「利用刑人用说桎梏」出自蒙卦（《易經》第四卦蒙山水蒙艮上坎下）：初六：發蒙，利用刑人，用說桎梏，以往吝[2]。"}, // unquoted
+	}
+	for _, tt := range tests {
+		resp := complete(t, m, llm.Request{Question: tt.q, Context: zhouyiChunks})
+		if resp.Text != tt.want {
+			t.Errorf("%s → %q, want %q", tt.q, resp.Text, tt.want)
+		}
+	}
+}
+
+// TestOfflineCitesAndSkipsPaths: the generic reading cites the numbered
+// chunk a sentence comes from, never answers with the section path above a
+// chunk, and keeps replies short.
+func TestOfflineCitesAndSkipsPaths(t *testing.T) {
+	m := llm.NewOffline(llm.OfflineOptions{})
+	long := strings.Repeat("这是一段与问题无关的很长的说明文字，", 20)
+	ctx := []string{
+		"[1] notes > 生日\n李雷的生日是三月五日。" + long + "韩梅梅的生日是六月一日。",
+		"[2] 李雷的爱好\n李雷喜欢踢足球。",
+	}
+	for _, tt := range []struct{ q, want string }{
+		{"李雷的生日是哪天？", "李雷的生日是三月五日[1]。"},
+		{"李雷喜欢什么？", "李雷喜欢踢足球[2]。"},
+	} {
+		resp := complete(t, m, llm.Request{Question: tt.q, Context: ctx})
+		if !strings.Contains(resp.Text, tt.want) || strings.Contains(resp.Text, "notes >") || len([]rune(resp.Text)) > 200 {
+			t.Errorf("%s → %q, want it to hold %q, no path, at most 200 characters", tt.q, resp.Text, tt.want)
+		}
+	}
+}
