@@ -275,14 +275,9 @@ func TestCondenseNeededPairs(t *testing.T) {
 				t.Fatalf("%d condense calls, want 1", len(reqs)-n)
 			}
 			p := reqs[n].Messages[0].Content
-			for _, w := range c.want {
-				if !strings.Contains(p, w) {
-					t.Errorf("prompt lacks %q:\n%s", w, p)
-				}
-			}
-			for _, o := range c.omit {
-				if strings.Contains(p, o) {
-					t.Errorf("prompt holds %q, an exchange the question does not need:\n%s", o, p)
+			for i, w := range append(c.want, c.omit...) {
+				if want := i < len(c.want); strings.Contains(p, w) != want {
+					t.Errorf("prompt holds %q: %v, want %v:\n%s", w, !want, want, p)
 				}
 			}
 		})
