@@ -71,6 +71,8 @@ const (
 type costMeter struct {
 	mu     sync.Mutex
 	counts map[string]*costCount
+	// show, when set, receives every prompt with its kind (-show-prompts).
+	show io.Writer
 }
 
 // costCount is what one kind of call cost.
@@ -116,6 +118,12 @@ func (m *costMeter) reply(req openai.ChatCompletionRequest) llmtest.Reply {
 	c.Calls++
 	c.Prompt += prompt
 	c.Completion += llm.Estimate(text)
+	if m.show != nil {
+		fmt.Fprintf(m.show, "=== %s call, %d prompt tokens\n", kind, prompt)
+		for _, msg := range req.Messages {
+			fmt.Fprintf(m.show, "--- %s (%d)\n%s\n", msg.Role, llm.Estimate(msg.Content), msg.Content)
+		}
+	}
 	m.mu.Unlock()
 	return llmtest.Reply{Text: text}
 }
@@ -158,6 +166,7 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Usage = func() { fmt.Fprint(stderr, evalCostUsage, "\nFlags:\n"); fs.PrintDefaults() }
 	turns := fs.Int("turns", len(costScript), "turns of the script to ask (at most 10)")
 	jsonOut := fs.Bool("json", false, "print the figures as JSON")
+	show := fs.Bool("show-prompts", false, "write every prompt the test model sees to stderr")
 	evidence := fs.Int("evidence-tokens", -1, "mix.evidence_tokens for the run (-1: the default; 0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -178,6 +187,10 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{"mix context", "/chat/mix_chat", "context"},
 	} {
 		meter := &costMeter{counts: map[string]*costCount{}}
+		if *show {
+			meter.show = stderr
+			fmt.Fprintf(stderr, "##### %s\n", w.name)
+		}
 		up := llmtest.NewServer(tb, llmtest.WithHandler(meter.reply), llmtest.WithoutRecording())
 		a, err := startDemoApp(ctx, filepath.Join(dir, strings.ReplaceAll(w.name, " ", "-")), up.URL(), "", func(c *config.Config) {
 			if *evidence >= 0 {

@@ -33,3 +33,28 @@ func TestEvalCost(t *testing.T) {
 		t.Errorf("prompt tokens per turn: chat %.0f, answers %.0f, context %.0f", chat.PromptPerTurn, answers.PromptPerTurn, ctx.PromptPerTurn)
 	}
 }
+
+// TestEvalCostTargets asks the whole script and holds mix_chat to issue
+// 15's budget: prompt tokens per turn at most 2.5× the plain chat's in
+// answers mode and 1.5× in context mode.
+func TestEvalCostTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the ten-turn script three ways")
+	}
+	var out, errOut bytes.Buffer
+	if err := runEvalCost(context.Background(), []string{"-json"}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	var runs []costRun
+	if err := json.Unmarshal(out.Bytes(), &runs); err != nil || len(runs) != 3 {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	for _, c := range []struct {
+		run   costRun
+		limit float64
+	}{{runs[1], 2.5}, {runs[2], 1.5}} {
+		if c.run.PromptVsChat > c.limit {
+			t.Errorf("%s: %.2f× the plain chat's prompt tokens, want at most %.1f× (by kind: %+v)", c.run.Name, c.run.PromptVsChat, c.limit, c.run.ByKind)
+		}
+	}
+}

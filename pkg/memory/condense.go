@@ -68,8 +68,9 @@ func (m *Manager) CondenseUsage(ctx context.Context, history []llm.Message, ques
 //
 // The context it returns starts with the memory messages of history (the
 // system messages a recall put there: the user's long-term memory, the
-// summary, known facts), so a prompt that shows the context in place of
-// the conversation keeps them; Memory holds them alone.
+// summary, known facts — not the earlier exchanges it quoted verbatim),
+// so a prompt that shows the context in place of the conversation keeps
+// them; Memory holds them alone.
 func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, question string) (Condensed, error) {
 	question = strings.TrimSpace(question)
 	lines := m.lastPairs(history)
@@ -80,6 +81,7 @@ func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, q
 		return Condensed{Standalone: question, Skipped: true, Reason: ReasonSelfContained}, nil
 	}
 	mem := memoryContext(history)
+	lines = neededPairs(lines)
 	if !m.generative() {
 		return withMemory(m.extractiveCondense(history, lines, question), mem), nil
 	}
@@ -119,17 +121,27 @@ func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, q
 const ReasonMalformed = "malformed rewrite discarded"
 
 // memoryContext joins the system messages of history: what memory put
-// before the conversation.
+// before the conversation (the user's long-term memory, the summary,
+// known facts), except the earlier exchanges it quoted word for word:
+// the rewrite has resolved what the question takes from the
+// conversation, and a prompt showing the context would otherwise repeat
+// them on every turn.
 func memoryContext(history []llm.Message) string {
 	var out []string
 	for _, h := range history {
 		if h.Role == llm.RoleSystem {
-			if c := strings.TrimSpace(h.Content); c != "" {
+			if c := strings.TrimSpace(h.Content); c != "" && !isExcerpts(c) {
 				out = append(out, c)
 			}
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// isExcerpts reports whether a memory message is the earlier exchanges
+// quoted verbatim (its heading is labels.excerpts).
+func isExcerpts(msg string) bool {
+	return strings.HasPrefix(msg, labelsEN.excerpts) || strings.HasPrefix(msg, labelsZH.excerpts)
 }
 
 // withMemory puts mem before c's context.
@@ -204,6 +216,21 @@ func (m *Manager) lastPairs(history []llm.Message) []line {
 	return ls
 }
 
+// neededPairs drops from lines (whole exchanges, oldest first) the
+// exchanges before the latest question that stood on its own: the
+// referents of a follow-up are named there or after it, so the rewrite
+// reads only that stretch of the conversation ("那九二呢？" after
+// "它的初九爻辞…" after "乾卦的卦辞…" reads all three; after a question
+// naming its subject, that exchange alone).
+func neededPairs(lines []line) []line {
+	for i := len(lines) - 1; i > 0; i-- {
+		if lines[i].role == llm.RoleUser && !dependsOnHistory(lines[i].text) {
+			return lines[i:]
+		}
+	}
+	return lines
+}
+
 // Words that make a question lean on what was said before: pronouns,
 // demonstratives and references ("their", "that one", "the former",
 // "它", "这个", "上面"), conjunctions opening a follow-up ("and", "what
@@ -212,7 +239,10 @@ func (m *Manager) lastPairs(history []llm.Message) []line {
 var (
 	referenceWords = map[string]bool{}
 	followUpStarts = []string{"and ", "but ", "so ", "also ", "what about", "how about", "and?", "then ", "why?", "why not", "same ", "or "}
-	zhReferences   = []string{"它", "他", "她", "这", "那", "其", "该", "此", "上述", "上面", "前者", "后者", "刚才", "之前", "以上", "还有", "另外", "再", "也", "呢", "继续", "然后", "我们", "咱", "我"}
+	// zhNonReferences are common words holding a reference character
+	// that refer to nothing ("应该" is "should", not "该").
+	zhNonReferences = []string{"应该", "该当", "其实", "尤其", "极其", "也许"}
+	zhReferences    = []string{"它", "他", "她", "这", "那", "其", "该", "此", "上述", "上面", "前者", "后者", "刚才", "之前", "以上", "还有", "另外", "再", "也", "呢", "继续", "然后", "我们", "咱", "我"}
 )
 
 func init() {
@@ -248,6 +278,9 @@ func dependsOnHistory(question string) bool {
 		}
 	}
 	if cjk > 0 {
+		for _, w := range zhNonReferences {
+			q = strings.ReplaceAll(q, w, "")
+		}
 		for _, z := range zhReferences {
 			if strings.Contains(q, z) {
 				return true

@@ -118,7 +118,8 @@ func TestCondenseOffline(t *testing.T) {
 	}
 }
 
-// TestCondenseLastPairs: at most Condense.MaxPairs pairs are read.
+// TestCondenseLastPairs: at most Condense.MaxPairs pairs are read (each
+// question a follow-up, so none of them makes the older ones unneeded).
 func TestCondenseLastPairs(t *testing.T) {
 	ctx := context.Background()
 	srv := llmtest.NewServer(t)
@@ -126,7 +127,7 @@ func TestCondenseLastPairs(t *testing.T) {
 	m := newManager(t, store, func(c *memory.Config) { c.Condense.MaxPairs = 2 }, memory.Options{Model: modelOf(srv)})
 	var h []llm.Message
 	for _, s := range []string{"one", "two", "three"} {
-		h = append(h, llm.Message{Role: llm.RoleUser, Content: "question " + s}, llm.Message{Role: llm.RoleAssistant, Content: "answer " + s})
+		h = append(h, llm.Message{Role: llm.RoleUser, Content: "and question " + s + "?"}, llm.Message{Role: llm.RoleAssistant, Content: "answer " + s})
 	}
 	h = append([]llm.Message{{Role: llm.RoleSystem, Content: "system note"}}, h...)
 	srv.Script(llmtest.Reply{Text: "FACTS:\n- none\nQUESTION: What about question three?"})
@@ -201,7 +202,8 @@ func TestCondenseModelMalformed(t *testing.T) {
 
 // TestCondenseKeepsMemory: after a rewrite the context still holds what
 // memory put before the conversation (the user's long-term memory, the
-// summary), with the model and offline.
+// summary), with the model and offline, but not the earlier exchanges
+// memory quoted word for word.
 func TestCondenseKeepsMemory(t *testing.T) {
 	ctx := context.Background()
 	srv := llmtest.NewServer(t)
@@ -209,6 +211,7 @@ func TestCondenseKeepsMemory(t *testing.T) {
 	history := append([]llm.Message{
 		{Role: llm.RoleSystem, Content: "关于用户，你已知道：\n- 用户住在北京"},
 		{Role: llm.RoleSystem, Content: "此前对话的摘要：\nHuman: 我在学周易。"},
+		{Role: llm.RoleSystem, Content: "本次对话中较早的相关内容：\n[1 Jan 2026]\nHuman: 乾卦是第几卦？\nAI: 第一卦。"},
 	}, []llm.Message{{Role: llm.RoleUser, Content: "什么是太极？"}, {Role: llm.RoleAssistant, Content: "太极是万物的本原。"}}...)
 	for _, model := range []llm.Model{modelOf(srv), llm.NewOffline(llm.OfflineOptions{})} {
 		m := newManager(t, store, nil, memory.Options{Model: model})
@@ -228,5 +231,59 @@ func TestCondenseKeepsMemory(t *testing.T) {
 		if !strings.Contains(c.Memory, "用户住在北京") || strings.Contains(c.Memory, "万物") {
 			t.Errorf("memory = %q, want the system messages only", c.Memory)
 		}
+		if strings.Contains(c.Context, "第几卦") {
+			t.Errorf("context %q repeats the quoted earlier exchanges", c.Context)
+		}
+	}
+}
+
+// TestCondenseNeededPairs: the rewrite reads the exchanges back to the
+// latest question that named its subject, and a question whose reference
+// characters are inside ordinary words ("应该") is not rewritten.
+func TestCondenseNeededPairs(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	store := openSQLite(t, ":memory:")
+	m := newManager(t, store, nil, memory.Options{Model: modelOf(srv)})
+	pair := func(q, a string) []llm.Message {
+		return []llm.Message{{Role: llm.RoleUser, Content: q}, {Role: llm.RoleAssistant, Content: a}}
+	}
+	cases := []struct {
+		name       string
+		history    [][]llm.Message
+		question   string
+		want, omit []string
+	}{
+		{"after a named subject", [][]llm.Message{pair("乾卦的卦辞是什么？", "元亨利贞。"), pair("屯卦讲的是什么？", "万物始生之难。")},
+			"它和蒙卦是什么关系？", []string{"屯卦讲的是什么", "万物始生之难"}, []string{"乾卦", "元亨利贞"}},
+		{"a chain of follow-ups", [][]llm.Message{pair("坤卦的卦辞是什么？", "元亨，利牝马之贞。"), pair("乾卦的卦辞是什么？", "元亨利贞。"), pair("它的初九呢？", "潜龙勿用。")},
+			"那九二呢？", []string{"乾卦的卦辞", "它的初九呢", "潜龙勿用"}, []string{"坤卦"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var h []llm.Message
+			for _, p := range c.history {
+				h = append(h, p...)
+			}
+			n := len(srv.Requests())
+			srv.Script(llmtest.Reply{Text: "FACTS:\n- none\nQUESTION: 乾卦的九二爻辞是什么？"})
+			if _, err := m.CondenseQuestion(ctx, h, c.question); err != nil {
+				t.Fatal(err)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != n+1 {
+				t.Fatalf("%d condense calls, want 1", len(reqs)-n)
+			}
+			p := reqs[n].Messages[0].Content
+			for i, w := range append(c.want, c.omit...) {
+				if want := i < len(c.want); strings.Contains(p, w) != want {
+					t.Errorf("prompt holds %q: %v, want %v:\n%s", w, !want, want, p)
+				}
+			}
+		})
+	}
+	c, err := m.CondenseQuestion(ctx, pair("屯卦讲的是什么？", "万物始生之难。"), "学习周易应该从哪里入手？")
+	if err != nil || !c.Skipped || c.Reason != memory.ReasonSelfContained {
+		t.Errorf("condense of a self-contained question = %+v, %v; want skipped", c, err)
 	}
 }

@@ -96,8 +96,8 @@ func (t Timeouts) For(name string) time.Duration {
 }
 
 // DefaultEvidenceTokens is the default evidence budget of a prompt: about
-// three passages of 150 Chinese characters or 100 English words.
-const DefaultEvidenceTokens = 450
+// three passages of 130 Chinese characters or 90 English words.
+const DefaultEvidenceTokens = 400
 
 // DefaultConfig returns the defaults: all three answerers, fused answers,
 // the Zhouyi persona.

@@ -479,7 +479,7 @@ func TestMixFollowUp(t *testing.T) {
 		t.Errorf("standalone events = %+v", evs)
 	}
 	prompt := model.requests()[0].Messages[0].Content
-	if !strings.Contains(prompt, "它的卦辞是什么？") || !strings.Contains(prompt, "完整意思是：乾卦的卦辞是什么？") || !strings.Contains(prompt, "用户在问乾卦。") {
+	if !strings.Contains(prompt, "它的卦辞是什么？") || !strings.Contains(prompt, "即：乾卦的卦辞是什么？") || !strings.Contains(prompt, "用户在问乾卦。") {
 		t.Errorf("fusion prompt lacks the question, its rewrite or the context:\n%s", prompt)
 	}
 	if got := res.Record()["standalone"]; got != "乾卦的卦辞是什么？" {

@@ -183,7 +183,7 @@ type PromptData struct {
 	Question string
 	Engine   string
 	Docs     []Doc  // numbered from 1
-	Context  string // the docs as one text: "[N] title\nurl\ntext", blank-line separated
+	Context  string // the docs as one text: "[N] title\nurl\ntext", blank-line separated (no local file links)
 }
 
 // Prompt renders the search_engine_chat template name ("" means default)
@@ -194,7 +194,11 @@ func Prompt(name, engine, question string, docs []Doc) (string, error) {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "[%d] %s\n%s\n%s", d.N, d.Title, displayURL(d.URL), d.Text)
+		fmt.Fprintf(&b, "[%d] %s\n", d.N, d.Title)
+		if u := displayURL(d.URL); !isLocalURL(u) {
+			b.WriteString(u + "\n")
+		}
+		b.WriteString(strings.TrimPrefix(d.Text, d.Title+"\n"))
 	}
 	return prompts.Render(PromptGroup, name, PromptData{Question: question, Engine: engine, Docs: docs, Context: b.String()})
 }
@@ -223,6 +227,12 @@ func citeSentences(t string, n int) []string {
 		}
 	}
 	return out
+}
+
+// isLocalURL reports whether u links a local file: not shown to a prompt
+// (the title names the document; the docs event gives clients the link).
+func isLocalURL(u string) bool {
+	return strings.HasPrefix(u, "local:") || strings.HasPrefix(u, "file:")
 }
 
 // displayURL is u with its percent-escapes decoded when they decode to

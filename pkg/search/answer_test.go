@@ -145,7 +145,10 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 	if strings.Contains(prompt, cfg.Local.Dir) || strings.Contains(a.Sources[0].URL, cfg.Local.Dir) {
 		t.Errorf("the local folder's absolute path %s reaches the prompt or the sources", cfg.Local.Dir)
 	}
-	for _, want := range []string{"[1] 系辞上-十一\nlocal:", "是故易有太极", "<问题>太极生什么？</问题>", "[n]"} {
+	if strings.Contains(prompt, "local:") {
+		t.Errorf("a local file link reaches the prompt:\n%s", prompt)
+	}
+	for _, want := range []string{"[1] 系辞上-十一\n是故易有太极", "<问题>太极生什么？</问题>", "[n]"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, prompt)
 		}
