@@ -2,6 +2,7 @@ package memory
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -172,4 +173,15 @@ func truncateRunes(s string, n int) string {
 	}
 	rs := []rune(s)
 	return strings.TrimSpace(string(rs[:n])) + "…"
+}
+
+// withPairs appends to terms each pair of adjacent terms ("pride parade"
+// → "pride parade" as one term), so a message that has the question's
+// words side by side outranks one that has them apart.
+func withPairs(terms []string) []string {
+	out := slices.Clip(terms)
+	for i := 1; i < len(terms); i++ {
+		out = append(out, terms[i-1]+" "+terms[i])
+	}
+	return out
 }
