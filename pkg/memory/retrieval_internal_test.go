@@ -80,3 +80,65 @@ func TestWhenQuestionPrefersTimedMessages(t *testing.T) {
 		t.Errorf("when question: top turn %d, want 2 (says when)", got)
 	}
 }
+
+func TestProperNouns(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want []string
+	}{
+		{"Took a short trip last week to Rome to clear my mind.", []string{"rome"}},
+		{"I met Anna's sister. She lives in Paris, France!", []string{"anna", "paris", "france"}},
+		{"Hey! I'm fine. I've been busy.", nil},
+		{"Thanks Caroline, I really appreciate it.", []string{"caroline"}},
+		{"我去了北京。", nil},
+	} {
+		if got := properNouns(tt.s); !slices.Equal(got, tt.want) {
+			t.Errorf("properNouns(%q) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestQuestionShapes(t *testing.T) {
+	for _, tt := range []struct {
+		q           string
+		name, count bool
+	}{
+		{"Where did Caroline move from?", true, false},
+		{"Who supports Caroline?", true, false},
+		{"Which cities has Jon visited?", true, false},
+		{"In what country did Jolene buy her snake?", true, false},
+		{"How many children does Melanie have?", false, true},
+		{"How often does Sam get checkups?", false, true},
+		{"What did Melanie paint?", false, false},
+	} {
+		if got := reAsksName.MatchString(tt.q); got != tt.name {
+			t.Errorf("reAsksName(%q) = %v, want %v", tt.q, got, tt.name)
+		}
+		if got := reAsksCount.MatchString(tt.q); got != tt.count {
+			t.Errorf("reAsksCount(%q) = %v, want %v", tt.q, got, tt.count)
+		}
+	}
+}
+
+// TestWhereQuestionPrefersNames: of two messages that match a question
+// asking where equally, the one naming a place ranks first, and the
+// speakers' own names do not count as one.
+func TestWhereQuestionPrefersNames(t *testing.T) {
+	x := newTurnIndex(nil, 64, 0, func(s string) int { return len(s) / 4 })
+	speaker := func(s string) Metadata { return Metadata{Extra: map[string]any{SpeakerKey: s}} }
+	x.add([]Turn{
+		{ID: 1, Question: Message{Role: "user", Content: "Thanks Jon, the trip was great.", Timestamp: 1000, Metadata: speaker("Gina")}},
+		{ID: 2, Question: Message{Role: "user", Content: "The trip was great, we loved every day of it in Rome.", Timestamp: 2000, Metadata: speaker("Gina")},
+			Answer: Message{Role: "assistant", Content: "Sounds lovely, Gina!", Timestamp: 2001, Metadata: speaker("Jon")}},
+	})
+	top := func(q string) int64 {
+		rs, _ := x.rank(t.Context(), q, 0, 0, time.UTC)
+		return rs[0].doc.turn
+	}
+	if got := top("What was the trip like?"); got != 1 {
+		t.Errorf("lexical question: top turn %d, want 1 (the shorter match)", got)
+	}
+	if got := top("Where was the trip?"); got != 2 {
+		t.Errorf("where question: top turn %d, want 2 (names a place)", got)
+	}
+}

@@ -185,3 +185,34 @@ func withPairs(terms []string) []string {
 	}
 	return out
 }
+
+// properNouns returns, lower-cased, the capitalised words of an English
+// message that do not start a sentence ("we went to Rome with Anna" →
+// rome, anna), leaving out I and its contractions: the names a question
+// asking where, who or which is after.
+func properNouns(s string) []string {
+	var out []string
+	start := true // at the start of a sentence
+	for i, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }) {
+		core := strings.TrimLeft(w, `"'“‘([`)
+		if r, _ := utf8.DecodeRuneInString(core); !start && i > 0 && unicode.IsUpper(r) {
+			word := strings.ToLower(strings.TrimRight(core, `.,!?;:"'”’)]`))
+			word = strings.TrimSuffix(strings.TrimSuffix(word, "'s"), "’s")
+			if word != "i" && !strings.HasPrefix(word, "i'") && !strings.HasPrefix(word, "i’") && word != "" {
+				out = append(out, word)
+			}
+		}
+		start = strings.ContainsAny(w[len(w)-1:], ".!?:")
+	}
+	return out
+}
+
+// numberWord matches a count in a message ("3", "two", "twice").
+var numberWord = regexp.MustCompile(`(?i)\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twice|once|several|couple)\b|[一二两三四五六七八九十几]+\s*[个次年只位本]`)
+
+// reAsksName matches questions asking for a place, person or named thing
+// ("Where…", "Who…", "Which city…").
+var reAsksName = regexp.MustCompile(`(?i)^\s*(?:where|who|whom|whose|which)\b|(?:^|\s)(?:in|at|to|from) (?:what|which) (?:city|country|state|place|town)\b`)
+
+// reAsksCount matches questions asking how many or how often.
+var reAsksCount = regexp.MustCompile(`(?i)^\s*how (?:many|often|much)\b|多少|几次|几个`)
