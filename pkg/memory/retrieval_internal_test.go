@@ -142,3 +142,9 @@ func TestWhereQuestionPrefersNames(t *testing.T) {
 		t.Errorf("where question: top turn %d, want 2 (names a place)", got)
 	}
 }
+
+func TestDocTermsShorthand(t *testing.T) {
+	if got, want := docTerms("my fav pics of my gf"), docTerms("my favorite pictures of my girlfriend"); !slices.Equal(got, want) {
+		t.Errorf("docTerms(shorthand) = %q, want %q", got, want)
+	}
+}

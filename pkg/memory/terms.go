@@ -17,12 +17,35 @@ import (
 var possessive = regexp.MustCompile(`([\p{L}\p{N}])['’]s\b`)
 
 // docTerms returns the index terms of a message: text.Terms after dropping
-// possessive 's, so "Caroline's" matches "Caroline".
+// possessive 's, so "Caroline's" matches "Caroline", with chat
+// shorthand spelled out ("fav" is "favorite").
 func docTerms(s string) []string {
 	if strings.Contains(s, "'s") || strings.Contains(s, "’s") {
 		s = possessive.ReplaceAllString(s, "$1")
 	}
-	return text.Terms(s)
+	ts := text.Terms(s)
+	for i, t := range ts {
+		if full, ok := shorthand[t]; ok {
+			ts[i] = full
+		}
+	}
+	return ts
+}
+
+// shorthand maps the terms of common English chat shorthand to those of
+// the words they stand for.
+var shorthand = map[string]string{}
+
+func init() {
+	for _, p := range [][2]string{{"fav", "favorite"}, {"fave", "favorite"}, {"favs", "favorites"}, {"gf", "girlfriend"},
+		{"bf", "boyfriend"}, {"bday", "birthday"}, {"biz", "business"}, {"convo", "conversation"}, {"vacay", "vacation"},
+		{"pic", "picture"}, {"pics", "pictures"}, {"bro", "brother"}, {"sis", "sister"}, {"thx", "thanks"},
+		{"info", "information"}, {"approx", "approximately"}, {"hubby", "husband"}, {"kiddos", "kids"}, {"doc", "doctor"}} {
+		short, full := text.Terms(p[0]), text.Terms(p[1])
+		if len(short) == 1 && len(full) == 1 && short[0] != full[0] {
+			shorthand[short[0]] = full[0]
+		}
+	}
 }
 
 // questionStop are words that say a sentence is a question, or refer to the
