@@ -130,8 +130,12 @@ func runEvalLoCoMo(ctx context.Context, args []string, stdout, stderr io.Writer)
 	tokenizer := fs.String("tokenizer", "gpt-4o", "model whose tokenizer counts tokens (o200k_base for gpt-4o; other names: estimate)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	limit := fs.Int("conversations", 0, "evaluate only the first N conversations (0 = all)")
+	skip := fs.Int("skip", 0, "leave out the first N conversations (with --conversations 5: one half, --skip 5 the other)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *skip < 0 || *limit < 0 {
+		return fmt.Errorf("eval locomo: --skip and --conversations must not be negative (got %d, %d)", *skip, *limit)
 	}
 	if *k <= 0 || *budget < 100 {
 		return fmt.Errorf("eval locomo: --k must be positive and --budget at least 100 (got %d, %d)", *k, *budget)
@@ -144,7 +148,7 @@ func runEvalLoCoMo(ctx context.Context, args []string, stdout, stderr io.Writer)
 		strategies = strings.Split(*strategy, ",")
 	}
 	start := time.Now()
-	convs, stats, err := loadLoCoMo(*data, *limit)
+	convs, stats, err := loadLoCoMo(*data, *skip, *limit)
 	if err != nil {
 		return err
 	}
@@ -388,9 +392,9 @@ func locomoID(m []string) string {
 	return fmt.Sprintf("D%d:%d", sess, turn)
 }
 
-// loadLoCoMo reads locomo10.json into conversations ready to store.
-// limit > 0 keeps the first limit conversations.
-func loadLoCoMo(path string, limit int) ([]*locomoConv, locomoStats, error) {
+// loadLoCoMo reads locomo10.json into conversations ready to store,
+// leaving out the first skip; limit > 0 keeps the first limit of the rest.
+func loadLoCoMo(path string, skip, limit int) ([]*locomoConv, locomoStats, error) {
 	var st locomoStats
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -400,6 +404,7 @@ func loadLoCoMo(path string, limit int) ([]*locomoConv, locomoStats, error) {
 	if err := json.Unmarshal(b, &samples); err != nil {
 		return nil, st, fmt.Errorf("eval locomo: %s: %w", path, err)
 	}
+	samples = samples[min(skip, len(samples)):]
 	if limit > 0 && limit < len(samples) {
 		samples = samples[:limit]
 	}

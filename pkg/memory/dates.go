@@ -132,3 +132,18 @@ func questionDates(q string, now time.Time, loc *time.Location) (dateSpan, bool)
 	}
 	return dateSpan{}, false
 }
+
+// Time words of a message ("yesterday", "last Friday", "3 years ago", "in
+// May", "下周"): a message that places something in time is what a
+// question asking when needs.
+var reTimeWords = regexp.MustCompile(`(?i)\b(?:yesterday|today|tonight|tomorrow|recently|ago|lately|since|(?:last|next|this|past|coming|previous|that)\s+(?:week|weekend|month|year|night|morning|evening|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|` + monthAlt + `|(?:19|20)\d\d|(?:\d+|a|one|two|three|four|five|six|few|couple of)\s+(?:years?|months?|weeks?|days?)|the other day)\b|昨天|今天|明天|前天|上周|下周|上个月|下个月|去年|今年|明年|周末|星期|礼拜|\d+\s*[年月日号]`)
+
+// reAsksWhen matches questions that ask for a time ("When did…", "How
+// long…", "What year…", "什么时候").
+var reAsksWhen = regexp.MustCompile(`(?i)^\s*(?:when\b|how long\b|how many (?:years|months|weeks|days)\b|(?:what|which) (?:year|month|day|date|time|week|weekend)\b)|什么时候|哪一?年|哪一?天|几月|多久|多长时间`)
+
+// hasTimeWords reports whether a message places something in time.
+func hasTimeWords(s string) bool { return reTimeWords.MatchString(s) }
+
+// asksWhen reports whether a question asks for a time.
+func asksWhen(q string) bool { return reAsksWhen.MatchString(q) }

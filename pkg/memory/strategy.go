@@ -342,7 +342,7 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 		n := d.tokens
 		day := m.day(d.at)
 		if day != "" && !days[day] {
-			n += dayHeadingTokens
+			n += m.count("["+day+"]") + 1
 		}
 		if used+n > budget {
 			if budget-used < 8 {
@@ -365,10 +365,6 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	s := m.renderExcerpts(lb.excerpts, chosen)
 	return []llm.Message{{Role: llm.RoleSystem, Content: s}}, used
 }
-
-// dayHeadingTokens bounds the tokens of a "[2 Jan 2006]" heading and its
-// line break in the tokenizers mixchat knows (estimate, cl100k, o200k).
-const dayHeadingTokens = 9
 
 // day formats t's date for headings ("" for an unset time).
 func (m *Manager) day(t time.Time) string {

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,12 +17,35 @@ import (
 var possessive = regexp.MustCompile(`([\p{L}\p{N}])['’]s\b`)
 
 // docTerms returns the index terms of a message: text.Terms after dropping
-// possessive 's, so "Caroline's" matches "Caroline".
+// possessive 's, so "Caroline's" matches "Caroline", with chat
+// shorthand spelled out ("fav" is "favorite").
 func docTerms(s string) []string {
 	if strings.Contains(s, "'s") || strings.Contains(s, "’s") {
 		s = possessive.ReplaceAllString(s, "$1")
 	}
-	return text.Terms(s)
+	ts := text.Terms(s)
+	for i, t := range ts {
+		if full, ok := shorthand[t]; ok {
+			ts[i] = full
+		}
+	}
+	return ts
+}
+
+// shorthand maps the terms of common English chat shorthand to those of
+// the words they stand for.
+var shorthand = map[string]string{}
+
+func init() {
+	for _, p := range [][2]string{{"fav", "favorite"}, {"fave", "favorite"}, {"favs", "favorites"}, {"gf", "girlfriend"},
+		{"bf", "boyfriend"}, {"bday", "birthday"}, {"biz", "business"}, {"convo", "conversation"}, {"vacay", "vacation"},
+		{"pic", "picture"}, {"pics", "pictures"}, {"bro", "brother"}, {"sis", "sister"}, {"thx", "thanks"},
+		{"info", "information"}, {"approx", "approximately"}, {"hubby", "husband"}, {"kiddos", "kids"}, {"doc", "doctor"}} {
+		short, full := text.Terms(p[0]), text.Terms(p[1])
+		if len(short) == 1 && len(full) == 1 && short[0] != full[0] {
+			shorthand[short[0]] = full[0]
+		}
+	}
 }
 
 // questionStop are words that say a sentence is a question, or refer to the
@@ -173,3 +197,45 @@ func truncateRunes(s string, n int) string {
 	rs := []rune(s)
 	return strings.TrimSpace(string(rs[:n])) + "…"
 }
+
+// withPairs appends to terms each pair of adjacent terms ("pride parade"
+// → "pride parade" as one term), so a message that has the question's
+// words side by side outranks one that has them apart.
+func withPairs(terms []string) []string {
+	out := slices.Clip(terms)
+	for i := 1; i < len(terms); i++ {
+		out = append(out, terms[i-1]+" "+terms[i])
+	}
+	return out
+}
+
+// properNouns returns, lower-cased, the capitalised words of an English
+// message that do not start a sentence ("we went to Rome with Anna" →
+// rome, anna), leaving out I and its contractions: the names a question
+// asking where, who or which is after.
+func properNouns(s string) []string {
+	var out []string
+	start := true // at the start of a sentence
+	for i, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }) {
+		core := strings.TrimLeft(w, `"'“‘([`)
+		if r, _ := utf8.DecodeRuneInString(core); !start && i > 0 && unicode.IsUpper(r) {
+			word := strings.ToLower(strings.TrimRight(core, `.,!?;:"'”’)]`))
+			word = strings.TrimSuffix(strings.TrimSuffix(word, "'s"), "’s")
+			if word != "i" && !strings.HasPrefix(word, "i'") && !strings.HasPrefix(word, "i’") && word != "" {
+				out = append(out, word)
+			}
+		}
+		start = strings.ContainsAny(w[len(w)-1:], ".!?:")
+	}
+	return out
+}
+
+// numberWord matches a count in a message ("3", "two", "twice").
+var numberWord = regexp.MustCompile(`(?i)\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twice|once|several|couple)\b|[一二两三四五六七八九十几]+\s*[个次年只位本]`)
+
+// reAsksName matches questions asking for a place, person or named thing
+// ("Where…", "Who…", "Which city…").
+var reAsksName = regexp.MustCompile(`(?i)^\s*(?:where|who|whom|whose|which)\b|(?:^|\s)(?:in|at|to|from) (?:what|which) (?:city|country|state|place|town)\b`)
+
+// reAsksCount matches questions asking how many or how often.
+var reAsksCount = regexp.MustCompile(`(?i)^\s*how (?:many|often|much)\b|多少|几次|几个`)
