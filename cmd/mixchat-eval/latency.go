@@ -389,18 +389,9 @@ type evalRun struct {
 func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun, error) {
 	body := map[string]any{"query": "乾卦是什么意思？", "conversation_id": conversation, "stream": true, "fusion": fusion}
 	start := time.Now()
-	type mixEvent struct {
-		Type    string             `json:"type"`
-		State   string             `json:"state"`
-		Ms      float64            `json:"ms"`
-		Error   string             `json:"error"`
-		Usage   *llm.Usage         `json:"usage"`
-		Timings map[string]float64 `json:"timings"`
-	}
 	var run evalRun
 	var slowest float64
-	var done bool
-	err := streamEvents(ctx, a.client, a.base+"/chat/mix_chat", "mix_chat", body, func(ev mixEvent) (bool, error) {
+	done, err := streamMix(ctx, a.client, a.base, body, func(ev mixStreamEvent) error {
 		switch ev.Type {
 		case "answer_delta":
 			if run.firstText == 0 {
@@ -418,28 +409,18 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 				slowest = max(slowest, ev.Ms)
 				run.calls++
 			}
-		case "error":
-			return true, fmt.Errorf("mix_chat: %s", ev.Error)
-		case "done":
-			if ev.Error != "" {
-				return true, fmt.Errorf("mix_chat: %s", ev.Error)
-			}
-			done = true
-			if ev.Usage != nil {
-				run.tokens = ev.Usage.TotalTokens
-			}
-			run.slowest = time.Duration(slowest * float64(time.Millisecond))
-			run.bound = run.slowest + time.Duration(ev.Timings["fusion_ms"]*float64(time.Millisecond))
 		}
-		return false, nil
+		return nil
 	})
 	if err != nil {
 		return run, err
 	}
 	run.wall = time.Since(start)
-	if !done {
-		return run, errors.New("mix_chat: stream ended without a done event")
+	if done.Usage != nil {
+		run.tokens = done.Usage.TotalTokens
 	}
+	run.slowest = time.Duration(slowest * float64(time.Millisecond))
+	run.bound = run.slowest + time.Duration(done.Timings["fusion_ms"]*float64(time.Millisecond))
 	if fusion == "context" {
 		run.calls = 1 // retrieval makes no model call
 	} else {
