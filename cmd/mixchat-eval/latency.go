@@ -322,13 +322,7 @@ type evalAnswerer struct {
 
 func (a evalAnswerer) Answer(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + a.from + "] " + q.Retrieval()}}}
-	var resp llm.Response
-	var err error
-	if fn != nil {
-		resp, err = a.models.Stream(ctx, req, fn)
-	} else {
-		resp, err = a.models.Complete(ctx, req)
-	}
+	resp, err := llm.Generate(ctx, a.models, req, fn)
 	srcs, _ := a.Retrieve(ctx, q)
 	return mix.Answer{From: a.from, Text: resp.Text, Sources: srcs, Response: resp}, err
 }

@@ -87,12 +87,7 @@ func (u *mixUpstream) answerer(models llm.Models, from string, srcs ...mix.Sourc
 			return mix.Answer{}, err
 		}
 		req := llm.Request{Model: name, Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + from + "] " + q.Retrieval()}}}
-		var resp llm.Response
-		if fn != nil {
-			resp, err = m.Stream(ctx, req, fn)
-		} else {
-			resp, err = m.Complete(ctx, req)
-		}
+		resp, err := llm.Generate(ctx, m, req, fn)
 		return mix.Answer{From: from, Text: resp.Text, Sources: srcs, Response: resp}, err
 	})
 }
