@@ -18,6 +18,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/mixchat/mixchat/internal/leaktest"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
@@ -360,19 +361,7 @@ func TestMixChatClientDisconnect(t *testing.T) {
 	if up.Cancelled() < 1 {
 		t.Errorf("the fusion call was not cancelled mixUpstream (cancelled: %d)", up.Cancelled())
 	}
-	waitMixGoroutines(t, before)
-}
-
-func waitMixGoroutines(t *testing.T, want int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > want {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d (leak):\n%s", runtime.NumGoroutine(), want, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	leaktest.Wait(t, before)
 }
 
 // TestMixChatFollowUp checks that the second question of a conversation is
