@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mixchat/mixchat/internal/evalqa"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
@@ -466,18 +467,7 @@ func runEvalCMRC(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("eval cmrc: --data: %w", err)
 	}
-	var squad struct {
-		Data []struct {
-			Paragraphs []struct {
-				ID      string `json:"id"`
-				Context string `json:"context"`
-				QAs     []struct {
-					ID       string `json:"id"`
-					Question string `json:"question"`
-				} `json:"qas"`
-			} `json:"paragraphs"`
-		} `json:"data"`
-	}
+	var squad evalqa.SQuAD
 	if err := json.Unmarshal(raw, &squad); err != nil {
 		return fmt.Errorf("eval cmrc: %s: not SQuAD-format JSON: %w", *data, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -161,9 +159,7 @@ type costRun struct {
 }
 
 func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval cost", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, evalCostUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	fs := evalFlags("eval cost", evalCostUsage, stderr)
 	turns := fs.Int("turns", len(costScript), "turns of the script to ask (at most 10)")
 	jsonOut := fs.Bool("json", false, "print the figures as JSON")
 	show := fs.Bool("show-prompts", false, "write every prompt the test model sees to stderr")
@@ -211,7 +207,7 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return fmt.Errorf("%s turn %d: %w", w.name, i+1, err)
 			}
 			// The background memory work of the turn is part of its cost.
-			if err := a.app.Memory.Flush(ctx); err != nil {
+			if err := a.Memory.Flush(ctx); err != nil {
 				a.close()
 				return err
 			}
@@ -251,29 +247,18 @@ func runEvalCost(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // going to upstream; memoryModel is memory.model ("" = upstream too,
 // "offline" = no model calls).
 func startDemoApp(ctx context.Context, dataDir, upstream, memoryModel string, edit ...func(*config.Config)) (*evalApp, error) {
-	cfg := config.DefaultConfig()
+	cfg := evalConfig(dataDir, upstream, memoryModel)
 	cfg.Demo = true
-	cfg.Server.DataDir = dataDir
-	cfg.LLM.BaseURL, cfg.LLM.Model = upstream, "test"
-	cfg.LLM.Timeout, cfg.LLM.MaxRetries = time.Minute, 0
-	cfg.Memory.Model = memoryModel
 	for _, e := range edit {
 		e(&cfg)
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	a, err := app.New(ctx, cfg, app.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return serveEvalApp(a, &http.Client{})
+	return startEvalLoopback(ctx, cfg, app.Options{}, &http.Client{})
 }
 
 // post sends one non-streamed request and checks that it succeeded.
 func (a *evalApp) post(ctx context.Context, path string, body any) error {
 	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/internal/sseclient"
+	"github.com/mixchat/mixchat/pkg/llm"
 )
 
 // harnessConfig is the configuration of an app under test in dir whose
@@ -65,4 +67,45 @@ func streamEvents[E any](ctx context.Context, hc *http.Client, url, what string,
 func (l *loopbackApp) close() {
 	l.hs.Close()
 	l.App.Close()
+}
+
+// mixStreamEvent is what the evals read of a /chat/mix_chat stream event.
+type mixStreamEvent struct {
+	Type     string             `json:"type"`
+	Text     string             `json:"text"`
+	State    string             `json:"state"`
+	Answerer string             `json:"answerer"`
+	Ms       float64            `json:"ms"`
+	Error    string             `json:"error"`
+	Usage    *llm.Usage         `json:"usage"`
+	Timings  map[string]float64 `json:"timings"`
+}
+
+// streamMix posts body to the /chat/mix_chat of the server at base, hands
+// fn every event before the done event (an error of fn ends the stream
+// with it) and returns the done event once the
+// stream has ended. An error event, a done event with an error and a
+// stream that ends without a done event are errors.
+func streamMix(ctx context.Context, hc *http.Client, base string, body any, fn func(mixStreamEvent) error) (mixStreamEvent, error) {
+	var done *mixStreamEvent
+	err := streamEvents(ctx, hc, base+"/chat/mix_chat", "mix_chat", body, func(ev mixStreamEvent) (bool, error) {
+		switch {
+		case ev.Type == "error", ev.Type == "done" && ev.Error != "":
+			return true, fmt.Errorf("mix_chat: %s", ev.Error)
+		case ev.Type == "done":
+			done = &ev
+		case done == nil:
+			if err := fn(ev); err != nil {
+				return true, err
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return mixStreamEvent{}, err
+	}
+	if done == nil {
+		return mixStreamEvent{}, errors.New("mix_chat: stream ended without a done event")
+	}
+	return *done, nil
 }

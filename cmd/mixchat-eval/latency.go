@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,7 +20,6 @@ import (
 
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/config"
-	"github.com/mixchat/mixchat/internal/sseclient"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/mix"
@@ -290,12 +286,31 @@ func pct(v []float64, p float64) float64 {
 	return v[int(p*float64(len(v)-1)+0.5)]
 }
 
-// evalApp is a mixchat server on loopback for the benchmark.
+// evalApp is a mixchat server on loopback for the benchmark and the
+// client requests to it go through.
 type evalApp struct {
-	url    string
+	*loopbackApp
 	client *http.Client
-	app    *app.App
-	hs     *http.Server
+}
+
+// evalConfig is the configuration of a benchmark's app in dataDir: the
+// harness's (harnessConfig), no retries, and memoryModel as memory.model
+// ("" = upstream too, "offline" = no model calls).
+func evalConfig(dataDir, upstream, memoryModel string) config.Config {
+	cfg := harnessConfig(dataDir, upstream)
+	cfg.LLM.Timeout, cfg.LLM.MaxRetries = time.Minute, 0
+	cfg.Memory.Model = memoryModel
+	return cfg
+}
+
+// startEvalLoopback starts the app of cfg on loopback (startLoopbackApp);
+// client is the one requests to it go through.
+func startEvalLoopback(ctx context.Context, cfg config.Config, opts app.Options, client *http.Client) (*evalApp, error) {
+	l, err := startLoopbackApp(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &evalApp{loopbackApp: l, client: client}, nil
 }
 
 // evalAnswerer stands in for the knowledge-base or search answerer: one
@@ -307,13 +322,7 @@ type evalAnswerer struct {
 
 func (a evalAnswerer) Answer(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + a.from + "] " + q.Retrieval()}}}
-	var resp llm.Response
-	var err error
-	if fn != nil {
-		resp, err = a.models.Stream(ctx, req, fn)
-	} else {
-		resp, err = a.models.Complete(ctx, req)
-	}
+	resp, err := llm.Generate(ctx, a.models, req, fn)
 	srcs, _ := a.Retrieve(ctx, q)
 	return mix.Answer{From: a.from, Text: resp.Text, Sources: srcs, Response: resp}, err
 }
@@ -333,19 +342,12 @@ func (a evalAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, 
 // knowledge-base and search answerers are evalAnswerer stand-ins; serial
 // makes the answerers take turns (the design's sequential reference).
 func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*evalApp, error) {
-	cfg := config.DefaultConfig()
-	cfg.Demo = false // the latency run makes its own stand-ins
-	cfg.Server.DataDir = dataDir
-	cfg.LLM.BaseURL, cfg.LLM.Model = upstream, "test"
-	cfg.LLM.Timeout, cfg.LLM.MaxRetries = time.Minute, 0
-	cfg.Memory.Model = "offline"
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
+	// The latency run makes its own stand-ins (no demo).
+	cfg := evalConfig(dataDir, upstream, "offline")
 	pool := func() *http.Client {
 		return &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}}
 	}
-	a, err := app.New(ctx, cfg, app.Options{
+	return startEvalLoopback(ctx, cfg, app.Options{
 		LLMHTTPClient: pool(),
 		Answerers: func(models *llm.Registry, answerers map[string]mix.Answerer) {
 			answerers[mix.KB] = evalAnswerer{from: mix.KB, models: models}
@@ -361,29 +363,7 @@ func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*
 				}
 			}
 		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return serveEvalApp(a, pool())
-}
-
-// serveEvalApp serves a on a loopback port; client is the one requests to
-// it go through. It closes a when it cannot listen.
-func serveEvalApp(a *app.App, client *http.Client) (*evalApp, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	return &evalApp{url: "http://" + ln.Addr().String(), app: a, hs: hs, client: client}, nil
-}
-
-func (a *evalApp) close() {
-	a.hs.Close()
-	a.app.Close()
+	}, pool())
 }
 
 // evalRun is what one streamed mix_chat request took.
@@ -401,34 +381,11 @@ type evalRun struct {
 
 // ask sends one streamed mix_chat request and times it from the client.
 func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun, error) {
-	body, _ := json.Marshal(map[string]any{"query": "乾卦是什么意思？", "conversation_id": conversation, "stream": true, "fusion": fusion})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url+"/chat/mix_chat", bytes.NewReader(body))
-	if err != nil {
-		return evalRun{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
+	body := map[string]any{"query": "乾卦是什么意思？", "conversation_id": conversation, "stream": true, "fusion": fusion}
 	start := time.Now()
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return evalRun{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return evalRun{}, fmt.Errorf("mix_chat: status %d: %s", resp.StatusCode, b)
-	}
-	type mixEvent struct {
-		Type    string             `json:"type"`
-		State   string             `json:"state"`
-		Ms      float64            `json:"ms"`
-		Error   string             `json:"error"`
-		Usage   *llm.Usage         `json:"usage"`
-		Timings map[string]float64 `json:"timings"`
-	}
 	var run evalRun
 	var slowest float64
-	var done bool
-	err = sseclient.Decode(resp.Body, func(ev mixEvent) (bool, error) {
+	done, err := streamMix(ctx, a.client, a.base, body, func(ev mixStreamEvent) error {
 		switch ev.Type {
 		case "answer_delta":
 			if run.firstText == 0 {
@@ -446,28 +403,18 @@ func (a *evalApp) ask(ctx context.Context, conversation, fusion string) (evalRun
 				slowest = max(slowest, ev.Ms)
 				run.calls++
 			}
-		case "error":
-			return true, fmt.Errorf("mix_chat: %s", ev.Error)
-		case "done":
-			if ev.Error != "" {
-				return true, fmt.Errorf("mix_chat: %s", ev.Error)
-			}
-			done = true
-			if ev.Usage != nil {
-				run.tokens = ev.Usage.TotalTokens
-			}
-			run.slowest = time.Duration(slowest * float64(time.Millisecond))
-			run.bound = run.slowest + time.Duration(ev.Timings["fusion_ms"]*float64(time.Millisecond))
 		}
-		return false, nil
+		return nil
 	})
 	if err != nil {
 		return run, err
 	}
 	run.wall = time.Since(start)
-	if !done {
-		return run, errors.New("mix_chat: stream ended without a done event")
+	if done.Usage != nil {
+		run.tokens = done.Usage.TotalTokens
 	}
+	run.slowest = time.Duration(slowest * float64(time.Millisecond))
+	run.bound = run.slowest + time.Duration(done.Timings["fusion_ms"]*float64(time.Millisecond))
 	if fusion == "context" {
 		run.calls = 1 // retrieval makes no model call
 	} else {

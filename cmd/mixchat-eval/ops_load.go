@@ -288,40 +288,19 @@ func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
 
 // mix sends a streamed mix_chat request and reads it to its done event.
 func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
-	type mixEvent struct {
-		Type  string `json:"type"`
-		Text  string `json:"text"`
-		State string `json:"state"`
-		From  string `json:"answerer"`
-		Error string `json:"error"`
-	}
 	var text strings.Builder
-	done := false
 	body := map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"}
-	err := streamEvents(ctx, l.hc, l.base+"/chat/mix_chat", "mix_chat", body, func(ev mixEvent) (bool, error) {
-		switch ev.Type {
-		case "delta":
+	_, err := streamMix(ctx, l.hc, l.base, body, func(ev mixStreamEvent) error {
+		switch {
+		case ev.Type == "delta":
 			text.WriteString(ev.Text)
-		case "status":
-			if ev.State == "failed" {
-				return true, fmt.Errorf("mix_chat: answerer %s failed: %s", ev.From, ev.Error)
-			}
-		case "error":
-			return true, fmt.Errorf("mix_chat: %s", ev.Error)
-		case "done":
-			if ev.Error != "" {
-				return true, fmt.Errorf("mix_chat: %s", ev.Error)
-			}
-			done = true
-			return true, nil
+		case ev.Type == "status" && ev.State == "failed":
+			return fmt.Errorf("mix_chat: answerer %s failed: %s", ev.Answerer, ev.Error)
 		}
-		return false, nil
+		return nil
 	})
 	if err != nil {
 		return "", err
-	}
-	if !done {
-		return "", errors.New("mix_chat: stream ended without a done event")
 	}
 	return text.String(), nil
 }

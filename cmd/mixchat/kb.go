@@ -74,16 +74,27 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseArgs parses args as parseInterspersed does and returns the
+// positional arguments, failing with the message want unless there are at
+// least atLeast of them and, when atMost >= 0, at most atMost.
+func parseArgs(fs *flag.FlagSet, args []string, atLeast, atMost int, want string) ([]string, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) < atLeast || atMost >= 0 && len(pos) > atMost {
+		return nil, errors.New(want)
+	}
+	return pos, nil
+}
+
 func kbCreate(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
 	fs := commandFlags("mixchat kb create", kbUsage, stderr)
 	info := fs.String("info", "", "a description of the knowledge base")
 	store := fs.String("vector-store", "", "embedded or qdrant (default: kb.vector_store)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, 1, "kb create: give one knowledge base name")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return errors.New("kb create: give one knowledge base name")
 	}
 	created, err := svc.Create(ctx, pos[0], kb.CreateOptions{VectorStore: *store, Info: *info})
 	if err != nil {
@@ -154,12 +165,9 @@ func kbAdd(ctx context.Context, svc *kb.Service, args []string, stdout, stderr i
 	size := fs.Int("chunk-size", 0, "chunk size (default: kb.chunk_size)")
 	overlap := fs.Int("chunk-overlap", 0, "chunk overlap (default: kb.chunk_overlap)")
 	zh := fs.Bool("zh-title-enhance", false, "prefix chunks with the title they follow")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 2, -1, "kb add: give a knowledge base name and at least one file or folder")
 	if err != nil {
 		return err
-	}
-	if len(pos) < 2 {
-		return errors.New("kb add: give a knowledge base name and at least one file or folder")
 	}
 	name := pos[0]
 	files, unsupported, err := collectFiles(pos[1:])
@@ -325,12 +333,9 @@ func kbList(ctx context.Context, svc *kb.Service, args []string, stdout, stderr 
 func kbRemove(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
 	fs := commandFlags("mixchat kb rm", kbUsage, stderr)
 	keep := fs.Bool("keep-original", false, "keep the documents' originals in the content folder")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 1, -1, "kb rm: give a knowledge base name (and documents to remove only those)")
 	if err != nil {
 		return err
-	}
-	if len(pos) == 0 {
-		return errors.New("kb rm: give a knowledge base name (and documents to remove only those)")
 	}
 	if len(pos) == 1 {
 		if err := svc.Delete(ctx, pos[0]); err != nil {
@@ -361,12 +366,9 @@ func kbSearch(ctx context.Context, svc *kb.Service, args []string, stdout, stder
 	k := fs.Int("k", 0, "number of chunks (default: kb.top_k)")
 	minRel := fs.Float64("min-relevance", 0, "minimum relevance in [0,1] (default 0: every match)")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseArgs(fs, args, 2, -1, "kb search: give knowledge base name(s) and a query")
 	if err != nil {
 		return err
-	}
-	if len(pos) < 2 {
-		return errors.New("kb search: give knowledge base name(s) and a query")
 	}
 	res, err := svc.Search(ctx, kb.SearchRequest{
 		Query: strings.Join(pos[1:], " "), KnowledgeBases: strings.Split(pos[0], ","), TopK: *k, MinRelevance: *minRel,

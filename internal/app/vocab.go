@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/kb"
@@ -248,15 +247,7 @@ func cleanName(s string) string {
 	if n > maxNameRunes {
 		return ""
 	}
-	letters, cjk := 0, 0
-	for _, r := range s {
-		switch {
-		case text.IsCJK(r):
-			cjk++
-		case unicode.IsLetter(r):
-			letters++
-		}
-	}
+	cjk, letters := text.CountLetters(s)
 	if cjk < 2 && letters < 3 {
 		return ""
 	}

@@ -14,6 +14,25 @@ import (
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
+// SQuAD is a SQuAD-format file (CMRC 2018's): articles of paragraphs,
+// each with its questions and their gold answers.
+type SQuAD struct {
+	Data []struct {
+		Title      string `json:"title"`
+		Paragraphs []struct {
+			ID      string `json:"id"`
+			Context string `json:"context"`
+			QAs     []struct {
+				ID       string `json:"id"`
+				Question string `json:"question"`
+				Answers  []struct {
+					Text string `json:"text"`
+				} `json:"answers"`
+			} `json:"qas"`
+		} `json:"paragraphs"`
+	} `json:"data"`
+}
+
 // loadCMRC reads a SQuAD-format file: one file per paragraph, named after
 // its article's title, and every question with its gold answers.
 func loadCMRC(path string) ([]kb.FileData, []question, error) {
@@ -21,22 +40,7 @@ func loadCMRC(path string) ([]kb.FileData, []question, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var d struct {
-		Data []struct {
-			Title      string `json:"title"`
-			Paragraphs []struct {
-				ID      string `json:"id"`
-				Context string `json:"context"`
-				QAs     []struct {
-					ID       string `json:"id"`
-					Question string `json:"question"`
-					Answers  []struct {
-						Text string `json:"text"`
-					} `json:"answers"`
-				} `json:"qas"`
-			} `json:"paragraphs"`
-		} `json:"data"`
-	}
+	var d SQuAD
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}

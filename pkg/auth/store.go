@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mixchat/mixchat/internal/sqlrows"
 )
 
 // Store keeps API keys and knowledge-base access records in SQL tables of
@@ -210,20 +212,8 @@ func (s *Store) Keys(ctx context.Context, userID string) ([]Key, error) {
 	if userID != "" {
 		query, args = `SELECT `+keyColumns+` FROM auth_keys WHERE user_id = ? ORDER BY created_at, id`, []any{userID}
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	out, err := sqlrows.Collect(ctx, s.db, s.q(query), args, scanKey)
 	if err != nil {
-		return nil, fmt.Errorf("list keys: %w", err)
-	}
-	defer rows.Close()
-	var out []Key
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list keys: %w", err)
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
 	return out, nil
@@ -235,21 +225,8 @@ func (s *Store) Keys(ctx context.Context, userID string) ([]Key, error) {
 func (s *Store) RevokeKey(ctx context.Context, idOrPrefix string) (Key, error) {
 	var k Key
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT `+keyColumns+` FROM auth_keys WHERE id = ? OR prefix = ?`), idOrPrefix, idOrPrefix)
+		found, err := sqlrows.Collect(ctx, tx, s.q(`SELECT `+keyColumns+` FROM auth_keys WHERE id = ? OR prefix = ?`), []any{idOrPrefix, idOrPrefix}, scanKey)
 		if err != nil {
-			return err
-		}
-		var found []Key
-		for rows.Next() {
-			k, err := scanKey(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			found = append(found, k)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		switch len(found) {
@@ -286,20 +263,12 @@ func (s *Store) KBAccess(ctx context.Context, kb string) (KBAccess, error) {
 		return a, fmt.Errorf("kb access %s: %w", kb, err)
 	}
 	a.Private = private != 0
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT user_id FROM auth_kb_grants WHERE kb = ? ORDER BY user_id`), kb)
+	grants, err := sqlrows.Collect(ctx, s.db, s.q(`SELECT user_id FROM auth_kb_grants WHERE kb = ? ORDER BY user_id`), []any{kb}, sqlrows.String)
 	if err != nil {
 		return a, fmt.Errorf("kb access %s: %w", kb, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var u string
-		if err := rows.Scan(&u); err != nil {
-			return a, fmt.Errorf("kb access %s: %w", kb, err)
-		}
-		a.Grants = append(a.Grants, u)
-	}
-	if err := rows.Err(); err != nil {
-		return a, fmt.Errorf("kb access %s: %w", kb, err)
+	if grants != nil {
+		a.Grants = grants
 	}
 	return a, nil
 }

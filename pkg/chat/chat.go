@@ -138,12 +138,7 @@ func (a *Answerer) Answer(ctx context.Context, q mix.Query, fn func(delta string
 		return mix.Answer{}, err
 	}
 	req.Model = name
-	var resp llm.Response
-	if fn != nil {
-		resp, err = model.Stream(ctx, req, fn)
-	} else {
-		resp, err = model.Complete(ctx, req)
-	}
+	resp, err := llm.Generate(ctx, model, req, fn)
 	ans := mix.Answer{From: "llm", Text: resp.Text, Response: resp}
 	if err != nil {
 		return ans, fmt.Errorf("llm chat: %w", err)

@@ -171,12 +171,7 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 		return ChatReply{}, err
 	}
 	lreq.Model = name
-	var resp llm.Response
-	if fn != nil {
-		resp, err = model.Stream(ctx, lreq, fn)
-	} else {
-		resp, err = model.Complete(ctx, lreq)
-	}
+	resp, err := llm.Generate(ctx, model, lreq, fn)
 	reply := ChatReply{
 		Answer:        mix.Answer{From: "kb", Text: resp.Text, Sources: Sources(results), Empty: empty, Response: resp},
 		Results:       results,

@@ -8,7 +8,6 @@ import (
 	"unicode"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -27,12 +26,7 @@ func offlineModels() *llm.Registry {
 // is refused, and the refusal says why.
 func TestChatThreeNotesAtDefaults(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
-	cfg.Dir = t.TempDir()
-	s := newService(t, cfg, retrieve.NewHashEmbedder(512), offlineModels())
-	if _, err := s.Create(ctx, "notes", CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s := newHashKB(t, "notes", offlineModels())
 	mustAdd(t, s, "notes",
 		FileData{Name: "birthday.txt", Data: []byte("李雷的生日是三月五日。")},
 		FileData{Name: "home.txt", Data: []byte("韩梅梅住在杭州西湖边。")},
@@ -78,12 +72,7 @@ func TestChatThreeNotesAtDefaults(t *testing.T) {
 func TestChatZhouyiStructure(t *testing.T) {
 	files := zhouyiFiles(t)
 	ctx := context.Background()
-	cfg := DefaultConfig()
-	cfg.Dir = t.TempDir()
-	s := newService(t, cfg, retrieve.NewHashEmbedder(512), offlineModels())
-	if _, err := s.Create(ctx, "zhouyi", CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s := newHashKB(t, "zhouyi", offlineModels())
 	mustAdd(t, s, "zhouyi", files...)
 	for _, tt := range []struct{ q, want, not string }{
 		{"坤卦的卦辞是什么？", "坤，元亨，利牝馬之貞", "坤為地"},

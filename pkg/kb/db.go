@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mixchat/mixchat/internal/sqlrows"
 )
 
 // The rows of a knowledge base's database (see Catalog for its tables):
@@ -84,20 +86,7 @@ func scanFile(sc interface{ Scan(...any) error }) (FileInfo, error) {
 }
 
 func listFiles(ctx context.Context, q querier) ([]FileInfo, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+fileColumns+` FROM files ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []FileInfo
-	for rows.Next() {
-		f, err := scanFile(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return sqlrows.Collect(ctx, q, `SELECT `+fileColumns+` FROM files ORDER BY name`, nil, scanFile)
 }
 
 func getFile(ctx context.Context, q querier, name string) (FileInfo, error) {
@@ -120,20 +109,7 @@ func allChunkIDs(ctx context.Context, q querier) ([]string, error) {
 
 // queryStrings returns the first column of query's rows.
 func queryStrings(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return sqlrows.Collect(ctx, q, query, args, sqlrows.String)
 }
 
 // storedChunk is a chunk row with its term frequencies.
@@ -238,7 +214,7 @@ func decodeVector(b []byte) []float32 {
 }
 
 // scanChunks reads chunk rows (id, file, seq, text, metadata[, terms, vector]).
-func scanChunk(rows *sql.Rows, full bool) (storedChunk, error) {
+func scanChunk(rows sqlrows.Scanner, full bool) (storedChunk, error) {
 	var c storedChunk
 	var meta string
 	var err error
@@ -268,21 +244,13 @@ func scanChunk(rows *sql.Rows, full bool) (storedChunk, error) {
 // text, metadata, terms, vector), and calls fn with each chunk; an error
 // from fn stops it.
 func eachChunk(ctx context.Context, q querier, query string, args []any, fn func(storedChunk) error) error {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		c, err := scanChunk(rows, true)
+	return sqlrows.Each(ctx, q, query, args, func(row sqlrows.Scanner) error {
+		c, err := scanChunk(row, true)
 		if err != nil {
 			return err
 		}
-		if err := fn(c); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(c)
+	})
 }
 
 // chunksByID loads the chunks with the given ids (those that exist).
@@ -294,22 +262,13 @@ func chunksByID(ctx context.Context, q querier, ids []string) (map[string]Chunk,
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := q.QueryContext(ctx, `SELECT id, file, seq, text, metadata FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			c, err := scanChunk(rows, false)
-			if err != nil {
-				rows.Close()
-				return nil, err
+		err := sqlrows.Each(ctx, q, `SELECT id, file, seq, text, metadata FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args, func(row sqlrows.Scanner) error {
+			c, err := scanChunk(row, false)
+			if err == nil {
+				out[c.ID] = c.Chunk
 			}
-			out[c.ID] = c.Chunk
-		}
-		err = rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -332,21 +291,17 @@ func filterChunks(ctx context.Context, q querier, filePattern string, meta map[s
 		args = append(args, likePattern(filePattern))
 	}
 	query += ` ORDER BY file, seq`
-	rows, err := q.QueryContext(ctx, query, args...)
+	out := []Chunk{}
+	match := compileFilter(Filter{Metadata: meta})
+	err := sqlrows.Each(ctx, q, query, args, func(row sqlrows.Scanner) error {
+		c, err := scanChunk(row, false)
+		if err == nil && match.match(c.ID, c.File, c.Metadata) {
+			out = append(out, c.Chunk)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []Chunk{}
-	match := compileFilter(Filter{Metadata: meta})
-	for rows.Next() {
-		c, err := scanChunk(rows, false)
-		if err != nil {
-			return nil, err
-		}
-		if match.match(c.ID, c.File, c.Metadata) {
-			out = append(out, c.Chunk)
-		}
-	}
-	return out, rows.Err()
+	return out, nil
 }

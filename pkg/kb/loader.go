@@ -284,9 +284,19 @@ func joinWrapped(s string) string {
 	if !strings.Contains(s, "\n") {
 		return s
 	}
-	lines := strings.Split(s, "\n")
+	return joinLines(s, func(last, first rune) string {
+		if isWide(last) && isWide(first) {
+			return ""
+		}
+		return " "
+	})
+}
+
+// joinLines joins the non-blank lines of s, trimmed, with between two of
+// them what sep says for the last rune before and the first after.
+func joinLines(s string, sep func(last, first rune) string) string {
 	var b strings.Builder
-	for _, l := range lines {
+	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" {
 			continue
@@ -294,9 +304,7 @@ func joinWrapped(s string) string {
 		if b.Len() > 0 {
 			last, _ := utf8.DecodeLastRuneInString(b.String())
 			first, _ := utf8.DecodeRuneInString(l)
-			if !(isWide(last) && isWide(first)) {
-				b.WriteByte(' ')
-			}
+			b.WriteString(sep(last, first))
 		}
 		b.WriteString(l)
 	}
@@ -391,25 +399,12 @@ func loadPDF(ctx context.Context, data []byte) (docs []Document, err error) {
 // tidyPDFText joins the text objects a PDF page is made of: blank lines go,
 // and a line break between two CJK characters (a wrapped line) is removed.
 func tidyPDFText(s string) string {
-	lines := strings.Split(s, "\n")
-	var b strings.Builder
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
+	return joinLines(s, func(last, first rune) string {
+		if isWide(last) && isWide(first) && !sentenceEndRune(last) {
+			return "" // a wrapped line of CJK text
 		}
-		if b.Len() > 0 {
-			last, _ := utf8.DecodeLastRuneInString(b.String())
-			first, _ := utf8.DecodeRuneInString(l)
-			if isWide(last) && isWide(first) && !sentenceEndRune(last) {
-				// a wrapped line of CJK text
-			} else {
-				b.WriteByte('\n')
-			}
-		}
-		b.WriteString(l)
-	}
-	return b.String()
+		return "\n"
+	})
 }
 
 func sentenceEndRune(r rune) bool {

@@ -186,16 +186,26 @@ func (w *writeBatch) job(name string) ingestJob {
 	return ingestJob{name: name, force: w.force, split: w.sp, params: w.params}
 }
 
+// claim reports whether the document name gets a job: not when the batch
+// has seen it already, nor when the name is invalid (a failure of the
+// batch). It marks name seen.
+func (w *writeBatch) claim(name string) bool {
+	if w.seen[name] {
+		return false
+	}
+	w.seen[name] = true
+	if err := ValidFileName(name); err != nil {
+		w.res.Failed[name] = err
+		return false
+	}
+	return true
+}
+
 // addDocs adds a job for each document of custom docs the request did not
 // name otherwise.
 func (w *writeBatch) addDocs(docs map[string][]Document) {
 	for name, d := range docs {
-		if w.seen[name] {
-			continue
-		}
-		w.seen[name] = true
-		if err := ValidFileName(name); err != nil {
-			w.res.Failed[name] = err
+		if !w.claim(name) {
 			continue
 		}
 		job := w.job(name)
@@ -284,12 +294,7 @@ func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, 
 	}
 	defer w.release()
 	for _, f := range files {
-		if w.seen[f] {
-			continue
-		}
-		w.seen[f] = true
-		if err := ValidFileName(f); err != nil {
-			w.res.Failed[f] = err
+		if !w.claim(f) {
 			continue
 		}
 		job := w.job(f)

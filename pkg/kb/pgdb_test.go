@@ -279,12 +279,8 @@ func TestPostgresStoreTwoReplicas(t *testing.T) {
 	}
 	search := func(s *Service, q string) []string {
 		t.Helper()
-		rs, err := s.Search(ctx, SearchRequest{Query: q, KnowledgeBases: []string{"周易"}, TopK: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var files []string
-		for _, r := range rs {
+		for _, r := range searchKB(t, s, q) { // pgKB is "周易"
 			files = append(files, r.File)
 		}
 		return files

@@ -168,22 +168,13 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 		s.retire(b)
 		return fmt.Errorf("knowledge base %s was rebuilt with another vector store or embedding model on another replica: reopened, try again", b.name)
 	}
-	rows, err := b.db.QueryContext(ctx, `SELECT id FROM chunks`)
+	ids, err := allChunkIDs(ctx, b.db)
 	if err != nil {
 		return err
 	}
-	inDB := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
+	inDB := make(map[string]bool, len(ids))
+	for _, id := range ids {
 		inDB[id] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	// What this replica holds: the embedded index's chunks, or with
 	// Qdrant (whose collection the writing replica keeps current, and

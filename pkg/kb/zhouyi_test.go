@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/internal/shareddata"
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
@@ -35,10 +36,17 @@ func zhouyiFiles(t testing.TB) []FileData {
 // offline hash embedder).
 func newZhouyiKB(t *testing.T) *Service {
 	t.Helper()
+	return newHashKB(t, "zhouyi", nil)
+}
+
+// newHashKB is a service in a directory of t's own with the offline hash
+// embedder and models, and the empty knowledge base name.
+func newHashKB(t *testing.T, name string, models llm.Models) *Service {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Dir = t.TempDir()
-	s := newService(t, cfg, retrieve.NewHashEmbedder(512), nil)
-	if _, err := s.Create(context.Background(), "zhouyi", CreateOptions{}); err != nil {
+	s := newService(t, cfg, retrieve.NewHashEmbedder(512), models)
+	if _, err := s.Create(context.Background(), name, CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return s

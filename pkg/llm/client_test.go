@@ -12,6 +12,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/mixchat/mixchat/internal/leaktest"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 )
@@ -392,14 +393,7 @@ func TestClientCancellationReachesUpstream(t *testing.T) {
 		t.Errorf("upstream: %d calls, %d cancelled; want 3 and 3 (none retried)", srv.Calls(), srv.Cancelled())
 	}
 	transport.CloseIdleConnections()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if after := runtime.NumGoroutine(); after > before {
-		buf := make([]byte, 1<<16)
-		t.Errorf("goroutines: %d before, %d after\n%s", before, after, buf[:runtime.Stack(buf, true)])
-	}
+	leaktest.Wait(t, before)
 }
 
 func TestClientEmbed(t *testing.T) {

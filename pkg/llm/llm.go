@@ -83,6 +83,15 @@ type Model interface {
 	Stream(ctx context.Context, req Request, fn func(delta string) error) (Response, error)
 }
 
+// Generate asks m for the reply to req: streamed through fn when fn is
+// set (Stream), in one call otherwise (Complete).
+func Generate(ctx context.Context, m Model, req Request, fn func(delta string) error) (Response, error) {
+	if fn != nil {
+		return m.Stream(ctx, req, fn)
+	}
+	return m.Complete(ctx, req)
+}
+
 // Embedder turns texts into vectors: one vector per text, in the same order,
 // all of the same dimension.
 type Embedder interface {

@@ -369,23 +369,12 @@ func normalize(s string) string {
 }
 
 func isChinese(q string, sents []sentence) bool {
-	count := func(s string) (cjk, latin int) {
-		for _, r := range s {
-			switch {
-			case text.IsCJK(r):
-				cjk++
-			case unicode.IsLetter(r):
-				latin++
-			}
-		}
-		return
-	}
-	if c, l := count(q); c > 0 || l > 0 {
+	if c, l := text.CountLetters(q); c > 0 || l > 0 {
 		return c > 0
 	}
 	var c, l int
 	for _, s := range sents {
-		a, b := count(s.text)
+		a, b := text.CountLetters(s.text)
 		c, l = c+a, l+b
 	}
 	return c >= l/4 && c > 0

@@ -366,18 +366,9 @@ func (m *Manager) extractEntities(ctx context.Context, lines []line, known []str
 		return lexicalEntities(lines, known), nil
 	}
 	data := linesData{Lines: lineStrings(lines), Known: known}
-	out, err := m.complete(ctx, entityGroup, data, 800, "", nil)
-	if err != nil {
-		return nil, err
-	}
-	var facts []entityFact
-	said := linesText(lines)
-	for _, row := range splitRows(out, 2) {
-		if grounded(row[0], said) && groundedTerms(row[1], said) {
-			facts = append(facts, entityFact{name: row[0], fact: row[1]})
-		}
-	}
-	return facts, nil
+	return extractRows(ctx, m, entityGroup, data, lines, 2, func(row []string, said string) (entityFact, bool) {
+		return entityFact{name: row[0], fact: row[1]}, grounded(row[0], said) && groundedTerms(row[1], said)
+	})
 }
 
 // extractTriples returns the triples lines state.
@@ -386,20 +377,29 @@ func (m *Manager) extractTriples(ctx context.Context, lines []line) ([]Triple, e
 		return lexicalTriples(lines), nil
 	}
 	data := linesData{Lines: lineStrings(lines)}
-	out, err := m.complete(ctx, triplesGroup, data, 800, "", nil)
+	return extractRows(ctx, m, triplesGroup, data, lines, 3, func(row []string, said string) (Triple, bool) {
+		// A triple the conversation does not state (the prompt's example,
+		// a guess) is dropped.
+		return Triple{Subject: row[0], Relation: row[1], Object: row[2]}, grounded(row[0], said) && grounded(row[2], said)
+	})
+}
+
+// extractRows asks the model group's prompt with data about lines and
+// returns what keep makes of each row of n fields of its reply, dropping
+// the rows keep finds not grounded in what the lines said.
+func extractRows[T any](ctx context.Context, m *Manager, group string, data linesData, lines []line, n int, keep func(row []string, said string) (T, bool)) ([]T, error) {
+	out, err := m.complete(ctx, group, data, 800, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	var ts []Triple
+	var res []T
 	said := linesText(lines)
-	for _, row := range splitRows(out, 3) {
-		// A triple the conversation does not state (the prompt's example,
-		// a guess) is dropped.
-		if grounded(row[0], said) && grounded(row[2], said) {
-			ts = append(ts, Triple{Subject: row[0], Relation: row[1], Object: row[2]})
+	for _, row := range splitRows(out, n) {
+		if v, ok := keep(row, said); ok {
+			res = append(res, v)
 		}
 	}
-	return ts, nil
+	return res, nil
 }
 
 // splitRows parses "a | b [| c]" lines of a model's reply into n fields,

@@ -25,8 +25,7 @@ func newPostgresSchema(t testing.TB) string {
 // pgtest.Schema), closed at the end of t.
 func openPostgres(t testing.TB, dsn string) *postgres.Conversations {
 	t.Helper()
-	s, err := postgres.OpenConversations(context.Background(), dsn)
-	return storetest.Opened(t, s, err)
+	return storetest.OpenAt(t, postgres.OpenConversations, dsn)
 }
 
 // TestPostgresConcurrentCloseAcrossManagers: two Managers on one database

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/mixchat/mixchat/internal/sqlrows"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
@@ -177,21 +178,12 @@ func affectedOne(res sql.Result, op string) error {
 
 // queryRows runs query and scans each row with scan; an empty result is
 // an empty, non-nil slice.
-func queryRows[T any](ctx context.Context, db *sql.DB, query string, args []any, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
+func queryRows[T any](ctx context.Context, db *sql.DB, query string, args []any, scan func(sqlrows.Scanner) (T, error)) ([]T, error) {
+	out, err := sqlrows.Collect(ctx, db, query, args, scan)
+	if out == nil && err == nil {
+		out = []T{}
 	}
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return out, err
 }
 
 // messageRow is one row of the messages table as read.

@@ -1,7 +1,6 @@
 package memory_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/memory/storetest"
@@ -14,6 +13,5 @@ import (
 // pkg/store/postgres's.
 func openSQLite(t testing.TB, path string) *sqlite.Conversations {
 	t.Helper()
-	s, err := sqlite.OpenConversations(context.Background(), path)
-	return storetest.Opened(t, s, err)
+	return storetest.OpenAt(t, sqlite.OpenConversations, path)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mixchat/mixchat/internal/leaktest"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
@@ -548,7 +549,7 @@ func TestMixCallbackErrorStopsEverything(t *testing.T) {
 	if res.Text != "乾" {
 		t.Errorf("partial text = %q", res.Text)
 	}
-	waitGoroutines(t, before)
+	leaktest.Wait(t, before)
 }
 
 // TestMixCancelledDuringFanOut cancels the request while the answerers run.
@@ -571,19 +572,7 @@ func TestMixCancelledDuringFanOut(t *testing.T) {
 	if !c1.Load() || !c2.Load() {
 		t.Error("answerers still running when Mix returned")
 	}
-	waitGoroutines(t, before)
-}
-
-func waitGoroutines(t *testing.T, want int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > want {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, want %d:\n%s", runtime.NumGoroutine(), want, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	leaktest.Wait(t, before)
 }
 
 // retrieverAnswerer is an answerer that can also retrieve.

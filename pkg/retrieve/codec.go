@@ -64,30 +64,26 @@ func (e *encoder) str(s string) {
 }
 
 // f32s writes a float32 slice in chunks, without one big temporary buffer.
-func (e *encoder) f32s(v []float32) {
+func (e *encoder) f32s(v []float32) { putWords(e, v, math.Float32bits) }
+
+// u32s writes a uint32 slice in chunks.
+func (e *encoder) u32s(v []uint32) { putWords(e, v, identity) }
+
+// putWords writes v as little-endian 32-bit words (word of each element)
+// in chunks, without one big temporary buffer.
+func putWords[T any](e *encoder, v []T, word func(T) uint32) {
 	var chunk [4096]byte
 	for len(v) > 0 && e.err == nil {
 		m := min(len(v), len(chunk)/4)
 		for i := 0; i < m; i++ {
-			binary.LittleEndian.PutUint32(chunk[4*i:], math.Float32bits(v[i]))
+			binary.LittleEndian.PutUint32(chunk[4*i:], word(v[i]))
 		}
 		e.bytes(chunk[:4*m])
 		v = v[m:]
 	}
 }
 
-// u32s writes a uint32 slice in chunks.
-func (e *encoder) u32s(v []uint32) {
-	var chunk [4096]byte
-	for len(v) > 0 && e.err == nil {
-		m := min(len(v), len(chunk)/4)
-		for i := 0; i < m; i++ {
-			binary.LittleEndian.PutUint32(chunk[4*i:], v[i])
-		}
-		e.bytes(chunk[:4*m])
-		v = v[m:]
-	}
-}
+func identity(x uint32) uint32 { return x }
 
 // flush writes out what is buffered and returns the bytes written, with
 // the first error wrapped as what's ("write bm25: ...").
@@ -181,25 +177,19 @@ func (d *decoder) str() string {
 	return string(p)
 }
 
-func (d *decoder) f32s(v []float32) {
-	var chunk [4096]byte
-	for len(v) > 0 && d.err == nil {
-		m := min(len(v), len(chunk)/4)
-		d.full(chunk[:4*m])
-		for i := 0; i < m; i++ {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(chunk[4*i:]))
-		}
-		v = v[m:]
-	}
-}
+func (d *decoder) f32s(v []float32) { getWords(d, v, math.Float32frombits) }
 
-func (d *decoder) u32s(v []uint32) {
+func (d *decoder) u32s(v []uint32) { getWords(d, v, identity) }
+
+// getWords reads len(v) little-endian 32-bit words into v (elem of each
+// word), in chunks as putWords wrote them.
+func getWords[T any](d *decoder, v []T, elem func(uint32) T) {
 	var chunk [4096]byte
 	for len(v) > 0 && d.err == nil {
 		m := min(len(v), len(chunk)/4)
 		d.full(chunk[:4*m])
 		for i := 0; i < m; i++ {
-			v[i] = binary.LittleEndian.Uint32(chunk[4*i:])
+			v[i] = elem(binary.LittleEndian.Uint32(chunk[4*i:]))
 		}
 		v = v[m:]
 	}

@@ -309,12 +309,7 @@ func (s *Service) AnswerWith(ctx context.Context, q mix.Query, o AnswerOptions, 
 	for _, d := range ret.Docs {
 		req.Context = append(req.Context, citeSentences(d.Text, d.N)...)
 	}
-	var resp llm.Response
-	if fn != nil {
-		resp, err = model.Stream(ctx, req, fn)
-	} else {
-		resp, err = model.Complete(ctx, req)
-	}
+	resp, err := llm.Generate(ctx, model, req, fn)
 	if err != nil {
 		return ans, ret, err
 	}

@@ -297,33 +297,49 @@ func TestChatStreamClientDisconnect(t *testing.T) {
 	long := strings.Repeat("周易讲变化。", 50)
 	up.Script(llmtest.Reply{Text: long, ChunkDelay: 20 * time.Millisecond})
 	ts := newTestServer(t, up)
+	leaveMidStream(t, http.DefaultClient, ts.http.URL+"/chat/chat", `{"query":"讲讲周易","conversation_id":"d1","stream":true,"model_name":"test"}`,
+		3, func(line string) bool { return strings.HasPrefix(line, "data: ") })
+	interruptedAnswer(t, ts.store, "d1", long)
+	if !up.WaitIdle(5 * time.Second) {
+		t.Errorf("upstream call still running after the client left (in flight: %d)", up.InFlight())
+	}
+}
+
+// leaveMidStream posts body to url as a streamed request through hc, reads
+// the reply until n lines for which match holds have come, and leaves: the
+// request is cancelled and the connection closed.
+func leaveMidStream(t *testing.T, hc *http.Client, url, body string, n int, match func(line string) bool) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.http.URL+"/chat/chat",
-		strings.NewReader(`{"query":"讲讲周易","conversation_id":"d1","stream":true,"model_name":"test"}`))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
-	for n := 0; n < 3; {
+	for seen := 0; seen < n; {
 		line, err := br.ReadString('\n')
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(line, "data: ") {
-			n++
+		if match(line) {
+			seen++
 		}
 	}
-	cancel()
-	resp.Body.Close()
+}
 
+// interruptedAnswer waits for the one turn of conversation conv in store
+// and returns its answer, failing t unless it is stored as interrupted
+// with a non-empty prefix of reply whose original starts with it.
+func interruptedAnswer(t *testing.T, store memory.Store, conv, reply string) memory.Message {
+	t.Helper()
 	var turns []memory.Turn
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		turns, _ = ts.store.Turns(context.Background(), "d1", 0)
-		if len(turns) == 1 {
+		if turns, _ = store.Turns(context.Background(), conv, 0); len(turns) == 1 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -332,15 +348,13 @@ func TestChatStreamClientDisconnect(t *testing.T) {
 		t.Fatalf("interrupted turn not stored: %v", turns)
 	}
 	a := turns[0].Answer
-	if !a.Metadata.Interrupted || a.Content == "" || !strings.HasPrefix(long, a.Content) || len(a.Content) >= len(long) {
+	if !a.Metadata.Interrupted || a.Content == "" || !strings.HasPrefix(reply, a.Content) || len(a.Content) >= len(reply) {
 		t.Errorf("stored answer = %q interrupted=%v, want a non-empty prefix of the reply", a.Content, a.Metadata.Interrupted)
 	}
 	if !strings.HasPrefix(a.Metadata.Original, a.Content) {
 		t.Errorf("original %q does not start with the sent text %q", a.Metadata.Original, a.Content)
 	}
-	if !up.WaitIdle(5 * time.Second) {
-		t.Errorf("upstream call still running after the client left (in flight: %d)", up.InFlight())
-	}
+	return a
 }
 
 // CutStreams (shutdown after the grace period) ends a reply in flight and

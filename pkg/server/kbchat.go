@@ -112,12 +112,7 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	history, err := req.check(s)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	mem, err := s.rewriteMemory(req.memoryFields)
+	history, mem, err := s.checkRewrite(req.chatchatFields, req.memoryFields)
 	if err != nil {
 		writeError(c, err)
 		return

@@ -41,30 +41,30 @@ const (
 
 // memoryRoutes registers the long-term memory endpoints.
 func (s *Server) memoryRoutes(r gin.IRouter) {
-	r.POST("/conversations/:id/close", s.handleCloseConversation)
-	r.GET("/conversations/:id/system", s.handleGetSystem)
-	r.PUT("/conversations/:id/system", s.handlePutSystem)
-	r.GET("/users/:id/memory", s.handleGetUserMemory)
-	r.PUT("/users/:id/memory", s.handlePutUserMemory)
-	r.DELETE("/users/:id/memory", s.handleDeleteUserMemory)
+	r.POST("/conversations/:id/close", s.withLongTerm(s.handleCloseConversation))
+	r.GET("/conversations/:id/system", s.withLongTerm(s.handleGetSystem))
+	r.PUT("/conversations/:id/system", s.withLongTerm(s.handlePutSystem))
+	r.GET("/users/:id/memory", s.withLongTerm(s.handleGetUserMemory))
+	r.PUT("/users/:id/memory", s.withLongTerm(s.handlePutUserMemory))
+	r.DELETE("/users/:id/memory", s.withLongTerm(s.handleDeleteUserMemory))
 }
 
-// longTerm returns the long-term memory, or writes 503 and returns nil.
-func (s *Server) longTerm(c *gin.Context) LongTermMemory {
-	if lt, ok := s.opts.Memory.(LongTermMemory); ok {
-		return lt
+// withLongTerm serves a long-term memory endpoint with h, or writes 503
+// when the server has no long-term memory.
+func (s *Server) withLongTerm(h func(c *gin.Context, lt LongTermMemory)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		lt, ok := s.opts.Memory.(LongTermMemory)
+		if !ok {
+			writeError(c, errUnavailable("long-term memory is not configured"))
+			return
+		}
+		h(c, lt)
 	}
-	writeError(c, errUnavailable("long-term memory is not configured"))
-	return nil
 }
 
 // handleCloseConversation ends a conversation: its turns are consolidated
 // into its user's long-term memory.
-func (s *Server) handleCloseConversation(c *gin.Context) {
-	lt := s.longTerm(c)
-	if lt == nil {
-		return
-	}
+func (s *Server) handleCloseConversation(c *gin.Context, lt LongTermMemory) {
 	closed, err := lt.CloseConversation(c.Request.Context(), c.Param("id"))
 	writeResult(c, closed, err)
 }
@@ -76,11 +76,7 @@ type systemMessages struct {
 
 // handleGetSystem returns the system messages the conversation's model
 // sees first.
-func (s *Server) handleGetSystem(c *gin.Context) {
-	lt := s.longTerm(c)
-	if lt == nil {
-		return
-	}
+func (s *Server) handleGetSystem(c *gin.Context, lt LongTermMemory) {
 	msgs, err := lt.SystemMessages(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		writeError(c, err)
@@ -91,11 +87,7 @@ func (s *Server) handleGetSystem(c *gin.Context) {
 
 // handlePutSystem replaces the system messages of a running conversation:
 // {"messages": ["...", ...]} (an empty list removes them).
-func (s *Server) handlePutSystem(c *gin.Context) {
-	lt := s.longTerm(c)
-	if lt == nil {
-		return
-	}
+func (s *Server) handlePutSystem(c *gin.Context, lt LongTermMemory) {
 	var req struct {
 		Messages *[]string `json:"messages"`
 	}
@@ -131,22 +123,14 @@ func (s *Server) handlePutSystem(c *gin.Context) {
 }
 
 // handleGetUserMemory returns a user's long-term memory (empty when none).
-func (s *Server) handleGetUserMemory(c *gin.Context) {
-	lt := s.longTerm(c)
-	if lt == nil {
-		return
-	}
+func (s *Server) handleGetUserMemory(c *gin.Context, lt LongTermMemory) {
 	mem, err := lt.UserMemory(c.Request.Context(), c.Param("id"))
 	writeResult(c, mem, err)
 }
 
 // handlePutUserMemory replaces a user's long-term memory:
 // {"summary": "...", "facts": ["...", ...]}.
-func (s *Server) handlePutUserMemory(c *gin.Context) {
-	lt := s.longTerm(c)
-	if lt == nil {
-		return
-	}
+func (s *Server) handlePutUserMemory(c *gin.Context, lt LongTermMemory) {
 	var req struct {
 		Summary *string  `json:"summary"`
 		Facts   []string `json:"facts"`
@@ -181,11 +165,7 @@ func (s *Server) handlePutUserMemory(c *gin.Context) {
 }
 
 // handleDeleteUserMemory forgets a user's long-term memory.
-func (s *Server) handleDeleteUserMemory(c *gin.Context) {
-	lt := s.longTerm(c)
-	if lt == nil {
-		return
-	}
+func (s *Server) handleDeleteUserMemory(c *gin.Context, lt LongTermMemory) {
 	if err := lt.DeleteUserMemory(c.Request.Context(), c.Param("id")); err != nil {
 		writeError(c, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/turn"
 )
@@ -82,6 +83,21 @@ type rewriteSettings struct {
 	historyLen int
 	strategy   string
 	windowK    int
+}
+
+// checkRewrite validates the model fields of a retrieval chat (kb, search)
+// and the memory fields of its follow-up rewrite, returning the client's
+// history and the rewrite settings.
+func (s *Server) checkRewrite(f chatchatFields, m memoryFields) ([]llm.Message, rewriteSettings, error) {
+	history, err := f.check(s)
+	if err != nil {
+		return nil, rewriteSettings{}, err
+	}
+	mem, err := s.rewriteMemory(m)
+	if err != nil {
+		return nil, rewriteSettings{}, err
+	}
+	return history, mem, nil
 }
 
 // rewriteMemory validates the memory fields of a knowledge-base or search

@@ -217,8 +217,7 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 
 func (s *Server) handleMixChat(c *gin.Context) {
 	var body mixRequest
-	if err := decodeJSON(c, &body); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &body) {
 		return
 	}
 	history, err := validateHistory(body.History)
@@ -307,8 +306,7 @@ type condenseReply struct {
 
 func (s *Server) handleCondense(c *gin.Context) {
 	var body condenseRequest
-	if err := decodeJSON(c, &body); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &body) {
 		return
 	}
 	if strings.TrimSpace(body.Query) == "" {

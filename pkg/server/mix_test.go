@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/mixchat/mixchat/internal/leaktest"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
@@ -88,12 +88,7 @@ func (u *mixUpstream) answerer(models llm.Models, from string, srcs ...mix.Sourc
 			return mix.Answer{}, err
 		}
 		req := llm.Request{Model: name, Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + from + "] " + q.Retrieval()}}}
-		var resp llm.Response
-		if fn != nil {
-			resp, err = m.Stream(ctx, req, fn)
-		} else {
-			resp, err = m.Complete(ctx, req)
-		}
+		resp, err := llm.Generate(ctx, m, req, fn)
 		return mix.Answer{From: from, Text: resp.Text, Sources: srcs, Response: resp}, err
 	})
 }
@@ -174,25 +169,7 @@ func (ts *testServer) mixStream(t *testing.T, body map[string]any) (int, []mixEv
 	if resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, nil
 	}
-	return resp.StatusCode, readMixEvents(t, resp.Body)
-}
-
-func readMixEvents(t *testing.T, r io.Reader) []mixEvent {
-	t.Helper()
-	var out []mixEvent
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev mixEvent
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("event %q: %v", line, err)
-		}
-		out = append(out, ev)
-	}
-	return out
+	return resp.StatusCode, readEvents[mixEvent](t, resp.Body)
 }
 
 func mixEventsOf(evs []mixEvent, typ string) []mixEvent {
@@ -372,46 +349,9 @@ func TestMixChatClientDisconnect(t *testing.T) {
 	ts := newMixServer(t, up, nil)
 	before := runtime.NumGoroutine()
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.http.URL+"/chat/mix_chat",
-		strings.NewReader(`{"query":"乾卦是什么意思？","conversation_id":"d1","stream":true}`))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := mixHTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(resp.Body)
-	for deltas := 0; deltas < 3; {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(line, `"type":"delta"`) {
-			deltas++
-		}
-	}
-	cancel()
-	resp.Body.Close()
-
-	var turns []memory.Turn
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if turns, _ = ts.store.Turns(context.Background(), "d1", 0); len(turns) == 1 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if len(turns) != 1 {
-		t.Fatalf("interrupted turn not stored: %v", turns)
-	}
-	a := turns[0].Answer
-	if !a.Metadata.Interrupted || a.Content == "" || !strings.HasPrefix(up.fused, a.Content) || len(a.Content) >= len(up.fused) {
-		t.Errorf("stored answer %q interrupted=%v; want a non-empty prefix of the fused reply", a.Content, a.Metadata.Interrupted)
-	}
-	if !strings.HasPrefix(a.Metadata.Original, a.Content) {
-		t.Errorf("original %q does not start with the sent text %q", a.Metadata.Original, a.Content)
-	}
+	leaveMidStream(t, mixHTTP, ts.http.URL+"/chat/mix_chat", `{"query":"乾卦是什么意思？","conversation_id":"d1","stream":true}`,
+		3, func(line string) bool { return strings.Contains(line, `"type":"delta"`) })
+	a := interruptedAnswer(t, ts.store, "d1", up.fused)
 	if a.Metadata.Extra["answers"] == nil {
 		t.Errorf("the interrupted turn lost its intermediate answers: %v", a.Metadata.Extra)
 	}
@@ -421,19 +361,7 @@ func TestMixChatClientDisconnect(t *testing.T) {
 	if up.Cancelled() < 1 {
 		t.Errorf("the fusion call was not cancelled mixUpstream (cancelled: %d)", up.Cancelled())
 	}
-	waitMixGoroutines(t, before)
-}
-
-func waitMixGoroutines(t *testing.T, want int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > want {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d (leak):\n%s", runtime.NumGoroutine(), want, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	leaktest.Wait(t, before)
 }
 
 // TestMixChatFollowUp checks that the second question of a conversation is

@@ -350,7 +350,7 @@ func TestMessageUsage(t *testing.T) {
 	})
 	t.Run("mix_chat stream", func(t *testing.T) {
 		rec := s.do(http.MethodPost, "/chat/mix_chat", map[string]any{"query": "乾卦是什么？", "conversation_id": "c2", "stream": true}, nil)
-		evs := readMixEvents(t, rec.Body)
+		evs := readEvents[mixEvent](t, rec.Body)
 		done := evs[len(evs)-1]
 		if done.Type != "done" || done.Usage == nil {
 			t.Fatalf("last event %+v", done)

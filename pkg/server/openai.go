@@ -141,45 +141,28 @@ func fromMetadata(md map[string]string) (*oaiOptions, error) {
 		}
 		return out
 	}
+	strs := map[string]*string{"conversation_id": &o.ConversationID, "knowledge_base_name": &o.KnowledgeBaseName,
+		"search_engine_name": &o.SearchEngineName, "model_name": &o.ModelName, "prompt_name": &o.PromptName,
+		"fusion": &o.Fusion, "memory": &o.Memory}
+	lists := map[string]*[]string{"knowledge_base_names": &o.KnowledgeBaseNames, "answerers": &o.Answerers}
+	ints := map[string]**int{"history_len": &o.HistoryLen, "top_k": &o.TopK, "window_k": &o.WindowK}
 	for k, v := range md {
-		switch k {
-		case "conversation_id":
-			o.ConversationID = v
-		case "history_len", "top_k", "window_k":
+		if p, ok := strs[k]; ok {
+			*p = v
+		} else if p, ok := lists[k]; ok {
+			*p = list(v)
+		} else if p, ok := ints[k]; ok {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return nil, errBadRequest("metadata.%s must be an integer, got %q", k, v)
 			}
-			switch k {
-			case "top_k":
-				o.TopK = &n
-			case "window_k":
-				o.WindowK = &n
-			default:
-				o.HistoryLen = &n
-			}
-		case "score_threshold":
+			*p = &n
+		} else if k == "score_threshold" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				return nil, errBadRequest("metadata.score_threshold must be a number, got %q", v)
 			}
 			o.ScoreThreshold = &f
-		case "knowledge_base_name":
-			o.KnowledgeBaseName = v
-		case "knowledge_base_names":
-			o.KnowledgeBaseNames = list(v)
-		case "search_engine_name":
-			o.SearchEngineName = v
-		case "model_name":
-			o.ModelName = v
-		case "prompt_name":
-			o.PromptName = v
-		case "answerers":
-			o.Answerers = list(v)
-		case "fusion":
-			o.Fusion = v
-		case "memory":
-			o.Memory = v
 		}
 	}
 	return o, nil

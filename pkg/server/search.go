@@ -124,12 +124,7 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	history, err := req.check(s)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	mem, err := s.rewriteMemory(req.memoryFields)
+	history, mem, err := s.checkRewrite(req.chatchatFields, req.memoryFields)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -308,8 +303,7 @@ func (s *Server) handleDebugSearch(c *gin.Context) {
 		return
 	}
 	var req debugSearchRequest
-	if err := decodeJSON(c, &req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, &req) {
 		return
 	}
 	topK, err := s.validateSearch(req.Query, req.SearchEngineName, req.TopK)

@@ -110,8 +110,7 @@ func messageID(conversationID, answerID string) string {
 // the length limit before any work, writing the error; it reports whether
 // the handler goes on.
 func (s *Server) decodeTurn(c *gin.Context, req interface{ question() string }) bool {
-	if err := decodeJSON(c, req); err != nil {
-		writeError(c, err)
+	if !bindJSON(c, req) {
 		return false
 	}
 	if err := s.checkQuery(req.question()); err != nil {

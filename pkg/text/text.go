@@ -36,6 +36,20 @@ func IsCJK(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
+// CountLetters counts the letters of s: CJK characters (IsCJK) and the
+// other letters.
+func CountLetters(s string) (cjk, other int) {
+	for _, r := range s {
+		switch {
+		case IsCJK(r):
+			cjk++
+		case unicode.IsLetter(r):
+			other++
+		}
+	}
+	return cjk, other
+}
+
 // Terms returns the index terms of s in order of appearance (duplicates kept):
 // CJK bigrams and stemmed, stop-word-free Latin words. It never returns
 // punctuation.

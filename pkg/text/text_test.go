@@ -56,3 +56,20 @@ func TestSimilarity(t *testing.T) {
 		t.Errorf("self similarity = %v, want 1", s)
 	}
 }
+
+func TestCountLetters(t *testing.T) {
+	for _, tt := range []struct {
+		in          string
+		cjk, others int
+	}{
+		{"", 0, 0},
+		{"乾卦 is Qian, 1 卦!", 3, 6},
+		{"ひらがな한글", 6, 0},
+		{"123 ?!", 0, 0},
+		{"Ελληνικά", 0, 8},
+	} {
+		if cjk, other := CountLetters(tt.in); cjk != tt.cjk || other != tt.others {
+			t.Errorf("CountLetters(%q) = %d, %d; want %d, %d", tt.in, cjk, other, tt.cjk, tt.others)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/memory/storetest"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 	"github.com/mixchat/mixchat/pkg/turn"
@@ -17,12 +18,7 @@ import (
 
 func openStore(t *testing.T) *sqlite.Conversations {
 	t.Helper()
-	s, err := sqlite.OpenConversations(context.Background(), filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.OpenAt(t, sqlite.OpenConversations, filepath.Join(t.TempDir(), "mixchat.db"))
 }
 
 // streamer answers with pieces, failing with fail after them when set; it

@@ -65,19 +65,21 @@ const name = "周易 上经"
 
 func mustCreate(t *testing.T, c kb.Catalog, name string) *sql.DB {
 	t.Helper()
-	db, err := c.Create(context.Background(), name)
-	if err != nil {
-		t.Fatalf("Create(%s): %v", name, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return mustDB(t, "Create", c.Create, name)
 }
 
 func mustOpen(t *testing.T, c kb.Catalog, name string) *sql.DB {
 	t.Helper()
-	db, err := c.Open(context.Background(), name)
+	return mustDB(t, "Open", c.Open, name)
+}
+
+// mustDB opens the database of knowledge base name through open (the
+// catalog's method called what), closed at the end of t.
+func mustDB(t *testing.T, what string, open func(context.Context, string) (*sql.DB, error), name string) *sql.DB {
+	t.Helper()
+	db, err := open(context.Background(), name)
 	if err != nil {
-		t.Fatalf("Open(%s): %v", name, err)
+		t.Fatalf("%s(%s): %v", what, name, err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db

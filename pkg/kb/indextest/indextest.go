@@ -62,6 +62,16 @@ func ids(hits []kb.Hit) []string {
 	return out
 }
 
+// mustSearch searches x, failing t on an error.
+func mustSearch(t *testing.T, x kb.Index, v []float32, k int, f kb.Filter) []kb.Hit {
+	t.Helper()
+	hits, err := x.Search(context.Background(), v, k, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hits
+}
+
 // Run runs the suite against indexes made by newIndex.
 func Run(t *testing.T, newIndex New) {
 	ctx := context.Background()
@@ -83,10 +93,7 @@ func Run(t *testing.T, newIndex New) {
 
 	t.Run("BestFirstScoresInUnitRange", func(t *testing.T) {
 		x := load(t)
-		hits, err := x.Search(ctx, vec(0, 1, 0), 3, kb.Filter{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits := mustSearch(t, x, vec(0, 1, 0), 3, kb.Filter{})
 		want := []string{id(0), id(1), id(3)}
 		if !slices.Equal(ids(hits), want) {
 			t.Fatalf("hits %v, want %v", ids(hits), want)
@@ -106,10 +113,7 @@ func Run(t *testing.T, newIndex New) {
 
 	t.Run("OrthogonalScoresZero", func(t *testing.T) {
 		x := load(t)
-		hits, err := x.Search(ctx, vec(7, 7, 0), 6, kb.Filter{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits := mustSearch(t, x, vec(7, 7, 0), 6, kb.Filter{})
 		for _, h := range hits {
 			if h.Score > 1e-4 {
 				t.Errorf("an orthogonal vector should score 0, %s scored %v", h.ID, h.Score)
@@ -119,10 +123,7 @@ func Run(t *testing.T, newIndex New) {
 
 	t.Run("FilterByFile", func(t *testing.T) {
 		x := load(t)
-		hits, err := x.Search(ctx, vec(0, 1, 0), 6, kb.Filter{Files: []string{"b.txt"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits := mustSearch(t, x, vec(0, 1, 0), 6, kb.Filter{Files: []string{"b.txt"}})
 		if len(hits) != 3 || hits[0].ID != id(3) {
 			t.Fatalf("file filter: %v", ids(hits))
 		}
@@ -130,10 +131,7 @@ func Run(t *testing.T, newIndex New) {
 
 	t.Run("FilterByMetadata", func(t *testing.T) {
 		x := load(t)
-		hits, err := x.Search(ctx, vec(0, 1, 0), 6, kb.Filter{Metadata: map[string]any{"lang": "en", "page": 2}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits := mustSearch(t, x, vec(0, 1, 0), 6, kb.Filter{Metadata: map[string]any{"lang": "en", "page": 2}})
 		if !slices.Equal(ids(hits), []string{id(2)}) {
 			t.Fatalf("metadata filter: %v", ids(hits))
 		}
@@ -141,10 +139,7 @@ func Run(t *testing.T, newIndex New) {
 
 	t.Run("FilterByIDs", func(t *testing.T) {
 		x := load(t)
-		hits, err := x.Search(ctx, vec(0, 1, 0), 6, kb.Filter{IDs: []string{id(4), id(5)}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits := mustSearch(t, x, vec(0, 1, 0), 6, kb.Filter{IDs: []string{id(4), id(5)}})
 		got := ids(hits)
 		slices.Sort(got)
 		want := []string{id(4), id(5)}
@@ -161,10 +156,7 @@ func Run(t *testing.T, newIndex New) {
 		if err := x.Upsert(ctx, []kb.Chunk{c}); err != nil {
 			t.Fatal(err)
 		}
-		hits, err := x.Search(ctx, vec(0, 1, 0), 6, kb.Filter{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits := mustSearch(t, x, vec(0, 1, 0), 6, kb.Filter{})
 		if len(hits) != 6 {
 			t.Fatalf("an upsert of an existing id must replace it: %d hits", len(hits))
 		}
@@ -178,10 +170,7 @@ func Run(t *testing.T, newIndex New) {
 		if err := x.Delete(ctx, kb.Filter{Files: []string{"a.txt"}}); err != nil {
 			t.Fatal(err)
 		}
-		hits, err := x.Search(ctx, vec(0, 1, 0), 6, kb.Filter{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits := mustSearch(t, x, vec(0, 1, 0), 6, kb.Filter{})
 		for _, h := range hits {
 			if h.ID == id(0) || h.ID == id(1) || h.ID == id(2) {
 				t.Fatalf("a deleted chunk was found: %v", ids(hits))
@@ -197,10 +186,7 @@ func Run(t *testing.T, newIndex New) {
 		if err := x.Delete(ctx, kb.Filter{IDs: []string{id(0)}}); err != nil {
 			t.Fatal(err)
 		}
-		hits, err := x.Search(ctx, vec(0, 1, 0), 1, kb.Filter{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits := mustSearch(t, x, vec(0, 1, 0), 1, kb.Filter{})
 		if len(hits) != 1 || hits[0].ID != id(1) {
 			t.Fatalf("after deleting the best match the next one leads: %v", ids(hits))
 		}

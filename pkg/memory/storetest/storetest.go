@@ -380,3 +380,49 @@ func Opened[S memory.Store](t testing.TB, s S, err error) S {
 	})
 	return s
 }
+
+// OpenAt opens a store at where (a file path or a DSN) through an engine's
+// open function and hands it to Opened.
+func OpenAt[S memory.Store](t testing.TB, open func(context.Context, string) (S, error), where string) S {
+	t.Helper()
+	s, err := open(context.Background(), where)
+	return Opened(t, s, err)
+}
+
+// Pinger is a store with a health check.
+type Pinger interface {
+	memory.Store
+	Ping(ctx context.Context) error
+}
+
+// Ping opens a store at where through open and checks its Ping: it
+// answers while the store is open and fails once the store is closed.
+func Ping[S Pinger](t *testing.T, open func(context.Context, string) (S, error), where string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := open(ctx, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping on an open store: %v", err)
+	}
+	s.Close()
+	if err := s.Ping(ctx); err == nil {
+		t.Fatal("Ping on a closed store succeeded")
+	}
+}
+
+// CheckMigrations fails t unless the schema_migrations table of an engine's
+// database records every migration once, from version 1. scan runs query
+// on that database and scans its one row into dest.
+func CheckMigrations(t testing.TB, scan func(query string, dest ...any) error) {
+	t.Helper()
+	var rows, versions, first int
+	if err := scan(`SELECT count(*), count(DISTINCT version), min(version) FROM schema_migrations`, &rows, &versions, &first); err != nil {
+		t.Fatal(err)
+	}
+	if rows == 0 || rows != versions || first != 1 {
+		t.Errorf("schema_migrations has %d rows, %d versions, first %d; want each version once from 1", rows, versions, first)
+	}
+}

@@ -16,18 +16,10 @@ import (
 // (scripts/postgres.sh starts one), each test in a schema of its own
 // dropped afterwards (pgtest.Schema).
 
-// openConversations opens the store on the database at dsn, closed at the
-// end of t.
-func openConversations(t testing.TB, dsn string) *postgres.Conversations {
-	t.Helper()
-	s, err := postgres.OpenConversations(context.Background(), dsn)
-	return storetest.Opened(t, s, err)
-}
-
 func TestPostgres(t *testing.T) {
 	pgtest.DSN(t)
 	storetest.Run(t, func(t testing.TB) memory.Store {
-		return openConversations(t, pgtest.Schema(t, "mixchat_test"))
+		return storetest.OpenAt(t, postgres.OpenConversations, pgtest.Schema(t, "mixchat_test"))
 	})
 }
 
@@ -36,7 +28,7 @@ func TestPostgresShared(t *testing.T) {
 	pgtest.DSN(t)
 	storetest.RunShared(t, func(t testing.TB) (memory.Store, memory.Store) {
 		dsn := pgtest.Schema(t, "mixchat_test")
-		return openConversations(t, dsn), openConversations(t, dsn)
+		return storetest.OpenAt(t, postgres.OpenConversations, dsn), storetest.OpenAt(t, postgres.OpenConversations, dsn)
 	})
 }
 
@@ -54,21 +46,16 @@ func TestPostgresConcurrentOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var rows, versions, first int
-	if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT version), min(version) FROM schema_migrations`).
-		Scan(&rows, &versions, &first); err != nil {
-		t.Fatal(err)
-	}
-	if rows == 0 || rows != versions || first != 1 {
-		t.Errorf("schema_migrations has %d rows, %d versions, first %d; want each version once from 1", rows, versions, first)
-	}
+	storetest.CheckMigrations(t, func(query string, dest ...any) error {
+		return conn.QueryRow(ctx, query).Scan(dest...)
+	})
 
 	// Reopening applies nothing and keeps the data.
 	turn, err := stores[0].AppendTurn(ctx, "c", memory.Message{Content: "q"}, memory.Message{Content: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := openConversations(t, dsn)
+	again := storetest.OpenAt(t, postgres.OpenConversations, dsn)
 	turns, err := again.Turns(ctx, "c", 0)
 	if err != nil || len(turns) != n+1 || turns[n].Answer.ID != turn.Answer.ID {
 		t.Errorf("after reopening Turns = %+v, %v; want %d turns ending with %+v", turns, err, n+1, turn)
@@ -88,31 +75,19 @@ func TestOpenConversationsErrors(t *testing.T) {
 func BenchmarkPostgres(b *testing.B) {
 	pgtest.DSN(b)
 	storetest.Benchmark(b, func(t testing.TB) memory.Store {
-		return openConversations(t, pgtest.Schema(t, "mixchat_test"))
+		return storetest.OpenAt(t, postgres.OpenConversations, pgtest.Schema(t, "mixchat_test"))
 	})
 }
 
 func TestPing(t *testing.T) {
-	dsn := pgtest.Schema(t, "mixchat_test")
-	ctx := context.Background()
-	p, err := postgres.OpenConversations(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Ping(ctx); err != nil {
-		t.Fatalf("Ping on an open store: %v", err)
-	}
-	p.Close()
-	if err := p.Ping(ctx); err == nil {
-		t.Fatal("Ping on a closed pool succeeded")
-	}
+	storetest.Ping(t, postgres.OpenConversations, pgtest.Schema(t, "mixchat_test"))
 }
 
 // TestPoolSettingsInDSN: a DSN written for pgx's pool (pool_max_conns)
 // opens, as it did when the store was a pgxpool.Pool.
 func TestPoolSettingsInDSN(t *testing.T) {
 	dsn := pgtest.Schema(t, "mixchat_test")
-	s := openConversations(t, dsn+"&pool_max_conns=2")
+	s := storetest.OpenAt(t, postgres.OpenConversations, dsn+"&pool_max_conns=2")
 	if _, err := s.AppendTurn(context.Background(), "c", memory.Message{Content: "q"}, memory.Message{Content: "a"}); err != nil {
 		t.Fatal(err)
 	}

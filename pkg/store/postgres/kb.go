@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/mixchat/mixchat/internal/sqlrows"
 	"github.com/mixchat/mixchat/pkg/store/internal/kbtables"
 )
 
@@ -152,20 +153,14 @@ func (c *KBCatalog) Exists(ctx context.Context, name string) (bool, error) {
 
 // Names implements kb.Catalog.
 func (c *KBCatalog) Names(ctx context.Context) ([]string, error) {
-	rows, err := c.reg.QueryContext(ctx, `SELECT name FROM mixchat_kb_registry ORDER BY name`)
+	names, err := sqlrows.Collect(ctx, c.reg, `SELECT name FROM mixchat_kb_registry ORDER BY name`, nil, sqlrows.String)
 	if err != nil {
 		return nil, fmt.Errorf("list knowledge bases: %w", err)
 	}
-	defer rows.Close()
-	names := []string{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		names = append(names, n)
+	if names == nil {
+		names = []string{}
 	}
-	return names, rows.Err()
+	return names, nil
 }
 
 // Open implements kb.Catalog: it opens a registered knowledge base's

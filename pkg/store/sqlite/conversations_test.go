@@ -11,21 +11,15 @@ import (
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
-func openConversations(t testing.TB, path string) *sqlite.Conversations {
-	t.Helper()
-	s, err := sqlite.OpenConversations(context.Background(), path)
-	return storetest.Opened(t, s, err)
-}
-
 func TestSQLite(t *testing.T) {
 	storetest.Run(t, func(t testing.TB) memory.Store {
-		return openConversations(t, filepath.Join(t.TempDir(), "memory.db"))
+		return storetest.OpenAt(t, sqlite.OpenConversations, filepath.Join(t.TempDir(), "memory.db"))
 	})
 }
 
 func TestSQLiteInMemory(t *testing.T) {
 	storetest.Run(t, func(t testing.TB) memory.Store {
-		return openConversations(t, ":memory:")
+		return storetest.OpenAt(t, sqlite.OpenConversations, ":memory:")
 	})
 }
 
@@ -33,7 +27,7 @@ func TestSQLiteShared(t *testing.T) {
 	// Two stores on one file behave as two processes would.
 	storetest.RunShared(t, func(t testing.TB) (memory.Store, memory.Store) {
 		path := filepath.Join(t.TempDir(), "memory.db")
-		return openConversations(t, path), openConversations(t, path)
+		return storetest.OpenAt(t, sqlite.OpenConversations, path), storetest.OpenAt(t, sqlite.OpenConversations, path)
 	})
 }
 
@@ -52,7 +46,7 @@ func TestSQLiteReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s = openConversations(t, path)
+	s = storetest.OpenAt(t, sqlite.OpenConversations, path)
 	turns, err := s.Turns(ctx, "c", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -75,13 +69,9 @@ func checkSQLiteSchema(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var n, distinct, minV int
-	if err := db.QueryRow(`SELECT count(*), count(DISTINCT version), min(version) FROM schema_migrations`).Scan(&n, &distinct, &minV); err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 || n != distinct || minV != 1 {
-		t.Errorf("schema_migrations has %d rows, %d versions, first %d; want each version once from 1", n, distinct, minV)
-	}
+	storetest.CheckMigrations(t, func(query string, dest ...any) error {
+		return db.QueryRow(query).Scan(dest...)
+	})
 	var mode string
 	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
 		t.Fatal(err)
@@ -111,21 +101,10 @@ func TestOpenConversationsErrors(t *testing.T) {
 
 func BenchmarkSQLite(b *testing.B) {
 	storetest.Benchmark(b, func(t testing.TB) memory.Store {
-		return openConversations(t, filepath.Join(t.TempDir(), "memory.db"))
+		return storetest.OpenAt(t, sqlite.OpenConversations, filepath.Join(t.TempDir(), "memory.db"))
 	})
 }
 
 func TestPing(t *testing.T) {
-	ctx := context.Background()
-	s, err := sqlite.OpenConversations(ctx, filepath.Join(t.TempDir(), "mixchat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Ping(ctx); err != nil {
-		t.Fatalf("Ping on an open store: %v", err)
-	}
-	s.Close()
-	if err := s.Ping(ctx); err == nil {
-		t.Fatal("Ping on a closed store succeeded")
-	}
+	storetest.Ping(t, sqlite.OpenConversations, filepath.Join(t.TempDir(), "mixchat.db"))
 }
