@@ -30,11 +30,10 @@ const kbUsage = `Usage:
 
 // runKB runs "mixchat kb SUBCOMMAND ..." against svc.
 func runKB(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, kbUsage)
-		return errors.New("kb: name a subcommand: create, add, ls, rm, search")
+	cmd, rest, err := splitCommand(args, kbUsage, stderr, "kb: name a subcommand: create, add, ls, rm, search")
+	if err != nil {
+		return err
 	}
-	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "create":
 		return kbCreate(ctx, svc, rest, stdout, stderr)

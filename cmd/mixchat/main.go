@@ -52,11 +52,10 @@ func main() {
 
 // run dispatches a command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
+	cmd, rest, err := splitCommand(args, usage, stderr, "no command given")
+	if err != nil {
+		return err
 	}
-	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "serve":
 		return runServe(ctx, rest, stdout, stderr)
@@ -86,6 +85,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// splitCommand splits a command line into its (sub)command and the rest;
+// when there is none it prints usage to stderr and fails with the message
+// none.
+func splitCommand(args []string, usage string, stderr io.Writer, none string) (cmd string, rest []string, err error) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return "", nil, errors.New(none)
+	}
+	return args[0], args[1:], nil
 }
 
 // wantsHelp reports whether args ask for help (-h, -help, --help) before

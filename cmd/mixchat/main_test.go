@@ -60,6 +60,28 @@ func TestUnknownCommandFails(t *testing.T) {
 	}
 }
 
+func TestSplitCommand(t *testing.T) {
+	tests := []struct {
+		args      []string
+		cmd, rest string
+		wantErr   bool
+	}{
+		{nil, "", "", true},
+		{[]string{"kb"}, "kb", "", false},
+		{[]string{"kb", "ls", "x"}, "kb", "ls x", false},
+	}
+	for _, tt := range tests {
+		var errb bytes.Buffer
+		cmd, rest, err := splitCommand(tt.args, "USAGE", &errb, "none")
+		if cmd != tt.cmd || strings.Join(rest, " ") != tt.rest || (err != nil) != tt.wantErr {
+			t.Errorf("splitCommand(%q) = %q, %q, %v", tt.args, cmd, rest, err)
+		}
+		if printed := errb.String() == "USAGE"; printed != tt.wantErr {
+			t.Errorf("splitCommand(%q) printed %q; want the usage exactly when it fails", tt.args, errb.String())
+		}
+	}
+}
+
 // fakeEval puts a mixchat-eval on PATH that echoes its arguments and stdin
 // and exits with status 3.
 func fakeEval(t *testing.T) {
