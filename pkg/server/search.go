@@ -16,16 +16,6 @@ import (
 	"github.com/mixchat/mixchat/prompts"
 )
 
-// searchRoutes registers the search endpoints: Chatchat 0.2's
-// /chat/search_engine_chat and /server/list_search_engines, and
-// /debug/search, which returns what a search finds without calling a model.
-func (s *Server) searchRoutes(r gin.IRouter) {
-	r.POST("/chat/search_engine_chat", s.handleSearchChat)
-	r.GET("/server/list_search_engines", s.handleListSearchEngines)
-	r.POST("/server/list_search_engines", s.handleListSearchEngines)
-	r.POST("/debug/search", s.handleDebugSearch)
-}
-
 // searchChatRequest is the body of POST /chat/search_engine_chat, Chatchat
 // 0.2's fields.
 type searchChatRequest struct {
