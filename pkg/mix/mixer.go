@@ -52,15 +52,15 @@ func New(cfg Config, deps Deps) (*Mixer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if isNil(deps.Models) {
+	if IsNil(deps.Models) {
 		return nil, errors.New("mix: no models to fuse with")
 	}
 	m := &Mixer{cfg: cfg, models: deps.Models, answerers: map[string]Answerer{}}
-	if !isNil(deps.Condenser) {
+	if !IsNil(deps.Condenser) {
 		m.condenser = deps.Condenser
 	}
 	for _, name := range cfg.Answerers {
-		if a := deps.Answerers[name]; !isNil(a) {
+		if a := deps.Answerers[name]; !IsNil(a) {
 			m.names = append(m.names, name)
 			m.answerers[name] = a
 		}
@@ -71,9 +71,10 @@ func New(cfg Config, deps Deps) (*Mixer, error) {
 	return m, nil
 }
 
-// isNil reports whether a is nil or holds a nil pointer (a *kb.Service
-// left nil because no knowledge base is configured).
-func isNil(a any) bool {
+// IsNil reports whether a is nil or holds a nil pointer, map, func, slice or
+// interface (a *kb.Service left nil because no knowledge base is configured).
+// The Mixer skips such dependencies, and obs does not wrap them.
+func IsNil(a any) bool {
 	if a == nil {
 		return true
 	}

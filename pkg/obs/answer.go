@@ -23,7 +23,7 @@ import (
 // A nil a (or a nil pointer in it) is returned as is, so the Mixer still
 // sees a missing answerer.
 func (o *Observer) Answerer(name string, a mix.Answerer) mix.Answerer {
-	if isNil(a) {
+	if mix.IsNil(a) {
 		return a
 	}
 	w := &answerer{o: o, name: name, a: a}

@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mixchat/mixchat/pkg/mix"
 )
 
 // HTTPDoer sends HTTP requests; *http.Client and search.HTTPDoer have this
@@ -22,7 +24,7 @@ type HTTPDoer interface {
 // means a client with the default transport (which honours the HTTP(S)_PROXY
 // variables) and a 30 s limit on waiting for response headers.
 func (o *Observer) SearchClient(c HTTPDoer) HTTPDoer {
-	if isNil(c) {
+	if mix.IsNil(c) {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.ResponseHeaderTimeout = 30 * time.Second
 		c = &http.Client{Transport: tr}

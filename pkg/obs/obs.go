@@ -16,7 +16,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"reflect"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -105,18 +104,4 @@ func outcome(ctx context.Context, err error) string {
 		return OutcomeTimeout
 	}
 	return OutcomeError
-}
-
-// isNil reports whether a is nil or holds a nil pointer (a *kb.Service left
-// nil because no knowledge base is configured).
-func isNil(a any) bool {
-	if a == nil {
-		return true
-	}
-	v := reflect.ValueOf(a)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Interface, reflect.Slice:
-		return v.IsNil()
-	}
-	return false
 }

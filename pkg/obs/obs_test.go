@@ -394,7 +394,7 @@ func TestAnswererOutcomesAndSpans(t *testing.T) {
 		t.Errorf("log lines %v", msgs)
 	}
 
-	if a := o.Answerer("kb", (*nilAnswerer)(nil)); !isNil(a) {
+	if a := o.Answerer("kb", (*nilAnswerer)(nil)); !mix.IsNil(a) {
 		t.Error("a nil answerer was wrapped into a live one")
 	}
 }

@@ -456,27 +456,6 @@ func callerUserID(ctx context.Context, requested string) (string, error) {
 	return p.UserID, nil
 }
 
-// accessRoutes registers the key and knowledge-base access endpoints:
-// /access/whoami for everyone, the rest for admins (guard).
-func (s *Server) accessRoutes(r gin.IRouter) {
-	r.GET("/access/whoami", s.handleWhoAmI)
-	r.GET("/access/keys", s.keysOnly(s.handleListKeys))
-	r.POST("/access/keys", s.keysOnly(s.handleCreateKey))
-	r.DELETE("/access/keys/:id", s.keysOnly(s.handleRevokeKey))
-	r.GET("/access/kbs/:name", s.keysOnly(s.handleGetKBAccess))
-	r.PUT("/access/kbs/:name", s.keysOnly(s.handleSetKBAccess))
-}
-
-func (s *Server) keysOnly(h gin.HandlerFunc) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if s.opts.Access.Keys == nil {
-			writeError(c, errUnavailable("authentication is off on this server (auth.enabled)"))
-			return
-		}
-		h(c)
-	}
-}
-
 type whoAmI struct {
 	Auth   bool      `json:"auth"` // false: authentication is off, the caller may do everything
 	UserID string    `json:"user_id"`

@@ -30,35 +30,6 @@ import (
 // and search_docs reports each chunk's score as that distance
 // (kb.RelevanceToDistance) next to the relevance itself.
 
-// kbRoutes registers the knowledge-base endpoints (/knowledge_base/*,
-// /chat/knowledge_base_chat).
-func (s *Server) kbRoutes(r gin.IRouter) {
-	g := r.Group("/knowledge_base")
-	g.GET("/list_knowledge_bases", s.kbOnly(s.handleListKBs))
-	g.POST("/create_knowledge_base", s.kbOnly(s.handleCreateKB))
-	g.POST("/delete_knowledge_base", s.kbOnly(s.handleDeleteKB))
-	g.POST("/update_info", s.kbOnly(s.handleUpdateKBInfo))
-	g.GET("/list_files", s.kbOnly(s.handleListKBFiles))
-	g.POST("/search_docs", s.kbOnly(s.handleSearchDocs))
-	g.POST("/upload_docs", s.kbOnly(s.handleUploadDocs))
-	g.POST("/delete_docs", s.kbOnly(s.handleDeleteDocs))
-	g.POST("/update_docs", s.kbOnly(s.handleUpdateDocs))
-	g.GET("/download_doc", s.kbOnly(s.handleDownloadDoc))
-	g.POST("/recreate_vector_store", s.kbOnly(s.handleRecreateVectorStore))
-	r.POST("/chat/knowledge_base_chat", s.kbOnly(s.handleKBChat))
-}
-
-// kbOnly answers 503 when no knowledge-base service is configured.
-func (s *Server) kbOnly(h gin.HandlerFunc) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if s.kb == nil {
-			writeError(c, errUnavailable("knowledge bases are not configured on this server"))
-			return
-		}
-		h(c)
-	}
-}
-
 // kbResponse is Chatchat's BaseResponse / ListResponse.
 type kbResponse struct {
 	Code int    `json:"code"`

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/turn"
 	"github.com/mixchat/mixchat/prompts"
@@ -98,30 +99,46 @@ func kbDocs(c *gin.Context, rs []kb.Result) ([]string, []kbSource) {
 	return docs, srcs
 }
 
+// kbChatParams is what a valid knowledge_base_chat request asks for.
+type kbChatParams struct {
+	names   []string
+	k       int
+	minRel  float64
+	history []llm.Message
+	mem     rewriteSettings
+}
+
+// check validates a knowledge_base_chat request: its query, its retrieval
+// fields, its model and rewrite fields, then its prompt.
+func (r kbChatRequest) check(s *Server) (kbChatParams, error) {
+	var p kbChatParams
+	if strings.TrimSpace(r.Query) == "" {
+		return kbChatParams{}, errBadRequest("query is empty")
+	}
+	var err error
+	if p.names, p.k, p.minRel, err = r.params(s); err != nil {
+		return kbChatParams{}, err
+	}
+	if p.history, p.mem, err = s.checkRewrite(r.chatchatFields, r.memoryFields); err != nil {
+		return kbChatParams{}, err
+	}
+	if r.PromptName != "" && r.PromptName != "default" && !prompts.Has(kb.PromptGroup, r.PromptName) {
+		return kbChatParams{}, errBadRequest("prompt_name %q does not exist for knowledge_base_chat", r.PromptName)
+	}
+	return p, nil
+}
+
 func (s *Server) handleKBChat(c *gin.Context) {
 	var req kbChatRequest
 	if !s.decodeTurn(c, &req) {
 		return
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		writeError(c, errBadRequest("query is empty"))
-		return
-	}
-	names, k, minRel, err := req.params(s)
+	p, err := req.check(s)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	history, mem, err := s.checkRewrite(req.chatchatFields, req.memoryFields)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	if req.PromptName != "" && req.PromptName != "default" && !prompts.Has(kb.PromptGroup, req.PromptName) {
-		writeError(c, errBadRequest("prompt_name %q does not exist for knowledge_base_chat", req.PromptName))
-		return
-	}
-	for _, n := range names {
+	for _, n := range p.names {
 		exists, err := s.kb.Exists(c.Request.Context(), n)
 		if err != nil {
 			kbFail(c, n, err, nil)
@@ -133,7 +150,7 @@ func (s *Server) handleKBChat(c *gin.Context) {
 			return
 		}
 	}
-	if !s.kbReadable(c, names) {
+	if !s.kbReadable(c, p.names) {
 		return
 	}
 	if err := s.claimConversation(c.Request.Context(), req.ConversationID, "kb_chat"); err != nil {
@@ -141,7 +158,7 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		return
 	}
 	creq := kb.ChatRequest{
-		Query: req.Query, KnowledgeBases: names, TopK: k, MinRelevance: minRel, History: history,
+		Query: req.Query, KnowledgeBases: p.names, TopK: p.k, MinRelevance: p.minRel, History: p.history,
 		Model: req.ModelName, Temperature: req.Temperature, PromptName: req.PromptName,
 	}
 	if req.MaxTokens != nil {
@@ -159,12 +176,12 @@ func (s *Server) handleKBChat(c *gin.Context) {
 		return reply.Answer, err
 	})
 	w := &kbChatWriter{reply: newReply(c, req.Stream)}
-	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: mix.Query{Text: req.Query, History: history},
+	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: mix.Query{Text: req.Query, History: p.history},
 		From: mix.KB, Answerer: answer, Record: func(res turn.Result) map[string]any {
 			w.docs, w.sources = kbDocs(c, found)
 			return withStandalone(map[string]any{"answerer": mix.KB, "sources": w.sources}, res)
 		}}
-	mem.apply(&tr)
+	p.mem.apply(&tr)
 	s.runTurn(c, tr, w)
 }
 

@@ -39,32 +39,10 @@ const (
 	maxSystemBytes        = 16 << 10
 )
 
-// memoryRoutes registers the long-term memory endpoints.
-func (s *Server) memoryRoutes(r gin.IRouter) {
-	r.POST("/conversations/:id/close", s.withLongTerm(s.handleCloseConversation))
-	r.GET("/conversations/:id/system", s.withLongTerm(s.handleGetSystem))
-	r.PUT("/conversations/:id/system", s.withLongTerm(s.handlePutSystem))
-	r.GET("/users/:id/memory", s.withLongTerm(s.handleGetUserMemory))
-	r.PUT("/users/:id/memory", s.withLongTerm(s.handlePutUserMemory))
-	r.DELETE("/users/:id/memory", s.withLongTerm(s.handleDeleteUserMemory))
-}
-
-// withLongTerm serves a long-term memory endpoint with h, or writes 503
-// when the server has no long-term memory.
-func (s *Server) withLongTerm(h func(c *gin.Context, lt LongTermMemory)) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		lt, ok := s.opts.Memory.(LongTermMemory)
-		if !ok {
-			writeError(c, errUnavailable("long-term memory is not configured"))
-			return
-		}
-		h(c, lt)
-	}
-}
-
 // handleCloseConversation ends a conversation: its turns are consolidated
 // into its user's long-term memory.
-func (s *Server) handleCloseConversation(c *gin.Context, lt LongTermMemory) {
+func (s *Server) handleCloseConversation(c *gin.Context) {
+	lt := s.longTerm()
 	closed, err := lt.CloseConversation(c.Request.Context(), c.Param("id"))
 	writeResult(c, closed, err)
 }
@@ -76,7 +54,8 @@ type systemMessages struct {
 
 // handleGetSystem returns the system messages the conversation's model
 // sees first.
-func (s *Server) handleGetSystem(c *gin.Context, lt LongTermMemory) {
+func (s *Server) handleGetSystem(c *gin.Context) {
+	lt := s.longTerm()
 	msgs, err := lt.SystemMessages(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		writeError(c, err)
@@ -87,7 +66,8 @@ func (s *Server) handleGetSystem(c *gin.Context, lt LongTermMemory) {
 
 // handlePutSystem replaces the system messages of a running conversation:
 // {"messages": ["...", ...]} (an empty list removes them).
-func (s *Server) handlePutSystem(c *gin.Context, lt LongTermMemory) {
+func (s *Server) handlePutSystem(c *gin.Context) {
+	lt := s.longTerm()
 	var req struct {
 		Messages *[]string `json:"messages"`
 	}
@@ -123,14 +103,16 @@ func (s *Server) handlePutSystem(c *gin.Context, lt LongTermMemory) {
 }
 
 // handleGetUserMemory returns a user's long-term memory (empty when none).
-func (s *Server) handleGetUserMemory(c *gin.Context, lt LongTermMemory) {
+func (s *Server) handleGetUserMemory(c *gin.Context) {
+	lt := s.longTerm()
 	mem, err := lt.UserMemory(c.Request.Context(), c.Param("id"))
 	writeResult(c, mem, err)
 }
 
 // handlePutUserMemory replaces a user's long-term memory:
 // {"summary": "...", "facts": ["...", ...]}.
-func (s *Server) handlePutUserMemory(c *gin.Context, lt LongTermMemory) {
+func (s *Server) handlePutUserMemory(c *gin.Context) {
+	lt := s.longTerm()
 	var req struct {
 		Summary *string  `json:"summary"`
 		Facts   []string `json:"facts"`
@@ -165,7 +147,8 @@ func (s *Server) handlePutUserMemory(c *gin.Context, lt LongTermMemory) {
 }
 
 // handleDeleteUserMemory forgets a user's long-term memory.
-func (s *Server) handleDeleteUserMemory(c *gin.Context, lt LongTermMemory) {
+func (s *Server) handleDeleteUserMemory(c *gin.Context) {
+	lt := s.longTerm()
 	if err := lt.DeleteUserMemory(c.Request.Context(), c.Param("id")); err != nil {
 		writeError(c, err)
 		return

@@ -17,14 +17,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/turn"
 )
 
-// mixRoutes registers /chat/mix_chat, /debug/condense and the
-// OpenAI-compatible /v1 API.
-func (s *Server) mixRoutes(r gin.IRouter) {
-	r.POST("/chat/mix_chat", s.handleMixChat)
-	r.POST("/debug/condense", s.handleCondense)
-	s.openaiRoutes(r)
-}
-
 // mixRequest is the body of POST /chat/mix_chat: Chatchat's chat fields,
 // the knowledge-base and search fields of its knowledge_base_chat and
 // search_engine_chat, and mixchat's answerers and fusion.

@@ -44,13 +44,6 @@ func (s *Server) knownModel(id string) bool {
 	return slices.Contains(s.openaiModels(), id) || (alias && s.mixer != nil)
 }
 
-// openaiRoutes registers /v1/models and /v1/chat/completions.
-func (s *Server) openaiRoutes(r gin.IRouter) {
-	r.GET("/v1/models", s.handleOpenAIModels)
-	r.GET("/v1/models/:id", s.handleOpenAIModel)
-	r.POST("/v1/chat/completions", s.handleOpenAIChat)
-}
-
 // oaiModel is one entry of GET /v1/models.
 type oaiModel struct {
 	ID      string `json:"id"`

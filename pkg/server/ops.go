@@ -44,13 +44,6 @@ type readyReply struct {
 	Checks  map[string]readyCheck `json:"checks,omitempty"`
 }
 
-// opsRoutes registers the operational endpoints. /healthz (server.go) says
-// the process is alive; /readyz says it can serve: its dependencies answer
-// and it is not shutting down.
-func (s *Server) opsRoutes(r gin.IRouter) {
-	r.GET("/readyz", s.handleReady)
-}
-
 // Drain marks the server as shutting down: from now on /readyz answers 503
 // while every other endpoint keeps serving. Call it on SIGTERM, give load
 // balancers a few probe periods to stop sending requests, then shut the

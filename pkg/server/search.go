@@ -16,16 +16,6 @@ import (
 	"github.com/mixchat/mixchat/prompts"
 )
 
-// searchRoutes registers the search endpoints: Chatchat 0.2's
-// /chat/search_engine_chat and /server/list_search_engines, and
-// /debug/search, which returns what a search finds without calling a model.
-func (s *Server) searchRoutes(r gin.IRouter) {
-	r.POST("/chat/search_engine_chat", s.handleSearchChat)
-	r.GET("/server/list_search_engines", s.handleListSearchEngines)
-	r.POST("/server/list_search_engines", s.handleListSearchEngines)
-	r.POST("/debug/search", s.handleDebugSearch)
-}
-
 // searchChatRequest is the body of POST /chat/search_engine_chat, Chatchat
 // 0.2's fields.
 type searchChatRequest struct {
@@ -110,6 +100,22 @@ func (s *Server) validateSearch(query, engine string, topK *int) (int, error) {
 	return k, nil
 }
 
+// check validates a search chat request: its search fields, then its model
+// and rewrite fields, then its prompt. It returns top_k with its default
+// applied, the client's history and the rewrite settings.
+func (r searchChatRequest) check(s *Server) (topK int, history []llm.Message, mem rewriteSettings, err error) {
+	if topK, err = s.validateSearch(r.Query, r.SearchEngineName, r.TopK); err != nil {
+		return 0, nil, rewriteSettings{}, err
+	}
+	if history, mem, err = s.checkRewrite(r.chatchatFields, r.memoryFields); err != nil {
+		return 0, nil, rewriteSettings{}, err
+	}
+	if !prompts.Has(search.PromptGroup, r.PromptName) {
+		return 0, nil, rewriteSettings{}, errBadRequest("prompt_name %q unknown; available: %s", r.PromptName, strings.Join(prompts.Names(search.PromptGroup), ", "))
+	}
+	return topK, history, mem, nil
+}
+
 func (s *Server) handleSearchChat(c *gin.Context) {
 	if err := s.searchConfigured(); err != nil {
 		writeError(c, err)
@@ -119,18 +125,9 @@ func (s *Server) handleSearchChat(c *gin.Context) {
 	if !s.decodeTurn(c, &req) {
 		return
 	}
-	topK, err := s.validateSearch(req.Query, req.SearchEngineName, req.TopK)
+	topK, history, mem, err := req.check(s)
 	if err != nil {
 		writeError(c, err)
-		return
-	}
-	history, mem, err := s.checkRewrite(req.chatchatFields, req.memoryFields)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	if !prompts.Has(search.PromptGroup, req.PromptName) {
-		writeError(c, errBadRequest("prompt_name %q unknown; available: %s", req.PromptName, strings.Join(prompts.Names(search.PromptGroup), ", ")))
 		return
 	}
 	if err := s.claimConversation(c.Request.Context(), req.ConversationID, "search_chat"); err != nil {

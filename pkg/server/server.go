@@ -189,28 +189,7 @@ func (s *Server) routes() http.Handler {
 		writeError(c, &Error{Status: http.StatusMethodNotAllowed, Msg: "method " + c.Request.Method + " not allowed on " + c.Request.URL.Path})
 	})
 
-	r.GET("/healthz", s.handleHealth)
-	s.opsRoutes(r)
-	s.metricsRoutes(r)
-	s.accessRoutes(r)
-	r.GET("/server/list_models", s.handleListModels)
-
-	r.POST("/chat/chat", s.handleChat)
-	r.POST("/chat/feedback", s.handleFeedback)
-
-	r.GET("/conversations", s.handleListConversations)
-	r.POST("/conversations", s.handleCreateConversation)
-	r.GET("/conversations/:id", s.handleGetConversation)
-	r.PATCH("/conversations/:id", s.handleRenameConversation)
-	r.DELETE("/conversations/:id", s.handleDeleteConversation)
-	r.GET("/conversations/:id/messages", s.handleListMessages)
-	r.GET("/conversations/:id/memory", s.handleMemory)
-
-	s.memoryRoutes(r)
-	s.kbRoutes(r)
-	s.searchRoutes(r)
-	s.mixRoutes(r)
-	s.webRoutes(r)
+	s.endpoints(r)
 	return r
 }
 
