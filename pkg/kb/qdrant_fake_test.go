@@ -52,6 +52,19 @@ func missing(name string) error {
 	return status.Errorf(codes.NotFound, "Not found: Collection `%s` doesn't exist!", name)
 }
 
+// inColl runs f on the points of collection name under m's lock, or
+// answers Qdrant's not-found error when there is no such collection.
+func inColl[R any](m *memQdrant, name string, f func(c map[string]memPoint) (R, error)) (R, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.colls[name]
+	if !ok {
+		var zero R
+		return zero, missing(name)
+	}
+	return f(c)
+}
+
 func (m memCollections) CollectionExists(ctx context.Context, r *qdrant.CollectionExistsRequest) (*qdrant.CollectionExistsResponse, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -82,67 +95,52 @@ func (m memCollections) Delete(ctx context.Context, r *qdrant.DeleteCollection) 
 }
 
 func (m memPoints) CreateFieldIndex(ctx context.Context, r *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.colls[r.GetCollectionName()]; !ok {
-		return nil, missing(r.GetCollectionName())
-	}
-	return completed, nil
+	return inColl(m.memQdrant, r.GetCollectionName(), func(map[string]memPoint) (*qdrant.PointsOperationResponse, error) {
+		return completed, nil
+	})
 }
 
 func (m memPoints) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.colls[r.GetCollectionName()]
-	if !ok {
-		return nil, missing(r.GetCollectionName())
-	}
-	for _, p := range r.GetPoints() {
-		if n, dim := len(p.GetVectors().GetVector().GetDense().GetData()), m.dims[r.GetCollectionName()]; n != dim {
-			return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Vector dimension error: expected dim: %d, got %d", dim, n)
+	return inColl(m.memQdrant, r.GetCollectionName(), func(c map[string]memPoint) (*qdrant.PointsOperationResponse, error) {
+		for _, p := range r.GetPoints() {
+			if n, dim := len(p.GetVectors().GetVector().GetDense().GetData()), m.dims[r.GetCollectionName()]; n != dim {
+				return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Vector dimension error: expected dim: %d, got %d", dim, n)
+			}
 		}
-	}
-	for _, p := range r.GetPoints() {
-		c[p.GetId().GetUuid()] = memPoint{vec: p.GetVectors().GetVector().GetDense().GetData(), pay: p.GetPayload()}
-	}
-	return completed, nil
+		for _, p := range r.GetPoints() {
+			c[p.GetId().GetUuid()] = memPoint{vec: p.GetVectors().GetVector().GetDense().GetData(), pay: p.GetPayload()}
+		}
+		return completed, nil
+	})
 }
 
 func (m memPoints) Delete(ctx context.Context, r *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.colls[r.GetCollectionName()]
-	if !ok {
-		return nil, missing(r.GetCollectionName())
-	}
-	if ids := r.GetPoints().GetPoints(); ids != nil {
-		for _, id := range ids.GetIds() {
-			delete(c, id.GetUuid())
-		}
-	} else {
-		for id, p := range c {
-			if matches(id, p, r.GetPoints().GetFilter()) {
-				delete(c, id)
+	return inColl(m.memQdrant, r.GetCollectionName(), func(c map[string]memPoint) (*qdrant.PointsOperationResponse, error) {
+		if ids := r.GetPoints().GetPoints(); ids != nil {
+			for _, id := range ids.GetIds() {
+				delete(c, id.GetUuid())
+			}
+		} else {
+			for id, p := range c {
+				if matches(id, p, r.GetPoints().GetFilter()) {
+					delete(c, id)
+				}
 			}
 		}
-	}
-	return completed, nil
+		return completed, nil
+	})
 }
 
 func (m memPoints) Count(ctx context.Context, r *qdrant.CountPoints) (*qdrant.CountResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.colls[r.GetCollectionName()]
-	if !ok {
-		return nil, missing(r.GetCollectionName())
-	}
-	n := 0
-	for id, p := range c {
-		if matches(id, p, r.GetFilter()) {
-			n++
+	return inColl(m.memQdrant, r.GetCollectionName(), func(c map[string]memPoint) (*qdrant.CountResponse, error) {
+		n := 0
+		for id, p := range c {
+			if matches(id, p, r.GetFilter()) {
+				n++
+			}
 		}
-	}
-	return &qdrant.CountResponse{Result: &qdrant.CountResult{Count: uint64(n)}}, nil
+		return &qdrant.CountResponse{Result: &qdrant.CountResult{Count: uint64(n)}}, nil
+	})
 }
 
 func (m memPoints) Query(ctx context.Context, r *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
