@@ -11,6 +11,14 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
+// modelManager opens a manager on an in-memory SQLite store whose model
+// is a scripted llmtest server; adjust, when not nil, changes its config.
+func modelManager(t *testing.T, adjust func(*memory.Config)) (*llmtest.Server, memory.Store, *memory.Manager) {
+	srv := llmtest.NewServer(t)
+	store := openSQLite(t, ":memory:")
+	return srv, store, newManager(t, store, adjust, memory.Options{Model: modelOf(srv)})
+}
+
 // eventsHistory is the conversation the registration-links question
 // follows.
 var eventsHistory = []llm.Message{
@@ -122,9 +130,7 @@ func TestCondenseOffline(t *testing.T) {
 // question a follow-up, so none of them makes the older ones unneeded).
 func TestCondenseLastPairs(t *testing.T) {
 	ctx := context.Background()
-	srv := llmtest.NewServer(t)
-	store := openSQLite(t, ":memory:")
-	m := newManager(t, store, func(c *memory.Config) { c.Condense.MaxPairs = 2 }, memory.Options{Model: modelOf(srv)})
+	srv, _, m := modelManager(t, func(c *memory.Config) { c.Condense.MaxPairs = 2 })
 	var h []llm.Message
 	for _, s := range []string{"one", "two", "three"} {
 		h = append(h, llm.Message{Role: llm.RoleUser, Content: "and question " + s + "?"}, llm.Message{Role: llm.RoleAssistant, Content: "answer " + s})
@@ -144,9 +150,7 @@ func TestCondenseLastPairs(t *testing.T) {
 // facts the condense call extracted and the restated question.
 func TestCompressedStrategyModel(t *testing.T) {
 	ctx := context.Background()
-	srv := llmtest.NewServer(t)
-	store := openSQLite(t, ":memory:")
-	m := newManager(t, store, func(c *memory.Config) { c.Compression.TriggerTokens = 5000 }, memory.Options{Model: modelOf(srv)})
+	srv, store, m := modelManager(t, func(c *memory.Config) { c.Compression.TriggerTokens = 5000 })
 	add(t, store, m, "c", eventsHistory[0].Content, eventsHistory[1].Content)
 	flush(t, m)
 	srv.Script(llmtest.Reply{Text: "FACTS:\n- Auto Shanghai runs in April.\nQUESTION: Can you give me the registration link of Auto Shanghai?"})
@@ -172,9 +176,7 @@ func TestCompressedStrategyModel(t *testing.T) {
 // standalone question or the context — and the offline rewrite is used.
 func TestCondenseModelMalformed(t *testing.T) {
 	ctx := context.Background()
-	srv := llmtest.NewServer(t)
-	store := openSQLite(t, ":memory:")
-	m := newManager(t, store, nil, memory.Options{Model: modelOf(srv)})
+	srv, _, m := modelManager(t, nil)
 	history := []llm.Message{
 		{Role: llm.RoleUser, Content: "Okay, pick one for me please. It should be in the west."},
 		{Role: llm.RoleAssistant, Content: "Okay, that leaves one option, and that's the La Margherita."},
@@ -242,9 +244,7 @@ func TestCondenseKeepsMemory(t *testing.T) {
 // characters are inside ordinary words ("应该") is not rewritten.
 func TestCondenseNeededPairs(t *testing.T) {
 	ctx := context.Background()
-	srv := llmtest.NewServer(t)
-	store := openSQLite(t, ":memory:")
-	m := newManager(t, store, nil, memory.Options{Model: modelOf(srv)})
+	srv, _, m := modelManager(t, nil)
 	pair := func(q, a string) []llm.Message {
 		return []llm.Message{{Role: llm.RoleUser, Content: q}, {Role: llm.RoleAssistant, Content: a}}
 	}
