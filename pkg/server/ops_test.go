@@ -41,6 +41,16 @@ type readyFixture struct {
 	kbDir string // "" = no knowledge-base service
 }
 
+// lookupFixture is a store without Ping whose conversation lookup fails
+// with err.
+func lookupFixture(err error) func(*testing.T) readyFixture {
+	return func(*testing.T) readyFixture {
+		return readyFixture{store: fakeStore{conversation: func(context.Context, string) (memory.Conversation, error) {
+			return memory.Conversation{}, err
+		}}}
+	}
+}
+
 func newReadyServer(t *testing.T, f readyFixture) (*Server, string) {
 	t.Helper()
 	models, _ := offlineModels()
@@ -129,21 +139,13 @@ func TestReadyz(t *testing.T) {
 		wantChecks: map[string]string{"store": checkOK},
 	}, {
 		name: "store without Ping: a lookup finding nothing is ready",
-		fixture: func(t *testing.T) readyFixture {
-			return readyFixture{store: fakeStore{conversation: func(context.Context, string) (memory.Conversation, error) {
-				return memory.Conversation{}, memory.ErrNotFound
-			}}}
-		},
+		fixture: lookupFixture(memory.ErrNotFound),
 		wantCode:   http.StatusOK,
 		wantStatus: "ready",
 		wantChecks: map[string]string{"store": checkOK},
 	}, {
 		name: "store without Ping: a failing lookup is not ready",
-		fixture: func(t *testing.T) readyFixture {
-			return readyFixture{store: fakeStore{conversation: func(context.Context, string) (memory.Conversation, error) {
-				return memory.Conversation{}, errors.New("connection refused")
-			}}}
-		},
+		fixture: lookupFixture(errors.New("connection refused")),
 		wantCode:   http.StatusServiceUnavailable,
 		wantStatus: "not_ready",
 		wantChecks: map[string]string{"store": checkFailed},
