@@ -17,7 +17,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
-	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
@@ -60,11 +59,7 @@ func newAccessServerWith(t *testing.T, edit func(*Access), addModels func(*llm.R
 	t.Cleanup(func() { mgr.Close() })
 	kcfg := kb.DefaultConfig()
 	kcfg.Dir = filepath.Join(dir, "kb")
-	svc, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), retrieve.NewHashEmbedder(256), models)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := newHashKB(t, kcfg, 256, models)
 	answerer := chat.New(models, chat.Options{})
 	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.LLM: answerer}})
 	if err != nil {

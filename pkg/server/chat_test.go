@@ -22,7 +22,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/memory/storetest"
-	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
@@ -540,11 +539,7 @@ func TestSingleAnswererRepliesAreStored(t *testing.T) {
 	ctx := context.Background()
 	kcfg := kb.DefaultConfig()
 	kcfg.Dir = t.TempDir()
-	kbs, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), retrieve.NewHashEmbedder(128), ts.models)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kbs.Close()
+	kbs := newHashKB(t, kcfg, 128, ts.models)
 	searcher, err := search.New(search.DefaultConfig(), search.Options{Models: ts.models})
 	if err != nil {
 		t.Fatal(err)

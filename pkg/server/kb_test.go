@@ -18,8 +18,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
-	"github.com/mixchat/mixchat/pkg/retrieve"
-	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // kbTestServer is a server with a knowledge-base service over a temp dir,
@@ -45,11 +43,7 @@ func newKBTestServerWith(t *testing.T, edit func(*kb.Config), server func(*Optio
 	if edit != nil {
 		edit(&cfg)
 	}
-	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(512), models)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
+	svc := newHashKB(t, cfg, 512, models)
 	opts := Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), KB: svc}
 	if server != nil {
 		server(&opts)

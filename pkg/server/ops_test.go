@@ -12,8 +12,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/memory"
-	"github.com/mixchat/mixchat/pkg/retrieve"
-	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // fakeStore is a memory.Store whose Conversation is a function field; the
@@ -58,12 +56,7 @@ func newReadyServer(t *testing.T, f readyFixture) (*Server, string) {
 	if f.kbDir != "" {
 		cfg := kb.DefaultConfig()
 		cfg.Dir = f.kbDir
-		svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(64), models)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { svc.Close() })
-		opts.KB = svc
+		opts.KB = newHashKB(t, cfg, 64, models)
 	}
 	s := New(opts)
 	return s, serveTest(t, s).URL
@@ -138,14 +131,14 @@ func TestReadyz(t *testing.T) {
 		wantStatus: "ready",
 		wantChecks: map[string]string{"store": checkOK},
 	}, {
-		name: "store without Ping: a lookup finding nothing is ready",
-		fixture: lookupFixture(memory.ErrNotFound),
+		name:       "store without Ping: a lookup finding nothing is ready",
+		fixture:    lookupFixture(memory.ErrNotFound),
 		wantCode:   http.StatusOK,
 		wantStatus: "ready",
 		wantChecks: map[string]string{"store": checkOK},
 	}, {
-		name: "store without Ping: a failing lookup is not ready",
-		fixture: lookupFixture(errors.New("connection refused")),
+		name:       "store without Ping: a failing lookup is not ready",
+		fixture:    lookupFixture(errors.New("connection refused")),
 		wantCode:   http.StatusServiceUnavailable,
 		wantStatus: "not_ready",
 		wantChecks: map[string]string{"store": checkFailed},

@@ -27,6 +27,18 @@ import (
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
+// newHashKB opens a knowledge-base service on a SQLite catalog in cfg.Dir
+// with a hash embedder of dim dimensions, closed when the test ends.
+func newHashKB(t *testing.T, cfg kb.Config, dim int, models llm.Models) *kb.Service {
+	t.Helper()
+	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(dim), models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	return svc
+}
+
 // newKBAndSearch returns a knowledge-base service holding an empty
 // knowledge base "notes", and a search service whose local engine finds one
 // page about 乾卦.
@@ -34,11 +46,7 @@ func newKBAndSearch(t *testing.T, models llm.Models) (*kb.Service, *search.Servi
 	t.Helper()
 	kcfg := kb.DefaultConfig()
 	kcfg.Dir = t.TempDir()
-	kbs, err := kb.New(kcfg, sqlite.NewKBCatalog(kcfg.Dir), retrieve.NewHashEmbedder(128), models)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kbs.Close() })
+	kbs := newHashKB(t, kcfg, 128, models)
 	if _, err := kbs.Create(context.Background(), "notes", kb.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
