@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -19,8 +18,8 @@ func runEvalCanard(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *data == "" {
-		return errors.New("canard: --data PATH of dev.json is required")
+	if err := canardData.check(*data); err != nil {
+		return fmt.Errorf("canard: %w", err)
 	}
 	rep, err := evalcanard.Run(ctx, evalcanard.Options{Data: *data, Limit: *limit, Items: *asJSON}, stderr)
 	if err != nil {

@@ -37,6 +37,12 @@ var (
 		license: "CC BY-NC 4.0",
 		source:  "https://github.com/snap-research/locomo (data/locomo10.json)",
 	}
+	canardData = dataset{
+		name:    "CANARD",
+		layout:  "the CANARD dev file, dev.json",
+		license: "CC BY-SA 4.0",
+		source:  "https://github.com/aagohary/canard (data/release/dev.json)",
+	}
 )
 
 // where says what the data is and where it comes from.
