@@ -39,7 +39,7 @@ const lexVersion = "fold-variants-path-3"
 // lexTerms are the BM25 terms of a chunk or query: pkg/text's terms (CJK
 // bigrams, stemmed English words) of the text with traditional Chinese
 // folded to simplified, so either script finds the other.
-func lexTerms(s string) []string { return text.Terms(fold(s)) }
+func lexTerms(s string) []string { return text.Terms(text.Fold(s)) }
 
 // titleMark prefixes the terms of a chunk's title field.
 const titleMark = "§"
@@ -52,7 +52,7 @@ func titleTerms(title string) []string {
 	if title == "" {
 		return nil
 	}
-	title = fold(title)
+	title = text.Fold(title)
 	var out []string
 	for _, t := range text.Terms(title) {
 		out = append(out, titleMark+t)
@@ -93,7 +93,7 @@ func leadsSection(title, body string) bool {
 
 // embedText is what the embedder sees of a chunk or query: the folded text
 // (a no-op for simplified Chinese and other languages).
-func embedText(s string) string { return fold(s) }
+func embedText(s string) string { return text.Fold(s) }
 
 func termCounts(terms []string) map[string]int {
 	m := make(map[string]int, len(terms))

@@ -9,15 +9,6 @@ import (
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
-// variants are traditional characters text.Fold leaves alone (Unihan lists
-// them as their own simplified form as well) though simplified text writes
-// them otherwise: 復 is written 复 and 遯 遁 (the hexagrams 复 and 遁).
-var variants = strings.NewReplacer("復", "复", "遯", "遁")
-
-// fold is text.Fold with variants folded too: the form terms, vectors and
-// scopes are made in.
-func fold(s string) string { return variants.Replace(text.Fold(s)) }
-
 // questionWords are the scaffolding of Chinese questions ("…是什么？",
 // "请问…", "…吗"): they carry no content, and documents, classical texts
 // above all, rarely contain them, so as query terms they only dilute the
@@ -111,7 +102,7 @@ const classifiers = "卦"
 // chunk's text ("《比》": text.Terms makes a lone CJK character a term) or
 // in its heading.
 func appendNames(order []string, qtf map[string]int, names map[string]bool, q string) []string {
-	rs := []rune(fold(q))
+	rs := []rune(text.Fold(q))
 	for i := 0; i+1 < len(rs); i++ {
 		if !text.IsCJK(rs[i]) || !strings.ContainsRune(classifiers, rs[i+1]) || strings.ContainsRune(classifiers, rs[i]) {
 			continue
@@ -152,7 +143,7 @@ var bookTitle = regexp.MustCompile(`《([^《》]{1,30})》`)
 // "小畜卦": the section headed "…卦乾…" or the file "…-乾"). Each is a
 // folded string a chunk's section path contains when the chunk is in scope.
 func questionScopes(q string) []string {
-	fq := fold(q)
+	fq := text.Fold(q)
 	var out []string
 	for _, m := range bookTitle.FindAllStringSubmatch(fq, -1) {
 		t := strings.TrimSpace(m[1])
@@ -200,7 +191,7 @@ func applyScopes(q string, rs []Result) {
 	in := make([]bool, len(rs))
 	any := false
 	for i, r := range rs {
-		p := strings.ReplaceAll(fold(titleOf(r.File, r.Metadata)), " ", "") // "第一卦 乾" names 乾 too
+		p := strings.ReplaceAll(text.Fold(titleOf(r.File, r.Metadata)), " ", "") // "第一卦 乾" names 乾 too
 		for _, s := range scopes {
 			if strings.Contains(p, s) {
 				in[i], any = true, true

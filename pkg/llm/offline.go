@@ -413,7 +413,7 @@ type query struct {
 }
 
 func newQuery(q string) query {
-	q = foldAll(q) // either script matches the other
+	q = text.Fold(q) // either script matches the other
 	qr := query{chars: map[rune]int{}, words: map[string]int{}, grams: map[string]int{}}
 	for _, r := range q {
 		if text.IsCJK(r) && !stopChars[r] {
@@ -448,7 +448,7 @@ type match struct {
 }
 
 func (qr query) match(s string) match {
-	s = foldAll(s)
+	s = text.Fold(s)
 	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram)}
 	for _, t := range text.Terms(s) {
 		if k, ok := qr.grams[t]; ok {

@@ -200,7 +200,7 @@ func samePart(parts []fusedPart, s, question string) int {
 		if cjk && len([]rune(cs)) >= 2 && len([]rune(cp)) >= 2 && (strings.Contains(cp, cs) || strings.Contains(cs, cp)) {
 			return k
 		}
-		if text.Similarity(foldAll(p.text), foldAll(s)) >= 0.8 {
+		if text.Similarity(text.Fold(p.text), text.Fold(s)) >= 0.8 {
 			return k
 		}
 	}

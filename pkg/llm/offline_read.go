@@ -179,24 +179,16 @@ func readStructured(q string, all []ctxLine) (string, bool) {
 	if len(lines) == 0 {
 		return "", false
 	}
-	fq := foldAll(q)
+	fq := text.Fold(q)
 	if r, ok := readQuote(fq, lines); ok {
 		return r, true
 	}
 	return readHexagram(fq, lines)
 }
 
-// variants are traditional characters text.Fold leaves alone (Unihan lists
-// them as their own simplified form as well) though simplified text writes
-// them otherwise: 復 is written 复 and 遯 遁 (the hexagrams 复 and 遁).
-var variants = strings.NewReplacer("復", "复", "遯", "遁")
-
-// foldAll is text.Fold with variants folded too.
-func foldAll(s string) string { return variants.Replace(text.Fold(s)) }
-
 // foldNorm is the form lines and quotes are matched in: folded to
 // simplified, letters and digits only.
-func foldNorm(s string) string { return normalize(foldAll(s)) }
+func foldNorm(s string) string { return normalize(text.Fold(s)) }
 
 // readQuote answers "「…」出自哪一卦/哪里？" with the source of the line that
 // holds the quotation (the hexagram its section path names, or the
@@ -307,7 +299,7 @@ func lastSegment(path string) string {
 func hexName(path string) string {
 	segs := strings.Split(path, " > ")
 	for i := len(segs) - 1; i >= 0; i-- {
-		seg := strings.TrimSpace(foldAll(segs[i]))
+		seg := strings.TrimSpace(text.Fold(segs[i]))
 		if k := strings.Index(seg, "卦"); k >= 0 && strings.Contains(seg[:k], "第") {
 			rest := seg[k+len("卦"):]
 			fields := strings.Fields(rest)
@@ -380,23 +372,23 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 	in := func(l ctxLine) bool { return hexName(l.path) == name }
 	reply := func(l ctxLine) (string, bool) { return withCite(l.text, l.cite), true }
 	commentary := func(l ctxLine, prefix string) bool {
-		return in(l) && strings.HasPrefix(foldAll(lastSegment(l.path)), prefix)
+		return in(l) && strings.HasPrefix(text.Fold(lastSegment(l.path)), prefix)
 	}
 	switch {
 	case part == "":
 		for _, l := range lines {
-			if in(l) && strings.HasPrefix(foldAll(l.text), name) && !strings.HasPrefix(l.text, "《") && strings.Contains(foldAll(l.path), "卦"+name) {
+			if in(l) && strings.HasPrefix(text.Fold(l.text), name) && !strings.HasPrefix(l.text, "《") && strings.Contains(text.Fold(l.path), "卦"+name) {
 				return lastSegment(l.path) + "\n" + withCite(l.text, l.cite), true
 			}
 		}
 		for _, l := range lines { // the judgement was not found: the heading says what it is
-			if in(l) && strings.Contains(foldAll(l.path), "卦"+name) {
+			if in(l) && strings.Contains(text.Fold(l.path), "卦"+name) {
 				return withCite(lastSegment(l.path), l.cite), true
 			}
 		}
 	case part == "卦辞":
 		for _, l := range lines {
-			if in(l) && strings.HasPrefix(foldAll(l.text), name) && !strings.HasPrefix(l.text, "《") {
+			if in(l) && strings.HasPrefix(text.Fold(l.text), name) && !strings.HasPrefix(l.text, "《") {
 				return reply(l)
 			}
 		}
@@ -417,7 +409,7 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 				continue
 			}
 			prev := lines[i-1].text
-			if strings.HasPrefix(prev, "《彖》") || (strings.HasPrefix(foldAll(prev), name) && linePos.FindString(prev) == "") {
+			if strings.HasPrefix(prev, "《彖》") || (strings.HasPrefix(text.Fold(prev), name) && linePos.FindString(prev) == "") {
 				return reply(l)
 			}
 		}
@@ -438,7 +430,7 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 		}
 		best := -1
 		for i, l := range lines {
-			p := linePos.FindStringSubmatch(foldAll(l.text))
+			p := linePos.FindStringSubmatch(text.Fold(l.text))
 			if p != nil && (p[1] == part || (ordinal != "" && strings.Contains(p[1], ordinal))) && in(l) &&
 				(best < 0 || len(l.text) > len(lines[best].text)) {
 				best = i

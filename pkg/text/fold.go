@@ -7,11 +7,17 @@ import (
 
 //go:generate go run gen_fold.go
 
+// foldExtra holds pairs, laid out as foldPairs, that the generated table
+// leaves out because Unihan lists the traditional character as its own
+// simplified form too, though simplified text writes it otherwise: 復 is
+// written 复 and 遯 遁 (the hexagrams 复 and 遁).
+const foldExtra = "復复遯遁"
+
 // foldMap maps a traditional Chinese character to its simplified form.
 var foldMap = func() map[rune]rune {
-	m := make(map[rune]rune, utf8.RuneCountInString(foldPairs)/2)
+	m := make(map[rune]rune, utf8.RuneCountInString(foldPairs+foldExtra)/2)
 	var prev rune = -1
-	for _, r := range foldPairs {
+	for _, r := range foldPairs + foldExtra {
 		if prev < 0 {
 			prev = r
 			continue
@@ -37,9 +43,9 @@ func FoldRune(r rune) rune {
 // Fold maps traditional Chinese characters in s to their simplified forms
 // (貞 → 贞, 辭 → 辞, 龍 → 龙), character by character, so text written in
 // either script yields the same terms. The map is the Unicode Han Database's
-// kSimplifiedVariant (2,751 characters); characters that are also their own
-// simplified form (乾, 著, 復) are left alone, and so is everything that is
-// not Chinese. It is a folding for matching, not a conversion for display:
+// kSimplifiedVariant (2,751 characters) plus foldExtra (復, 遯); other
+// characters that are also their own simplified form (乾, 著) are left
+// alone, and so is everything that is not Chinese. It is a folding for matching, not a conversion for display:
 // it knows no words, so one-to-many simplifications are not disambiguated.
 func Fold(s string) string {
 	i := 0

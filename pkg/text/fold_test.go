@@ -9,7 +9,8 @@ func TestFold(t *testing.T) {
 		{"見龍在田，利見大人", "见龙在田，利见大人"},
 		{"乾卦的卦辞是什么？", "乾卦的卦辞是什么？"}, // already simplified: unchanged
 		{"Hello, 世界", "Hello, 世界"},
-		{"著作 復興", "著作 復兴"}, // 著 and 復 are their own simplified forms
+		{"著作 乾坤", "著作 乾坤"},   // 著 and 乾 are their own simplified forms
+		{"復 遯 復興", "复 遁 复兴"}, // foldExtra: written 复, 遁 in simplified text
 		{"", ""},
 	}
 	for _, tt := range tests {

@@ -55,6 +55,8 @@ func main() {
 		}
 		// A character that is also its own simplified form (乾, 著, 復)
 		// keeps its identity: its other simplification is a different word.
+		// The exceptions simplified text does write otherwise are fold.go's
+		// foldExtra.
 		if self || len(targets) == 0 || from > 0xFFFF {
 			continue
 		}
