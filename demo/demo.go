@@ -86,23 +86,20 @@ type marker struct {
 // package comment) and reports what the demo provides. On later starts it
 // only reads the marker and checks that the knowledge base still exists.
 func Bootstrap(ctx context.Context, kbs KnowledgeBases, opts Options) (Result, error) {
-	mpath := filepath.Join(opts.DataDir, MarkerFile)
+	made, done, err := Marker(opts.DataDir)
+	if err != nil {
+		return Result{}, err
+	}
 	names, err := kbs.Names()
 	if err != nil {
 		return Result{}, fmt.Errorf("demo: list knowledge bases: %w", err)
 	}
-	if b, err := os.ReadFile(mpath); err == nil {
-		var m marker
-		if err := json.Unmarshal(b, &m); err != nil {
-			return Result{}, fmt.Errorf("demo: read %s: %w", mpath, err)
-		}
+	if done {
 		var res Result
-		if m.KnowledgeBase != "" && slices.Contains(names, m.KnowledgeBase) {
-			res.KnowledgeBase = m.KnowledgeBase
+		if made != "" && slices.Contains(names, made) {
+			res.KnowledgeBase = made
 		}
 		return res, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return Result{}, fmt.Errorf("demo: %w", err)
 	}
 
 	var res Result
@@ -133,10 +130,30 @@ func Bootstrap(ctx context.Context, kbs KnowledgeBases, opts Options) (Result, e
 	if err != nil {
 		return Result{}, fmt.Errorf("demo: %w", err)
 	}
-	if err := os.WriteFile(mpath, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(opts.DataDir, MarkerFile), append(b, '\n'), 0o644); err != nil {
 		return Result{}, fmt.Errorf("demo: write marker: %w", err)
 	}
 	return res, nil
+}
+
+// Marker reads the marker file in dataDir without touching the knowledge
+// bases: done reports whether the first run happened there, and
+// knowledgeBase names the knowledge base it created ("" for none), which
+// may have been deleted since.
+func Marker(dataDir string) (knowledgeBase string, done bool, err error) {
+	mpath := filepath.Join(dataDir, MarkerFile)
+	b, err := os.ReadFile(mpath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("demo: %w", err)
+	}
+	var m marker
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", false, fmt.Errorf("demo: read %s: %w", mpath, err)
+	}
+	return m.KnowledgeBase, true, nil
 }
 
 // createKB creates the demo knowledge base and indexes the texts. When

@@ -14,8 +14,28 @@ import (
 // directory it creates the zhouyi knowledge base and the local search
 // pages. When the demo's knowledge base exists and kb.default_knowledge_bases
 // names none, it becomes the default in cfg, which the knowledge bases are
-// opened with afterwards.
+// opened with afterwards. Once the demo's marker exists, later starts open
+// no knowledge-base service here: they only ask the catalog whether the
+// demo knowledge base is still there, and only when it would become the
+// default.
 func bootstrapDemo(ctx context.Context, cfg *config.Config, models *llm.Registry, log *slog.Logger) error {
+	made, done, err := demo.Marker(cfg.Server.DataDir)
+	if err != nil {
+		return err
+	}
+	if done {
+		if made == "" || len(cfg.KB.DefaultKnowledgeBases) > 0 {
+			return nil
+		}
+		ok, err := kbExists(ctx, *cfg, made)
+		if err != nil {
+			return err
+		}
+		if ok {
+			cfg.KB.DefaultKnowledgeBases = []string{made}
+		}
+		return nil
+	}
 	kbs, err := NewKB(*cfg, models)
 	if err != nil {
 		return err
@@ -34,4 +54,21 @@ func bootstrapDemo(ctx context.Context, cfg *config.Config, models *llm.Registry
 		cfg.KB.DefaultKnowledgeBases = []string{res.KnowledgeBase}
 	}
 	return nil
+}
+
+// kbExists reports whether the knowledge base name exists, asking only the
+// knowledge-base catalog.
+func kbExists(ctx context.Context, cfg config.Config, name string) (bool, error) {
+	cat, err := OpenKBCatalog(cfg.KBConfig())
+	if err != nil {
+		return false, fmt.Errorf("knowledge bases: %w", err)
+	}
+	ok, err := cat.Exists(ctx, name)
+	if cerr := cat.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, fmt.Errorf("demo: knowledge base %s: %w", name, err)
+	}
+	return ok, nil
 }

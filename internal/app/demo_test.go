@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,44 @@ func TestFirstRunAnswers(t *testing.T) {
 		hs.Close()
 		if err := a.Close(); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestDemoLaterStarts: once the first run left its marker, a later start
+// keeps the demo knowledge base as the default while it exists, and names
+// no default once the user deleted it.
+func TestDemoLaterStarts(t *testing.T) {
+	ctx := context.Background()
+	cfg := config.DefaultConfig()
+	cfg.Server.DataDir = t.TempDir()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, tt := range []struct {
+		name        string
+		deleteAfter bool
+		want        []string
+	}{
+		{name: "first run", want: []string{"zhouyi"}},
+		{name: "second start", deleteAfter: true, want: []string{"zhouyi"}},
+		{name: "after delete", want: nil},
+	} {
+		a, err := New(ctx, cfg, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := a.Config.KB.DefaultKnowledgeBases; !slices.Equal(got, tt.want) {
+			t.Errorf("%s: default knowledge bases %q, want %q", tt.name, got, tt.want)
+		}
+		if tt.deleteAfter {
+			if err := a.KB.Delete(ctx, "zhouyi"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -208,7 +208,7 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 		for _, f := range files[n] {
 			title := strings.TrimSuffix(path.Base(f.Name), path.Ext(f.Name))
 			add(title)
-			add(strings.NewReplacer("-", " ", "_", " ").Replace(title))
+			add(titleSpaces.Replace(title))
 		}
 	}
 	for _, n := range kbNames {
@@ -232,6 +232,9 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 	}
 	return out, nil
 }
+
+// titleSpaces reads - and _ in a document title as spaces.
+var titleSpaces = strings.NewReplacer("-", " ", "_", " ")
 
 // headingNumber is a heading's numbering: "1.2 ", "3) ", "第一章 ".
 var headingNumber = regexp.MustCompile(`^(?:[0-9]+(?:[.)][0-9]*)*\.?\)?\s+|第[0-9一二三四五六七八九十百]+[章节篇卷部]\s*)`)
