@@ -146,7 +146,7 @@ var (
 // hexagram is one hexagram's section of the traditional text.
 type hexagram struct {
 	name    string // simplified, as a person types it (复, 遁)
-	written string // as the heading writes it, folded (復, 遯)
+	written string // as the heading writes it, folded with text.Fold
 	lines   []string
 }
 
