@@ -95,7 +95,7 @@ func TestMeterTakesTheLargerCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	AddTokens(ctx, resp.Usage.TotalTokens) // what storeTurn does
+	AddTokens(ctx, resp.Usage.TotalTokens) // what turn.Runner does when it stores a reply
 	if got := meter.Tokens(); got != 1000 {
 		t.Errorf("Tokens = %d, want 1000", got)
 	}
