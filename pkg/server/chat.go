@@ -120,8 +120,8 @@ func (s *Server) handleChat(c *gin.Context) {
 	if !s.decodeTurn(c, &req) {
 		return
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		writeError(c, errBadRequest("query must not be empty"))
+	if err := requireQuery(req.Query); err != nil {
+		writeError(c, err)
 		return
 	}
 	history, err := req.check(s)

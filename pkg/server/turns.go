@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -118,6 +119,14 @@ func (s *Server) decodeTurn(c *gin.Context, req interface{ question() string }) 
 		return false
 	}
 	return true
+}
+
+// requireQuery refuses a blank question.
+func requireQuery(query string) error {
+	if strings.TrimSpace(query) == "" {
+		return errBadRequest("query must not be empty")
+	}
+	return nil
 }
 
 // defaultMaxQueryChars bounds a question when Options.MaxQueryChars is 0.
