@@ -225,7 +225,7 @@ func (s *Server) handleMixChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	s.runTurn(c, req, &mixWriter{reply: newReply(c, body.Stream), messageID: messageID(req.ConversationID, req.AnswerID)})
+	s.runTurn(c, req, &mixWriter{reply: newReply(c, body.Stream), messageID: turn.MessageID(req.ConversationID, req.AnswerID)})
 }
 
 // mixWriter writes a /chat/mix_chat reply: mixEvent events, or one
