@@ -136,8 +136,8 @@ func (q Request) Recalls() bool {
 // Result is what a turn did.
 type Result struct {
 	ConversationID string
-	// AnswerID is the stored answer's message id; "" when the request
-	// named no conversation.
+	// AnswerID is the answer's message id (Request.AnswerID, or a new
+	// one); MessageID is what a client is given.
 	AnswerID string
 	TurnID   int64
 	// Answered is true when the turn got far enough to be stored: an
