@@ -169,14 +169,10 @@ func (m *Meter) Settle() int64 {
 
 type meterKey struct{}
 
-// WithMeter returns ctx carrying a new Meter.
-func WithMeter(ctx context.Context) (context.Context, *Meter) {
-	return WithChargingMeter(ctx, nil)
-}
-
 // WithChargingMeter returns ctx carrying a new Meter that passes the
 // tokens of model calls to charge as they are spent (the prompt's when a
-// call starts), so that requests running at the same time see them.
+// call starts), so that requests running at the same time see them; with
+// charge nil the tokens are only counted.
 func WithChargingMeter(ctx context.Context, charge func(tokens int64)) (context.Context, *Meter) {
 	m := &Meter{charge: charge}
 	return context.WithValue(ctx, meterKey{}, m), m

@@ -48,7 +48,7 @@ func TestContext(t *testing.T) {
 		t.Fatalf("FromContext = %+v, %v", got, ok)
 	}
 	AddTokens(context.Background(), 5) // no meter: no effect, no panic
-	ctx, m := WithMeter(context.Background())
+	ctx, m := WithChargingMeter(context.Background(), nil)
 	AddTokens(ctx, 5)
 	AddTokens(ctx, 7)
 	AddTokens(ctx, -3)

@@ -89,13 +89,13 @@ func TestMeteredModelChargesCutStreams(t *testing.T) {
 // model call is counted once; the upstream's own usage wins over local
 // counts.
 func TestMeterTakesTheLargerCount(t *testing.T) {
-	ctx, meter := WithMeter(context.Background())
+	ctx, meter := WithChargingMeter(context.Background(), nil)
 	m := NewMeteredModel("m", &streamModel{words: []string{"a", "b"}, usage: llm.Usage{PromptTokens: 900, CompletionTokens: 100, TotalTokens: 1000}})
 	resp, err := m.Complete(ctx, meterReq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	AddTokens(ctx, resp.Usage.TotalTokens) // what storeTurn does
+	AddTokens(ctx, resp.Usage.TotalTokens) // what turn.Runner does when it stores a reply
 	if got := meter.Tokens(); got != 1000 {
 		t.Errorf("Tokens = %d, want 1000", got)
 	}

@@ -209,7 +209,7 @@ func (s *Server) guard(c *gin.Context, p auth.Principal) error {
 // rateLimit applies the key's request and token limits, answering 429 with
 // Retry-After when the key is over one. Tokens are counted on an auth.Meter:
 // by the metered models (auth.MeterRegistry) as calls start and end, and
-// by the handlers (storeTurn) when a reply is done.
+// by turn.Runner when a reply is stored.
 func (s *Server) rateLimit() gin.HandlerFunc {
 	lim := auth.NewLimiter()
 	return func(c *gin.Context) {

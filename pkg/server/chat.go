@@ -120,8 +120,8 @@ func (s *Server) handleChat(c *gin.Context) {
 	if !s.decodeTurn(c, &req) {
 		return
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		writeError(c, errBadRequest("query must not be empty"))
+	if err := requireQuery(req.Query); err != nil {
+		writeError(c, err)
 		return
 	}
 	history, err := req.check(s)
@@ -154,7 +154,7 @@ func (s *Server) handleChat(c *gin.Context) {
 	} else if q.PromptName == "" {
 		tr.Query.PromptName = "default"
 	}
-	s.runTurn(c, tr, &chatWriter{reply: newReply(c, req.Stream), messageID: messageID(req.ConversationID, tr.AnswerID)})
+	s.runTurn(c, tr, &chatWriter{reply: newReply(c, req.Stream), messageID: turn.MessageID(req.ConversationID, tr.AnswerID)})
 }
 
 // chatWriter writes a /chat/chat reply: chatChunk events, or one chatReply.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -151,8 +150,8 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 	if err := s.checkQuery(query); err != nil {
 		return turn.Request{}, err
 	}
-	if strings.TrimSpace(query) == "" {
-		return turn.Request{}, errBadRequest("query must not be empty")
+	if err := requireQuery(query); err != nil {
+		return turn.Request{}, err
 	}
 	if err := s.validateTuning(o.ModelName, temperature, maxTokens); err != nil {
 		return turn.Request{}, err
@@ -226,7 +225,7 @@ func (s *Server) handleMixChat(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	s.runTurn(c, req, &mixWriter{reply: newReply(c, body.Stream), messageID: messageID(req.ConversationID, req.AnswerID)})
+	s.runTurn(c, req, &mixWriter{reply: newReply(c, body.Stream), messageID: turn.MessageID(req.ConversationID, req.AnswerID)})
 }
 
 // mixWriter writes a /chat/mix_chat reply: mixEvent events, or one
@@ -301,8 +300,8 @@ func (s *Server) handleCondense(c *gin.Context) {
 	if !bindJSON(c, &body) {
 		return
 	}
-	if strings.TrimSpace(body.Query) == "" {
-		writeError(c, errBadRequest("query must not be empty"))
+	if err := requireQuery(body.Query); err != nil {
+		writeError(c, err)
 		return
 	}
 	choice, err := body.choice(s)

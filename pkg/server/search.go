@@ -84,8 +84,8 @@ func (s *Server) searchConfigured() error {
 // validateSearch checks the fields the search endpoints share and returns
 // top_k with its default applied.
 func (s *Server) validateSearch(query, engine string, topK *int) (int, error) {
-	if strings.TrimSpace(query) == "" {
-		return 0, errBadRequest("query must not be empty")
+	if err := requireQuery(query); err != nil {
+		return 0, err
 	}
 	k := s.search.TopK()
 	if topK != nil {

@@ -124,11 +124,8 @@ func New(opts Options) *Server {
 		mixer:  opts.Mixer,
 		cut:    make(chan struct{}),
 	}
-	deps := turn.Deps{Store: opts.Store, HistoryLen: opts.HistoryLen, Mixer: opts.Mixer, Obs: opts.Obs, Log: s.log}
-	if opts.Memory != nil {
-		deps.Memory = opts.Memory
-	}
-	s.turns = turn.New(deps)
+	// A nil Recaller converts to a nil turn.Memory: no memory.
+	s.turns = turn.New(turn.Deps{Store: opts.Store, Memory: opts.Memory, HistoryLen: opts.HistoryLen, Mixer: opts.Mixer, Obs: opts.Obs, Log: s.log})
 	s.handler = s.routes()
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -97,15 +98,6 @@ func (s *Server) runTurn(c *gin.Context, req turn.Request, w turnWriter) {
 // runs so that streamed events can carry it.
 func newAnswerID() string { return uuid.NewString() }
 
-// messageID is the id a client refers to a reply by: the answer's, or ""
-// when the request names no conversation (nothing is stored).
-func messageID(conversationID, answerID string) string {
-	if conversationID == "" {
-		return ""
-	}
-	return answerID
-}
-
 // decodeTurn decodes a chat endpoint's request and refuses a question over
 // the length limit before any work, writing the error; it reports whether
 // the handler goes on.
@@ -118,6 +110,14 @@ func (s *Server) decodeTurn(c *gin.Context, req interface{ question() string }) 
 		return false
 	}
 	return true
+}
+
+// requireQuery refuses a blank question.
+func requireQuery(query string) error {
+	if strings.TrimSpace(query) == "" {
+		return errBadRequest("query must not be empty")
+	}
+	return nil
 }
 
 // defaultMaxQueryChars bounds a question when Options.MaxQueryChars is 0.

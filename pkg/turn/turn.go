@@ -136,8 +136,8 @@ func (q Request) Recalls() bool {
 // Result is what a turn did.
 type Result struct {
 	ConversationID string
-	// AnswerID is the stored answer's message id; "" when the request
-	// named no conversation.
+	// AnswerID is the answer's message id (Request.AnswerID, or a new
+	// one); MessageID is what a client is given.
 	AnswerID string
 	TurnID   int64
 	// Answered is true when the turn got far enough to be stored: an
@@ -173,11 +173,16 @@ type Result struct {
 
 // MessageID is the id a client refers to the reply with: the stored
 // answer's, or "" when nothing is stored.
-func (r Result) MessageID() string {
-	if r.ConversationID == "" {
+func (r Result) MessageID() string { return MessageID(r.ConversationID, r.AnswerID) }
+
+// MessageID is the id a client refers to a reply by: answerID, or "" when
+// no conversation is named (nothing is stored). Handlers call it before the
+// turn runs, so that streamed events can carry it.
+func MessageID(conversationID, answerID string) string {
+	if conversationID == "" {
 		return ""
 	}
-	return r.AnswerID
+	return answerID
 }
 
 // Run runs the turn, calling emit (never concurrently) with each event as
