@@ -490,27 +490,28 @@ type createKeyRequest struct {
 	Name              string `json:"name"`
 	RequestsPerMinute int    `json:"requests_per_minute"`
 	TokensPerMinute   int    `json:"tokens_per_minute"`
+
+	role auth.Role // Role parsed, RoleUser when none was given
+}
+
+func (r *createKeyRequest) validate() error {
+	if r.Role == "" {
+		r.Role = string(auth.RoleUser)
+	}
+	role, err := auth.ParseRole(r.Role)
+	if err != nil {
+		return errBadRequest("%v", err)
+	}
+	if strings.TrimSpace(r.UserID) == "" || len(r.UserID) > 128 || r.RequestsPerMinute < 0 || r.TokensPerMinute < 0 {
+		return errBadRequest("user_id must be 1 to 128 bytes and limits must not be negative")
+	}
+	r.role = role
+	return nil
 }
 
 // handleCreateKey makes a key; the token is in this reply only.
-func (s *Server) handleCreateKey(c *gin.Context) {
-	var req createKeyRequest
-	if !bindJSON(c, &req) {
-		return
-	}
-	if req.Role == "" {
-		req.Role = string(auth.RoleUser)
-	}
-	role, err := auth.ParseRole(req.Role)
-	if err != nil {
-		writeError(c, errBadRequest("%v", err))
-		return
-	}
-	if strings.TrimSpace(req.UserID) == "" || len(req.UserID) > 128 || req.RequestsPerMinute < 0 || req.TokensPerMinute < 0 {
-		writeError(c, errBadRequest("user_id must be 1 to 128 bytes and limits must not be negative"))
-		return
-	}
-	tok, k, err := s.opts.Access.Keys.CreateKey(c.Request.Context(), auth.KeySpec{UserID: req.UserID, Role: role, Name: req.Name,
+func (s *Server) handleCreateKey(c *gin.Context, req *createKeyRequest) {
+	tok, k, err := s.opts.Access.Keys.CreateKey(c.Request.Context(), auth.KeySpec{UserID: req.UserID, Role: req.role, Name: req.Name,
 		RequestsPerMinute: req.RequestsPerMinute, TokensPerMinute: req.TokensPerMinute})
 	if err != nil {
 		writeError(c, err)
@@ -544,11 +545,7 @@ type kbAccessRequest struct {
 }
 
 // handleSetKBAccess replaces who may read a knowledge base.
-func (s *Server) handleSetKBAccess(c *gin.Context) {
-	var req kbAccessRequest
-	if !bindJSON(c, &req) {
-		return
-	}
+func (s *Server) handleSetKBAccess(c *gin.Context, req *kbAccessRequest) {
 	a := auth.KBAccess{KB: c.Param("name"), Owner: req.Owner, Private: req.Private, Grants: req.Grants}
 	if a.Grants == nil {
 		a.Grants = []string{}

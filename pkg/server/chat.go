@@ -115,15 +115,7 @@ func (s *Server) validateTuning(model string, temperature *float32, maxTokens *i
 	return nil
 }
 
-func (s *Server) handleChat(c *gin.Context) {
-	var req chatRequest
-	if !s.decodeTurn(c, &req) {
-		return
-	}
-	if err := requireQuery(req.Query); err != nil {
-		writeError(c, err)
-		return
-	}
+func (s *Server) handleChat(c *gin.Context, req *chatRequest) {
 	history, err := req.check(s)
 	if err != nil {
 		writeError(c, err)
@@ -214,3 +206,5 @@ func (s *Server) validMemory(strategy string) error {
 }
 
 func (r *chatRequest) question() string { return r.Query }
+
+func (r *chatRequest) validate() error { return requireQuery(r.Query) }

@@ -93,22 +93,20 @@ func validChatType(t string) bool {
 	return false
 }
 
-func (s *Server) handleCreateConversation(c *gin.Context) {
-	var req createConversationRequest
-	if !bindJSON(c, &req) {
-		return
+func (r *createConversationRequest) validate() error {
+	if r.ChatType == "" {
+		r.ChatType = "mix_chat"
 	}
-	if req.ChatType == "" {
-		req.ChatType = "mix_chat"
+	if !validChatType(r.ChatType) {
+		return errBadRequest("chat_type %q must be one of %s", r.ChatType, strings.Join(chatTypes, ", "))
 	}
-	if !validChatType(req.ChatType) {
-		writeError(c, errBadRequest("chat_type %q must be one of %s", req.ChatType, strings.Join(chatTypes, ", ")))
-		return
+	if err := errors.Join(validConversationID(r.ID), validConversationName(r.Name)); err != nil {
+		return errBadRequest("%v", err)
 	}
-	if err := errors.Join(validConversationID(req.ID), validConversationName(req.Name)); err != nil {
-		writeError(c, errBadRequest("%v", err))
-		return
-	}
+	return nil
+}
+
+func (s *Server) handleCreateConversation(c *gin.Context, req *createConversationRequest) {
 	userID, err := callerUserID(c.Request.Context(), req.UserID)
 	if err != nil {
 		writeError(c, err)
@@ -160,21 +158,23 @@ func (s *Server) handleGetConversation(c *gin.Context) {
 	c.JSON(http.StatusOK, wireConversation(conv))
 }
 
-func (s *Server) handleRenameConversation(c *gin.Context) {
-	var req struct {
-		Name *string `json:"name"`
+type renameConversationRequest struct {
+	Name *string `json:"name"`
+}
+
+func (r *renameConversationRequest) validate() error {
+	if r.Name != nil {
+		if err := validConversationName(*r.Name); err != nil {
+			return err
+		}
 	}
-	if !bindJSON(c, &req) {
-		return
+	if r.Name == nil || strings.TrimSpace(*r.Name) == "" {
+		return errBadRequest("name must not be empty")
 	}
-	if req.Name != nil && validConversationName(*req.Name) != nil {
-		writeError(c, validConversationName(*req.Name))
-		return
-	}
-	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
-		writeError(c, errBadRequest("name must not be empty"))
-		return
-	}
+	return nil
+}
+
+func (s *Server) handleRenameConversation(c *gin.Context, req *renameConversationRequest) {
 	ctx := c.Request.Context()
 	if err := s.store.RenameConversation(ctx, c.Param("id"), strings.TrimSpace(*req.Name)); err != nil {
 		writeError(c, err)
@@ -266,24 +266,20 @@ type feedbackRequest struct {
 	Reason    string `json:"reason"`
 }
 
+func (r *feedbackRequest) validate() error {
+	switch {
+	case r.MessageID == "":
+		return errBadRequest("message_id must not be empty")
+	case r.Score == nil || *r.Score < 0 || *r.Score > 100:
+		return errBadRequest("score must be an integer from 0 to 100")
+	case len(r.Reason) > 4096:
+		return errBadRequest("reason must be at most 4096 bytes")
+	}
+	return nil
+}
+
 // handleFeedback records a rating of a reply (Chatchat 0.2's /chat/feedback).
-func (s *Server) handleFeedback(c *gin.Context) {
-	var req feedbackRequest
-	if !bindJSON(c, &req) {
-		return
-	}
-	if req.MessageID == "" {
-		writeError(c, errBadRequest("message_id must not be empty"))
-		return
-	}
-	if req.Score == nil || *req.Score < 0 || *req.Score > 100 {
-		writeError(c, errBadRequest("score must be an integer from 0 to 100"))
-		return
-	}
-	if len(req.Reason) > 4096 {
-		writeError(c, errBadRequest("reason must be at most 4096 bytes"))
-		return
-	}
+func (s *Server) handleFeedback(c *gin.Context, req *feedbackRequest) {
 	if err := s.checkMessage(c.Request.Context(), req.MessageID); err != nil {
 		writeError(c, err)
 		return

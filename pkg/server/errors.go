@@ -221,14 +221,31 @@ func writeResult(c *gin.Context, v any, err error) {
 	c.JSON(http.StatusOK, v)
 }
 
-// bindJSON decodes the request body into v (decodeJSON); when it cannot,
-// it writes the error and returns false.
-func bindJSON(c *gin.Context, v any) bool {
-	if err := decodeJSON(c, v); err != nil {
-		writeError(c, err)
-		return false
+// validator is a request body that checks its own fields once decoded:
+// required fields, ranges, defaults. Checks that need the server (models,
+// knowledge bases, limits from the configuration) stay in the handlers.
+type validator interface {
+	validate() error
+}
+
+// withBody serves h with the request body decoded (decodeJSON) and, when
+// *T is a validator, validated; when either fails, it writes the error and
+// h does not run. Every native and Chatchat endpoint with a JSON body
+// takes it this way (withTurn for a chat turn), declared in the route
+// table; the OpenAI endpoint renders its errors in its own shape.
+func withBody[T any](h func(c *gin.Context, req *T)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var req T
+		err := decodeJSON(c, &req)
+		if v, ok := any(&req).(validator); ok && err == nil {
+			err = v.validate()
+		}
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		h(c, &req)
 	}
-	return true
 }
 
 // decodeJSON decodes the request body into v, rejecting unknown content,

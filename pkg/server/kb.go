@@ -170,15 +170,14 @@ type createKBRequest struct {
 	Info            string  `json:"kb_info"`
 }
 
-func (s *Server) handleCreateKB(c *gin.Context) {
-	var req createKBRequest
-	if !bindJSON(c, &req) {
-		return
+func (r *createKBRequest) validate() error {
+	if r.Name == nil {
+		return errBadRequest("knowledge_base_name is required")
 	}
-	if req.Name == nil {
-		writeError(c, errBadRequest("knowledge_base_name is required"))
-		return
-	}
+	return nil
+}
+
+func (s *Server) handleCreateKB(c *gin.Context, req *createKBRequest) {
 	name := *req.Name
 	if _, err := s.kb.Create(c.Request.Context(), name, kb.CreateOptions{VectorStore: req.VectorStoreType, EmbedModel: req.EmbedModel, Info: req.Info}); err != nil {
 		code, msg := kbErrorCode(name, err)
@@ -218,15 +217,14 @@ type updateInfoRequest struct {
 	KBInfo *string `json:"kb_info"`
 }
 
-func (s *Server) handleUpdateKBInfo(c *gin.Context) {
-	var req updateInfoRequest
-	if !bindJSON(c, &req) {
-		return
+func (r *updateInfoRequest) validate() error {
+	if r.KBInfo == nil {
+		return errBadRequest("kb_info is required")
 	}
-	if req.KBInfo == nil {
-		writeError(c, errBadRequest("kb_info is required"))
-		return
-	}
+	return nil
+}
+
+func (s *Server) handleUpdateKBInfo(c *gin.Context, req *updateInfoRequest) {
 	if err := s.kb.SetInfo(c.Request.Context(), req.Name, *req.KBInfo); err != nil {
 		kbFail(c, req.Name, err, nil)
 		return
@@ -333,11 +331,7 @@ func kbNames(one string, many []string) []string {
 	return []string{one}
 }
 
-func (s *Server) handleSearchDocs(c *gin.Context) {
-	var req searchDocsRequest
-	if !bindJSON(c, &req) {
-		return
-	}
+func (s *Server) handleSearchDocs(c *gin.Context, req *searchDocsRequest) {
 	names, k, minRel, err := req.params(s)
 	if err != nil {
 		writeError(c, err)
@@ -453,12 +447,7 @@ type recreateEvent struct {
 // one event per file: {"code":200,"msg":"(i / n): file","total":n,
 // "finished":i,"doc":file}, or code 500 with the reason for a file that
 // was skipped.
-func (s *Server) handleRecreateVectorStore(c *gin.Context) {
-	var req recreateRequest
-	sp, ok := decodeSplitRequest(c, &req, &req.splitFields)
-	if !ok {
-		return
-	}
+func (s *Server) handleRecreateVectorStore(c *gin.Context, req *recreateRequest) {
 	if err := kb.ValidName(req.Name); err != nil {
 		kbFail(c, req.Name, err, nil)
 		return
@@ -474,7 +463,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context) {
 		}
 	}
 	_, err := s.kb.Recreate(ctx, req.Name, kb.RecreateOptions{
-		SplitOptions: sp, AllowEmpty: allow, VectorStore: req.VSType, EmbedModel: req.EmbedModel,
+		SplitOptions: req.options, AllowEmpty: allow, VectorStore: req.VSType, EmbedModel: req.EmbedModel,
 	}, func(p kb.Progress) {
 		switch p.Stage {
 		case kb.StageDone, kb.StageSkipped:

@@ -108,13 +108,11 @@ type kbChatParams struct {
 	mem     rewriteSettings
 }
 
-// check validates a knowledge_base_chat request: its query, its retrieval
-// fields, its model and rewrite fields, then its prompt.
+// check validates a knowledge_base_chat request (its query checked on
+// decoding): its retrieval fields, its model and rewrite fields, then its
+// prompt.
 func (r kbChatRequest) check(s *Server) (kbChatParams, error) {
 	var p kbChatParams
-	if strings.TrimSpace(r.Query) == "" {
-		return kbChatParams{}, errBadRequest("query is empty")
-	}
 	var err error
 	if p.names, p.k, p.minRel, err = r.params(s); err != nil {
 		return kbChatParams{}, err
@@ -128,11 +126,7 @@ func (r kbChatRequest) check(s *Server) (kbChatParams, error) {
 	return p, nil
 }
 
-func (s *Server) handleKBChat(c *gin.Context) {
-	var req kbChatRequest
-	if !s.decodeTurn(c, &req) {
-		return
-	}
+func (s *Server) handleKBChat(c *gin.Context, req *kbChatRequest) {
 	p, err := req.check(s)
 	if err != nil {
 		writeError(c, err)
@@ -260,3 +254,10 @@ func (w *kbChatWriter) fail(_ turn.Result, err error) {
 }
 
 func (r *kbChatRequest) question() string { return r.Query }
+
+func (r *kbChatRequest) validate() error {
+	if strings.TrimSpace(r.Query) == "" {
+		return errBadRequest("query is empty")
+	}
+	return nil
+}

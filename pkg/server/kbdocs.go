@@ -69,26 +69,18 @@ func customDocs(raw []byte) (map[string][]kb.Document, error) {
 }
 
 // splitFields are the chunking fields of update_docs and
-// recreate_vector_store.
+// recreate_vector_store; validate reads them into options.
 type splitFields struct {
 	ChunkSize      *int  `json:"chunk_size"`
 	ChunkOverlap   *int  `json:"chunk_overlap"`
 	ZhTitleEnhance *bool `json:"zh_title_enhance"`
+
+	options kb.SplitOptions
 }
 
-// decodeSplitRequest decodes the JSON body into req, whose chunking fields
-// are f, and checks them; on failure it answers the error and returns
-// false.
-func decodeSplitRequest(c *gin.Context, req any, f *splitFields) (kb.SplitOptions, bool) {
-	if !bindJSON(c, req) {
-		return kb.SplitOptions{}, false
-	}
-	sp, err := splitOptions(f.ChunkSize, f.ChunkOverlap, f.ZhTitleEnhance)
-	if err != nil {
-		writeError(c, err)
-		return kb.SplitOptions{}, false
-	}
-	return sp, true
+func (f *splitFields) validate() (err error) {
+	f.options, err = splitOptions(f.ChunkSize, f.ChunkOverlap, f.ZhTitleEnhance)
+	return err
 }
 
 // splitOptions reads chunk_size, chunk_overlap and zh_title_enhance.
@@ -230,11 +222,7 @@ type deleteDocsRequest struct {
 	NotRefresh    bool     `json:"not_refresh_vs_cache"`
 }
 
-func (s *Server) handleDeleteDocs(c *gin.Context) {
-	var req deleteDocsRequest
-	if !bindJSON(c, &req) {
-		return
-	}
+func (s *Server) handleDeleteDocs(c *gin.Context, req *deleteDocsRequest) {
 	failed, err := s.kb.DeleteFiles(c.Request.Context(), req.Name, req.FileNames, req.DeleteContent)
 	if err != nil {
 		kbFail(c, req.Name, err, gin.H{"failed_files": failedFiles(req.Name, failed)})
@@ -252,19 +240,14 @@ type updateDocsRequest struct {
 	NotRefresh         bool            `json:"not_refresh_vs_cache"`
 }
 
-func (s *Server) handleUpdateDocs(c *gin.Context) {
-	var req updateDocsRequest
-	sp, ok := decodeSplitRequest(c, &req, &req.splitFields)
-	if !ok {
-		return
-	}
+func (s *Server) handleUpdateDocs(c *gin.Context, req *updateDocsRequest) {
 	docs, err := customDocs(req.Docs)
 	if err != nil {
 		writeError(c, errBadRequest("docs must be a JSON object of file name → [{page_content, metadata}]: %v", err))
 		return
 	}
 	res, err := s.kb.UpdateFiles(c.Request.Context(), req.Name, req.FileNames, kb.UpdateOptions{
-		SplitOptions: sp, OverrideCustomDocs: req.OverrideCustomDocs, Docs: docs,
+		SplitOptions: req.options, OverrideCustomDocs: req.OverrideCustomDocs, Docs: docs,
 	}, nil)
 	if err != nil {
 		kbFail(c, req.Name, err, gin.H{"failed_files": failedFiles(req.Name, res.Failed)})

@@ -64,37 +64,38 @@ func (s *Server) handleGetSystem(c *gin.Context) {
 	c.JSON(http.StatusOK, systemMessages{ConversationID: c.Param("id"), Messages: msgs})
 }
 
-// handlePutSystem replaces the system messages of a running conversation:
-// {"messages": ["...", ...]} (an empty list removes them).
-func (s *Server) handlePutSystem(c *gin.Context) {
-	lt := s.longTerm()
-	var req struct {
-		Messages *[]string `json:"messages"`
+// systemRequest is the body of PUT /conversations/:id/system.
+type systemRequest struct {
+	Messages *[]string `json:"messages"`
+}
+
+// validate checks the messages and trims them.
+func (r *systemRequest) validate() error {
+	if r.Messages == nil {
+		return errBadRequest("messages must be a list of strings")
 	}
-	if !bindJSON(c, &req) {
-		return
-	}
-	if req.Messages == nil {
-		writeError(c, errBadRequest("messages must be a list of strings"))
-		return
-	}
-	msgs := make([]string, 0, len(*req.Messages))
-	for i, m := range *req.Messages {
+	msgs := *r.Messages
+	for i, m := range msgs {
 		m = strings.TrimSpace(m)
 		if m == "" {
-			writeError(c, errBadRequest("messages[%d] is empty", i))
-			return
+			return errBadRequest("messages[%d] is empty", i)
 		}
 		if len(m) > maxSystemBytes || !utf8.ValidString(m) {
-			writeError(c, errBadRequest("messages[%d] must be valid UTF-8 of at most %d bytes", i, maxSystemBytes))
-			return
+			return errBadRequest("messages[%d] must be valid UTF-8 of at most %d bytes", i, maxSystemBytes)
 		}
-		msgs = append(msgs, m)
+		msgs[i] = m
 	}
 	if len(msgs) > maxSystemMessages {
-		writeError(c, errBadRequest("at most %d system messages, got %d", maxSystemMessages, len(msgs)))
-		return
+		return errBadRequest("at most %d system messages, got %d", maxSystemMessages, len(msgs))
 	}
+	return nil
+}
+
+// handlePutSystem replaces the system messages of a running conversation:
+// {"messages": ["...", ...]} (an empty list removes them).
+func (s *Server) handlePutSystem(c *gin.Context, req *systemRequest) {
+	lt := s.longTerm()
+	msgs := *req.Messages
 	if err := lt.SetSystemMessages(c.Request.Context(), c.Param("id"), msgs); err != nil {
 		writeError(c, err)
 		return
@@ -109,40 +110,38 @@ func (s *Server) handleGetUserMemory(c *gin.Context) {
 	writeResult(c, mem, err)
 }
 
-// handlePutUserMemory replaces a user's long-term memory:
-// {"summary": "...", "facts": ["...", ...]}.
-func (s *Server) handlePutUserMemory(c *gin.Context) {
-	lt := s.longTerm()
-	var req struct {
-		Summary *string  `json:"summary"`
-		Facts   []string `json:"facts"`
+// userMemoryRequest is the body of PUT /users/:id/memory.
+type userMemoryRequest struct {
+	Summary *string  `json:"summary"`
+	Facts   []string `json:"facts"`
+}
+
+func (r *userMemoryRequest) validate() error {
+	if r.Summary == nil && r.Facts == nil {
+		return errBadRequest("send summary and/or facts")
 	}
-	if !bindJSON(c, &req) {
-		return
+	if r.Summary == nil {
+		r.Summary = new(string) // facts alone: the summary is emptied
 	}
-	if req.Summary == nil && req.Facts == nil {
-		writeError(c, errBadRequest("send summary and/or facts"))
-		return
+	if len(*r.Summary) > maxMemorySummaryBytes || !utf8.ValidString(*r.Summary) {
+		return errBadRequest("summary must be valid UTF-8 of at most %d bytes", maxMemorySummaryBytes)
 	}
-	summary := ""
-	if req.Summary != nil {
-		summary = *req.Summary
+	if len(r.Facts) > maxMemoryFacts {
+		return errBadRequest("at most %d facts, got %d", maxMemoryFacts, len(r.Facts))
 	}
-	if len(summary) > maxMemorySummaryBytes || !utf8.ValidString(summary) {
-		writeError(c, errBadRequest("summary must be valid UTF-8 of at most %d bytes", maxMemorySummaryBytes))
-		return
-	}
-	if len(req.Facts) > maxMemoryFacts {
-		writeError(c, errBadRequest("at most %d facts, got %d", maxMemoryFacts, len(req.Facts)))
-		return
-	}
-	for i, f := range req.Facts {
+	for i, f := range r.Facts {
 		if len(f) > maxMemoryFactBytes || !utf8.ValidString(f) {
-			writeError(c, errBadRequest("facts[%d] must be valid UTF-8 of at most %d bytes", i, maxMemoryFactBytes))
-			return
+			return errBadRequest("facts[%d] must be valid UTF-8 of at most %d bytes", i, maxMemoryFactBytes)
 		}
 	}
-	mem, err := lt.SetUserMemory(c.Request.Context(), c.Param("id"), summary, req.Facts)
+	return nil
+}
+
+// handlePutUserMemory replaces a user's long-term memory:
+// {"summary": "...", "facts": ["...", ...]}.
+func (s *Server) handlePutUserMemory(c *gin.Context, req *userMemoryRequest) {
+	lt := s.longTerm()
+	mem, err := lt.SetUserMemory(c.Request.Context(), c.Param("id"), *req.Summary, req.Facts)
 	writeResult(c, mem, err)
 }
 

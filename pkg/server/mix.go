@@ -206,11 +206,7 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 		Memory: strategy, WindowK: windowK, Mix: mreq}, nil
 }
 
-func (s *Server) handleMixChat(c *gin.Context) {
-	var body mixRequest
-	if !bindJSON(c, &body) {
-		return
-	}
+func (s *Server) handleMixChat(c *gin.Context, body *mixRequest) {
 	history, err := validateHistory(body.History)
 	if err != nil {
 		writeError(c, err)
@@ -295,15 +291,11 @@ type condenseReply struct {
 	History    []llm.Message `json:"history"`
 }
 
-func (s *Server) handleCondense(c *gin.Context) {
-	var body condenseRequest
-	if !bindJSON(c, &body) {
-		return
-	}
-	if err := requireQuery(body.Query); err != nil {
-		writeError(c, err)
-		return
-	}
+func (r *condenseRequest) question() string { return r.Query }
+
+func (r *condenseRequest) validate() error { return requireQuery(r.Query) }
+
+func (s *Server) handleCondense(c *gin.Context, body *condenseRequest) {
 	choice, err := body.choice(s)
 	if err != nil {
 		writeError(c, err)

@@ -14,6 +14,7 @@ const (
 	needKeys          // the key store (authentication on)
 	needLongTerm      // long-term memory
 	needKB            // the knowledge-base service
+	needSearch        // the search service
 )
 
 // endpoint is one route of the API.
@@ -24,7 +25,9 @@ type endpoint struct {
 }
 
 // endpoints registers every endpoint of the API in one place; one that
-// needs an optional dependency answers 503 when the server lacks it.
+// needs an optional dependency answers 503 when the server lacks it. A
+// handler of a JSON body gets it decoded and validated (withBody,
+// withTurn).
 func (s *Server) endpoints(r *gin.Engine) {
 	get, post, put, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
 	for _, e := range []endpoint{
@@ -40,53 +43,53 @@ func (s *Server) endpoints(r *gin.Engine) {
 		// admins.
 		{get, "/access/whoami", needNothing, s.handleWhoAmI},
 		{get, "/access/keys", needKeys, s.handleListKeys},
-		{post, "/access/keys", needKeys, s.handleCreateKey},
+		{post, "/access/keys", needKeys, withBody(s.handleCreateKey)},
 		{del, "/access/keys/:id", needKeys, s.handleRevokeKey},
 		{get, "/access/kbs/:name", needKeys, s.handleGetKBAccess},
-		{put, "/access/kbs/:name", needKeys, s.handleSetKBAccess},
+		{put, "/access/kbs/:name", needKeys, withBody(s.handleSetKBAccess)},
 
 		{get, "/server/list_models", needNothing, s.handleListModels},
-		{post, "/chat/chat", needNothing, s.handleChat},
-		{post, "/chat/feedback", needNothing, s.handleFeedback},
+		{post, "/chat/chat", needNothing, withTurn(s, s.handleChat)},
+		{post, "/chat/feedback", needNothing, withBody(s.handleFeedback)},
 
 		{get, "/conversations", needNothing, s.handleListConversations},
-		{post, "/conversations", needNothing, s.handleCreateConversation},
+		{post, "/conversations", needNothing, withBody(s.handleCreateConversation)},
 		{get, "/conversations/:id", needNothing, s.handleGetConversation},
-		{http.MethodPatch, "/conversations/:id", needNothing, s.handleRenameConversation},
+		{http.MethodPatch, "/conversations/:id", needNothing, withBody(s.handleRenameConversation)},
 		{del, "/conversations/:id", needNothing, s.handleDeleteConversation},
 		{get, "/conversations/:id/messages", needNothing, s.handleListMessages},
 		{get, "/conversations/:id/memory", needNothing, s.handleMemory},
 
 		{post, "/conversations/:id/close", needLongTerm, s.handleCloseConversation},
 		{get, "/conversations/:id/system", needLongTerm, s.handleGetSystem},
-		{put, "/conversations/:id/system", needLongTerm, s.handlePutSystem},
+		{put, "/conversations/:id/system", needLongTerm, withBody(s.handlePutSystem)},
 		{get, "/users/:id/memory", needLongTerm, s.handleGetUserMemory},
-		{put, "/users/:id/memory", needLongTerm, s.handlePutUserMemory},
+		{put, "/users/:id/memory", needLongTerm, withBody(s.handlePutUserMemory)},
 		{del, "/users/:id/memory", needLongTerm, s.handleDeleteUserMemory},
 
 		{get, "/knowledge_base/list_knowledge_bases", needKB, s.handleListKBs},
-		{post, "/knowledge_base/create_knowledge_base", needKB, s.handleCreateKB},
+		{post, "/knowledge_base/create_knowledge_base", needKB, withBody(s.handleCreateKB)},
 		{post, "/knowledge_base/delete_knowledge_base", needKB, s.handleDeleteKB},
-		{post, "/knowledge_base/update_info", needKB, s.handleUpdateKBInfo},
+		{post, "/knowledge_base/update_info", needKB, withBody(s.handleUpdateKBInfo)},
 		{get, "/knowledge_base/list_files", needKB, s.handleListKBFiles},
-		{post, "/knowledge_base/search_docs", needKB, s.handleSearchDocs},
+		{post, "/knowledge_base/search_docs", needKB, withBody(s.handleSearchDocs)},
 		{post, "/knowledge_base/upload_docs", needKB, s.handleUploadDocs},
-		{post, "/knowledge_base/delete_docs", needKB, s.handleDeleteDocs},
-		{post, "/knowledge_base/update_docs", needKB, s.handleUpdateDocs},
+		{post, "/knowledge_base/delete_docs", needKB, withBody(s.handleDeleteDocs)},
+		{post, "/knowledge_base/update_docs", needKB, withBody(s.handleUpdateDocs)},
 		{get, "/knowledge_base/download_doc", needKB, s.handleDownloadDoc},
-		{post, "/knowledge_base/recreate_vector_store", needKB, s.handleRecreateVectorStore},
-		{post, "/chat/knowledge_base_chat", needKB, s.handleKBChat},
+		{post, "/knowledge_base/recreate_vector_store", needKB, withBody(s.handleRecreateVectorStore)},
+		{post, "/chat/knowledge_base_chat", needKB, withTurn(s, s.handleKBChat)},
 
 		// Search: Chatchat 0.2's endpoints and /debug/search, which returns
 		// what a search finds without calling a model.
-		{post, "/chat/search_engine_chat", needNothing, s.handleSearchChat},
-		{get, "/server/list_search_engines", needNothing, s.handleListSearchEngines},
-		{post, "/server/list_search_engines", needNothing, s.handleListSearchEngines},
-		{post, "/debug/search", needNothing, s.handleDebugSearch},
+		{post, "/chat/search_engine_chat", needSearch, withTurn(s, s.handleSearchChat)},
+		{get, "/server/list_search_engines", needSearch, s.handleListSearchEngines},
+		{post, "/server/list_search_engines", needSearch, s.handleListSearchEngines},
+		{post, "/debug/search", needSearch, withBody(s.handleDebugSearch)},
 
 		// The mix and its OpenAI-compatible API.
-		{post, "/chat/mix_chat", needNothing, s.handleMixChat},
-		{post, "/debug/condense", needNothing, s.handleCondense},
+		{post, "/chat/mix_chat", needNothing, withBody(s.handleMixChat)},
+		{post, "/debug/condense", needNothing, withTurn(s, s.handleCondense)},
 		{get, "/v1/models", needNothing, s.handleOpenAIModels},
 		{get, "/v1/models/:id", needNothing, s.handleOpenAIModel},
 		{post, "/v1/chat/completions", needNothing, s.handleOpenAIChat},
@@ -125,6 +128,10 @@ func (s *Server) missing(n need) error {
 	case needKB:
 		if s.kb == nil {
 			return errUnavailable("knowledge bases are not configured on this server")
+		}
+	case needSearch:
+		if s.search == nil {
+			return errUnavailable("search is not configured on this server")
 		}
 	}
 	return nil

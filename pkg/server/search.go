@@ -74,13 +74,6 @@ type searchErrorEvent struct {
 // maxSearchTopK bounds top_k.
 const maxSearchTopK = 50
 
-func (s *Server) searchConfigured() error {
-	if s.search == nil {
-		return errUnavailable("search is not configured on this server")
-	}
-	return nil
-}
-
 // validateSearch checks the fields the search endpoints share and returns
 // top_k with its default applied.
 func (s *Server) validateSearch(query, engine string, topK *int) (int, error) {
@@ -116,15 +109,7 @@ func (r searchChatRequest) check(s *Server) (topK int, history []llm.Message, me
 	return topK, history, mem, nil
 }
 
-func (s *Server) handleSearchChat(c *gin.Context) {
-	if err := s.searchConfigured(); err != nil {
-		writeError(c, err)
-		return
-	}
-	var req searchChatRequest
-	if !s.decodeTurn(c, &req) {
-		return
-	}
+func (s *Server) handleSearchChat(c *gin.Context, req *searchChatRequest) {
 	topK, history, mem, err := req.check(s)
 	if err != nil {
 		writeError(c, err)
@@ -233,10 +218,6 @@ type listSearchEnginesReply struct {
 }
 
 func (s *Server) handleListSearchEngines(c *gin.Context) {
-	if err := s.searchConfigured(); err != nil {
-		writeError(c, err)
-		return
-	}
 	c.JSON(http.StatusOK, listSearchEnginesReply{
 		Code: http.StatusOK, Msg: "success", Data: s.search.Names(), Default: s.search.Default(), Engines: s.search.Engines(),
 	})
@@ -294,15 +275,7 @@ func wireRetrieval(ret search.Retrieval, ms int64) debugSearchReply {
 	return out
 }
 
-func (s *Server) handleDebugSearch(c *gin.Context) {
-	if err := s.searchConfigured(); err != nil {
-		writeError(c, err)
-		return
-	}
-	var req debugSearchRequest
-	if !bindJSON(c, &req) {
-		return
-	}
+func (s *Server) handleDebugSearch(c *gin.Context, req *debugSearchRequest) {
 	topK, err := s.validateSearch(req.Query, req.SearchEngineName, req.TopK)
 	if err != nil {
 		writeError(c, err)

@@ -98,18 +98,19 @@ func (s *Server) runTurn(c *gin.Context, req turn.Request, w turnWriter) {
 // runs so that streamed events can carry it.
 func newAnswerID() string { return uuid.NewString() }
 
-// decodeTurn decodes a chat endpoint's request and refuses a question over
-// the length limit before any work, writing the error; it reports whether
-// the handler goes on.
-func (s *Server) decodeTurn(c *gin.Context, req interface{ question() string }) bool {
-	if !bindJSON(c, req) {
-		return false
-	}
-	if err := s.checkQuery(req.question()); err != nil {
-		writeError(c, err)
-		return false
-	}
-	return true
+// withTurn serves h with a chat endpoint's request decoded and validated
+// (withBody), refusing a question over the length limit before any work.
+func withTurn[T any, P interface {
+	*T
+	question() string
+}](s *Server, h func(c *gin.Context, req P)) gin.HandlerFunc {
+	return withBody(func(c *gin.Context, req *T) {
+		if err := s.checkQuery(P(req).question()); err != nil {
+			writeError(c, err)
+			return
+		}
+		h(c, req)
+	})
 }
 
 // requireQuery refuses a blank question.

@@ -129,11 +129,11 @@ func TestSingleAnswererEndpointsAreMeasured(t *testing.T) {
 }
 
 // A question longer than server.max_query_chars is refused with 413 naming
-// the limit, on every chat endpoint, before any work.
+// the limit, on every chat endpoint and /debug/condense, before any work.
 func TestQueryTooLong(t *testing.T) {
 	s, store := newSingleAnswererServer(t, func(o *Options) { o.MaxQueryChars = 10 })
 	long := strings.Repeat("乾", 11)
-	for _, path := range []string{"/chat/chat", "/chat/knowledge_base_chat", "/chat/search_engine_chat", "/chat/mix_chat"} {
+	for _, path := range []string{"/chat/chat", "/chat/knowledge_base_chat", "/chat/search_engine_chat", "/chat/mix_chat", "/debug/condense"} {
 		rec := s.do(http.MethodPost, path, map[string]any{"query": long, "knowledge_base_name": "notes", "conversation_id": "long"}, nil)
 		if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "limit of 10 (server.max_query_chars)") {
 			t.Errorf("%s: %d %s", path, rec.Code, rec.Body)
