@@ -39,9 +39,7 @@ const chatHelp = `Type a question and press Enter. Commands:
 `
 
 func runChat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := commandFlags("chat", chatUsage, stderr)
-	var f config.Flags
-	f.Register(fs)
+	fs, f := appFlags("chat", chatUsage, stderr)
 	serverURL := fs.String("server", "", "URL of a running mixchat server (default: run one in this process)")
 	conv := fs.String("conversation", "", "conversation id to continue (default: a new one)")
 	model := fs.String("model", "", "model name (default: the configured default)")

@@ -19,7 +19,7 @@ import (
 // server.addr from the configuration (file and MIXCHAT_* environment, as
 // serve reads it), with an unspecified host (0.0.0.0, ::) probed on
 // loopback.
-func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := commandFlags("healthcheck", "", stderr)
 	addr := fs.String("addr", "", "server address HOST:PORT (default: server.addr from the configuration)")
 	configPath := fs.String("config", "", "YAML configuration file (see configs/mixchat.yaml)")

@@ -48,10 +48,10 @@ func TestHealthcheck(t *testing.T) {
 	addr := strings.TrimPrefix(hs.URL, "http://")
 
 	var out, errw bytes.Buffer
-	if err := runHealthcheck(context.Background(), []string{"--addr", addr}, &out, &errw); err != nil {
+	if err := runHealthcheck(context.Background(), []string{"--addr", addr}, nil, &out, &errw); err != nil {
 		t.Fatalf("healthcheck of a healthy server: %v", err)
 	}
-	err := runHealthcheck(context.Background(), []string{"--addr", addr, "--path", "/readyz"}, &out, &errw)
+	err := runHealthcheck(context.Background(), []string{"--addr", addr, "--path", "/readyz"}, nil, &out, &errw)
 	if err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("healthcheck of a draining server: %v, want an error naming 503", err)
 	}
@@ -64,12 +64,12 @@ func TestHealthcheck(t *testing.T) {
 
 	// From the environment, as in the container: server.addr.
 	t.Setenv("MIXCHAT_SERVER_ADDR", addr)
-	if err := runHealthcheck(context.Background(), nil, &out, &errw); err != nil {
+	if err := runHealthcheck(context.Background(), nil, nil, &out, &errw); err != nil {
 		t.Fatalf("healthcheck with MIXCHAT_SERVER_ADDR: %v", err)
 	}
 
 	hs.Close()
-	if err := runHealthcheck(context.Background(), []string{"--addr", addr, "--timeout", "1s"}, &out, &errw); err == nil {
+	if err := runHealthcheck(context.Background(), []string{"--addr", addr, "--timeout", "1s"}, nil, &out, &errw); err == nil {
 		t.Fatal("healthcheck of a stopped server succeeded")
 	}
 }

@@ -5,15 +5,12 @@ import (
 	"io"
 
 	"github.com/mixchat/mixchat/internal/app"
-	"github.com/mixchat/mixchat/internal/config"
 )
 
 // runKBCommand runs "mixchat kb ..." on the knowledge bases of the
 // configured data directory, in this process (no server needed).
-func runKBCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("kb", kbUsage+"\nFlags:\n", stderr)
-	var f config.Flags
-	f.Register(fs)
+func runKBCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs, f := appFlags("kb", kbUsage+"\nFlags:\n", stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

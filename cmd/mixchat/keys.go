@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/internal/app"
-	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/auth"
 )
 
@@ -26,10 +25,8 @@ token is printed once by create and never stored: only its SHA-256 is.
 
 // runKeys runs "mixchat keys ...": API key administration on the
 // configured store, in this process (no server needed).
-func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("keys", keysUsage, stderr)
-	var f config.Flags
-	f.Register(fs)
+func runKeys(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs, f := appFlags("keys", keysUsage, stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

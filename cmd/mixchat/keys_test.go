@@ -17,7 +17,7 @@ func TestKeysCommand(t *testing.T) {
 	data := t.TempDir()
 	keys := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
-		err := runKeys(ctx, append([]string{"--data", data}, args...), &out, &errOut)
+		err := runKeys(ctx, append([]string{"--data", data}, args...), nil, &out, &errOut)
 		return out.String(), err
 	}
 	tok, err := keys("create", "--user", "alice", "--role", "admin", "--name", "laptop", "--rpm", "30")

@@ -50,25 +50,30 @@ func main() {
 	}
 }
 
+// command runs one of mixchat's commands with the arguments after its
+// name.
+type command func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+
+// commands are mixchat's commands by name, but for version and help.
+var commands = map[string]command{
+	"serve":       runServe,
+	"chat":        runChat,
+	"kb":          runKBCommand,
+	"keys":        runKeys,
+	"eval":        runEval,
+	"healthcheck": runHealthcheck,
+}
+
 // run dispatches a command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd, rest, err := splitCommand(args, usage, stderr, "no command given")
 	if err != nil {
 		return err
 	}
+	if c, ok := commands[cmd]; ok {
+		return c(ctx, rest, stdin, stdout, stderr)
+	}
 	switch cmd {
-	case "serve":
-		return runServe(ctx, rest, stdout, stderr)
-	case "chat":
-		return runChat(ctx, rest, stdin, stdout, stderr)
-	case "kb":
-		return runKBCommand(ctx, rest, stdout, stderr)
-	case "keys":
-		return runKeys(ctx, rest, stdout, stderr)
-	case "eval":
-		return runEval(ctx, rest, stdin, stdout, stderr)
-	case "healthcheck":
-		return runHealthcheck(ctx, rest, stdout, stderr)
 	case "version", "--version", "-v":
 		if wantsHelp(rest) {
 			fmt.Fprintln(stdout, "Usage:\n  mixchat version    print the version")

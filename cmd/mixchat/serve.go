@@ -32,10 +32,17 @@ func commandFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("serve", serveUsage, stderr)
+// appFlags is the flag set of a command that builds the app from the
+// configuration: commandFlags with --addr, --data and --config.
+func appFlags(name, usage string, stderr io.Writer) (*flag.FlagSet, *config.Flags) {
+	fs := commandFlags(name, usage, stderr)
 	var f config.Flags
 	f.Register(fs)
+	return fs, &f
+}
+
+func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs, f := appFlags("serve", serveUsage, stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
