@@ -494,6 +494,8 @@ type createKeyRequest struct {
 	role auth.Role // Role parsed, RoleUser when none was given
 }
 
+// validate applies the default role, parses it into role and checks the
+// user and the limits.
 func (r *createKeyRequest) validate() error {
 	if r.Role == "" {
 		r.Role = string(auth.RoleUser)

@@ -93,6 +93,7 @@ func validChatType(t string) bool {
 	return false
 }
 
+// validate applies the default chat type (mix_chat) and checks the fields.
 func (r *createConversationRequest) validate() error {
 	if r.ChatType == "" {
 		r.ChatType = "mix_chat"
