@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -28,24 +29,49 @@ const kbUsage = `Usage:
   mixchat kb search NAME[,NAME...] QUERY [-k N] [--min-relevance R] [--json]
 `
 
+// kbRun runs a subcommand of "mixchat kb" on its positional arguments,
+// its flags parsed.
+type kbRun func(ctx context.Context, svc *kb.Service, pos []string, stdout, stderr io.Writer) error
+
+// kbSubcommand is a subcommand of "mixchat kb": its names, the number of
+// positional arguments it takes (atMost -1: no limit) with the error when
+// they do not fit, and flags, which registers its flags on a flag set and
+// returns what runs it once they are parsed.
+type kbSubcommand struct {
+	names           []string
+	atLeast, atMost int
+	want            string
+	flags           func(fs *flag.FlagSet) kbRun
+}
+
+// kbSubcommands are the subcommands kbUsage lists.
+var kbSubcommands = []kbSubcommand{
+	{[]string{"create"}, 1, 1, "kb create: give one knowledge base name", kbCreate},
+	{[]string{"add"}, 2, -1, "kb add: give a knowledge base name and at least one file or folder", kbAdd},
+	{[]string{"ls", "list"}, 0, 1, "kb ls: give at most one knowledge base name", kbList},
+	{[]string{"rm", "remove", "delete"}, 1, -1, "kb rm: give a knowledge base name (and documents to remove only those)", kbRemove},
+	{[]string{"search"}, 2, -1, "kb search: give knowledge base name(s) and a query", kbSearch},
+}
+
 // runKB runs "mixchat kb SUBCOMMAND ..." against svc.
 func runKB(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
 	cmd, rest, err := splitCommand(args, kbUsage, stderr, "kb: name a subcommand: create, add, ls, rm, search")
 	if err != nil {
 		return err
 	}
-	switch cmd {
-	case "create":
-		return kbCreate(ctx, svc, rest, stdout, stderr)
-	case "add":
-		return kbAdd(ctx, svc, rest, stdout, stderr)
-	case "ls", "list":
-		return kbList(ctx, svc, rest, stdout, stderr)
-	case "rm", "remove", "delete":
-		return kbRemove(ctx, svc, rest, stdout, stderr)
-	case "search":
-		return kbSearch(ctx, svc, rest, stdout, stderr)
-	case "help", "-h", "--help":
+	for _, sc := range kbSubcommands {
+		if !slices.Contains(sc.names, cmd) {
+			continue
+		}
+		fs := commandFlags("mixchat kb "+sc.names[0], kbUsage, stderr)
+		run := sc.flags(fs)
+		pos, err := parseArgs(fs, rest, sc.atLeast, sc.atMost, sc.want)
+		if err != nil {
+			return err
+		}
+		return run(ctx, svc, pos, stdout, stderr)
+	}
+	if cmd == "help" || cmd == "-h" || cmd == "--help" {
 		fmt.Fprint(stdout, kbUsage)
 		return nil
 	}
@@ -87,20 +113,17 @@ func parseArgs(fs *flag.FlagSet, args []string, atLeast, atMost int, want string
 	return pos, nil
 }
 
-func kbCreate(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("mixchat kb create", kbUsage, stderr)
+func kbCreate(fs *flag.FlagSet) kbRun {
 	info := fs.String("info", "", "a description of the knowledge base")
 	store := fs.String("vector-store", "", "embedded or qdrant (default: kb.vector_store)")
-	pos, err := parseArgs(fs, args, 1, 1, "kb create: give one knowledge base name")
-	if err != nil {
-		return err
+	return func(ctx context.Context, svc *kb.Service, pos []string, stdout, _ io.Writer) error {
+		created, err := svc.Create(ctx, pos[0], kb.CreateOptions{VectorStore: *store, Info: *info})
+		if err != nil {
+			return fmt.Errorf("kb create: %w", err)
+		}
+		fmt.Fprintf(stdout, "created knowledge base %s (vectors: %s, embedding model: %s)\n", created.Name, created.VectorStore, created.EmbedModel)
+		return nil
 	}
-	created, err := svc.Create(ctx, pos[0], kb.CreateOptions{VectorStore: *store, Info: *info})
-	if err != nil {
-		return fmt.Errorf("kb create: %w", err)
-	}
-	fmt.Fprintf(stdout, "created knowledge base %s (vectors: %s, embedding model: %s)\n", created.Name, created.VectorStore, created.EmbedModel)
-	return nil
 }
 
 // collectFiles reads the files under paths: a file is named by its base
@@ -157,19 +180,29 @@ func collectFiles(paths []string) ([]kb.FileData, []string, error) {
 	return files, skipped, nil
 }
 
-func kbAdd(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("mixchat kb add", kbUsage, stderr)
+func kbAdd(fs *flag.FlagSet) kbRun {
 	override := fs.Bool("override", true, "replace documents that exist (unchanged ones are skipped)")
 	force := fs.Bool("force", false, "re-index documents even when unchanged")
 	size := fs.Int("chunk-size", 0, "chunk size (default: kb.chunk_size)")
 	overlap := fs.Int("chunk-overlap", 0, "chunk overlap (default: kb.chunk_overlap)")
 	zh := fs.Bool("zh-title-enhance", false, "prefix chunks with the title they follow")
-	pos, err := parseArgs(fs, args, 2, -1, "kb add: give a knowledge base name and at least one file or folder")
-	if err != nil {
-		return err
+	return func(ctx context.Context, svc *kb.Service, pos []string, stdout, stderr io.Writer) error {
+		opts := kb.AddOptions{Override: *override, Force: *force}
+		opts.ChunkSize, opts.ChunkOverlap = *size, *overlap
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "zh-title-enhance" {
+				opts.ZhTitleEnhance = zh
+			}
+		})
+		return addFiles(ctx, svc, pos[0], pos[1:], opts, stdout, stderr)
 	}
-	name := pos[0]
-	files, unsupported, err := collectFiles(pos[1:])
+}
+
+// addFiles adds the files under paths (collectFiles) to the knowledge base
+// name, creating it when there is none: progress goes to stderr, the
+// outcome to stdout.
+func addFiles(ctx context.Context, svc *kb.Service, name string, paths []string, opts kb.AddOptions, stdout, stderr io.Writer) error {
+	files, unsupported, err := collectFiles(paths)
 	if err != nil {
 		return fmt.Errorf("kb add: %w", err)
 	}
@@ -189,13 +222,6 @@ func kbAdd(ctx context.Context, svc *kb.Service, args []string, stdout, stderr i
 		}
 		fmt.Fprintf(stderr, "created knowledge base %s\n", name)
 	}
-	opts := kb.AddOptions{Override: *override, Force: *force}
-	opts.ChunkSize, opts.ChunkOverlap = *size, *overlap
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "zh-title-enhance" {
-			opts.ZhTitleEnhance = zh
-		}
-	})
 	bar := newProgressBar(stderr)
 	start := time.Now()
 	res, err := svc.AddFiles(ctx, name, files, opts, bar.update)
@@ -296,25 +322,21 @@ func (b *progressBar) finish() {
 	}
 }
 
-func kbList(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("mixchat kb ls", kbUsage, stderr)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	defer tw.Flush()
-	switch len(pos) {
-	case 0:
-		infos, err := svc.List(ctx)
-		if err != nil {
-			return fmt.Errorf("kb ls: %w", err)
+func kbList(*flag.FlagSet) kbRun {
+	return func(ctx context.Context, svc *kb.Service, pos []string, stdout, _ io.Writer) error {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		defer tw.Flush()
+		if len(pos) == 0 {
+			infos, err := svc.List(ctx)
+			if err != nil {
+				return fmt.Errorf("kb ls: %w", err)
+			}
+			fmt.Fprintln(tw, "NAME\tFILES\tCHUNKS\tVECTORS\tEMBED MODEL\tINFO")
+			for _, i := range infos {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", i.Name, i.Files, i.Chunks, i.VectorStore, i.EmbedModel, i.Info)
+			}
+			return nil
 		}
-		fmt.Fprintln(tw, "NAME\tFILES\tCHUNKS\tVECTORS\tEMBED MODEL\tINFO")
-		for _, i := range infos {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", i.Name, i.Files, i.Chunks, i.VectorStore, i.EmbedModel, i.Info)
-		}
-	case 1:
 		files, err := svc.Files(ctx, pos[0])
 		if err != nil {
 			return fmt.Errorf("kb ls: %w", err)
@@ -323,68 +345,60 @@ func kbList(ctx context.Context, svc *kb.Service, args []string, stdout, stderr 
 		for _, f := range files {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", f.Name, f.Chunks, f.Size, f.UpdatedAt.Format(time.DateTime))
 		}
-	default:
-		return errors.New("kb ls: give at most one knowledge base name")
-	}
-	return nil
-}
-
-func kbRemove(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("mixchat kb rm", kbUsage, stderr)
-	keep := fs.Bool("keep-original", false, "keep the documents' originals in the content folder")
-	pos, err := parseArgs(fs, args, 1, -1, "kb rm: give a knowledge base name (and documents to remove only those)")
-	if err != nil {
-		return err
-	}
-	if len(pos) == 1 {
-		if err := svc.Delete(ctx, pos[0]); err != nil {
-			return fmt.Errorf("kb rm: %w", err)
-		}
-		fmt.Fprintf(stdout, "removed knowledge base %s\n", pos[0])
 		return nil
 	}
-	failed, err := svc.DeleteFiles(ctx, pos[0], pos[1:], !*keep)
-	if err != nil {
-		return fmt.Errorf("kb rm: %w", err)
-	}
-	for _, f := range pos[1:] {
-		if e, ok := failed[f]; ok {
-			fmt.Fprintf(stdout, "failed %s: %v\n", f, e)
-		} else {
-			fmt.Fprintf(stdout, "removed %s\n", f)
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("kb rm: %d of %d documents not removed", len(failed), len(pos)-1)
-	}
-	return nil
 }
 
-func kbSearch(ctx context.Context, svc *kb.Service, args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("mixchat kb search", kbUsage, stderr)
+func kbRemove(fs *flag.FlagSet) kbRun {
+	keep := fs.Bool("keep-original", false, "keep the documents' originals in the content folder")
+	return func(ctx context.Context, svc *kb.Service, pos []string, stdout, _ io.Writer) error {
+		if len(pos) == 1 {
+			if err := svc.Delete(ctx, pos[0]); err != nil {
+				return fmt.Errorf("kb rm: %w", err)
+			}
+			fmt.Fprintf(stdout, "removed knowledge base %s\n", pos[0])
+			return nil
+		}
+		failed, err := svc.DeleteFiles(ctx, pos[0], pos[1:], !*keep)
+		if err != nil {
+			return fmt.Errorf("kb rm: %w", err)
+		}
+		for _, f := range pos[1:] {
+			if e, ok := failed[f]; ok {
+				fmt.Fprintf(stdout, "failed %s: %v\n", f, e)
+			} else {
+				fmt.Fprintf(stdout, "removed %s\n", f)
+			}
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("kb rm: %d of %d documents not removed", len(failed), len(pos)-1)
+		}
+		return nil
+	}
+}
+
+func kbSearch(fs *flag.FlagSet) kbRun {
 	k := fs.Int("k", 0, "number of chunks (default: kb.top_k)")
 	minRel := fs.Float64("min-relevance", 0, "minimum relevance in [0,1] (default 0: every match)")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
-	pos, err := parseArgs(fs, args, 2, -1, "kb search: give knowledge base name(s) and a query")
-	if err != nil {
-		return err
+	return func(ctx context.Context, svc *kb.Service, pos []string, stdout, _ io.Writer) error {
+		res, err := svc.Search(ctx, kb.SearchRequest{
+			Query: strings.Join(pos[1:], " "), KnowledgeBases: strings.Split(pos[0], ","), TopK: *k, MinRelevance: *minRel,
+		})
+		if err != nil {
+			return fmt.Errorf("kb search: %w", err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+		if len(res) == 0 {
+			fmt.Fprintln(stdout, "no match")
+		}
+		for i, r := range res {
+			fmt.Fprintf(stdout, "[%d] %.3f %s/%s #%d\n%s\n\n", i+1, r.Relevance, r.KnowledgeBase, r.File, r.Seq, r.Text)
+		}
+		return nil
 	}
-	res, err := svc.Search(ctx, kb.SearchRequest{
-		Query: strings.Join(pos[1:], " "), KnowledgeBases: strings.Split(pos[0], ","), TopK: *k, MinRelevance: *minRel,
-	})
-	if err != nil {
-		return fmt.Errorf("kb search: %w", err)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	if len(res) == 0 {
-		fmt.Fprintln(stdout, "no match")
-	}
-	for i, r := range res {
-		fmt.Fprintf(stdout, "[%d] %.3f %s/%s #%d\n%s\n\n", i+1, r.Relevance, r.KnowledgeBase, r.File, r.Seq, r.Text)
-	}
-	return nil
 }

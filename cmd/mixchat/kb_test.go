@@ -76,3 +76,24 @@ func TestRunKB(t *testing.T) {
 		t.Error("unknown subcommand must fail")
 	}
 }
+
+// A subcommand given too few or too many arguments fails with what it
+// wants before it touches the knowledge bases (there are none here).
+func TestRunKBArguments(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create"}, "kb create: give one knowledge base name"},
+		{[]string{"create", "zy", "yi"}, "kb create: give one knowledge base name"},
+		{[]string{"add", "zy", "--force"}, "kb add: give a knowledge base name and at least one file or folder"},
+		{[]string{"list", "zy", "yi"}, "kb ls: give at most one knowledge base name"},
+		{[]string{"delete"}, "kb rm: give a knowledge base name (and documents to remove only those)"},
+		{[]string{"search", "zy"}, "kb search: give knowledge base name(s) and a query"},
+	} {
+		var out, errb bytes.Buffer
+		if err := runKB(context.Background(), nil, tt.args, &out, &errb); err == nil || err.Error() != tt.want {
+			t.Errorf("kb %v: %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
