@@ -113,3 +113,36 @@ func TestAnswerShapePriors(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyToQuestionTakesItsScore: the reply to a message that asks
+// something takes its whole score (replyWeight), so "Super good!" after
+// "How did the coconut ice cream taste?" outranks another message about ice
+// cream; after a statement the reply takes only NeighborWeight of it and
+// stays below.
+func TestReplyToQuestionTakesItsScore(t *testing.T) {
+	speaker := func(s string) Metadata { return Metadata{Extra: map[string]any{SpeakerKey: s}} }
+	for _, tt := range []struct {
+		prompt    string
+		replyWins bool
+	}{
+		{"How did the coconut ice cream taste?", true},
+		{"I made coconut ice cream and tasted it.", false},
+	} {
+		x := newTurnIndex(nil, 64, 0, func(s string) int { return len(s) / 4 })
+		x.add([]Turn{
+			{ID: 1, Question: Message{Role: "user", Content: "We had ice cream at the beach.", Timestamp: 1000, Metadata: speaker("Jo")},
+				Answer: Message{Role: "assistant", Content: "Nice!", Timestamp: 1001, Metadata: speaker("Nate")}},
+			{ID: 2, Question: Message{Role: "user", Content: tt.prompt, Timestamp: 2000, Metadata: speaker("Jo")},
+				Answer: Message{Role: "assistant", Content: "Super good! Rich and creamy, my new favorite snack.", Timestamp: 2001, Metadata: speaker("Nate")}},
+		})
+		rs, _ := x.rank(t.Context(), "What about the coconut ice cream?", 0, 0.6, time.UTC)
+		pos := map[string]int{}
+		for i, r := range rs {
+			pos[r.doc.id] = i
+		}
+		if got := pos["2a"] < pos["1q"]; got != tt.replyWins {
+			t.Errorf("after %q: reply at %d, the other ice-cream message at %d; reply first = %v, want %v",
+				tt.prompt, pos["2a"], pos["1q"], got, tt.replyWins)
+		}
+	}
+}
