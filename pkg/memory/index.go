@@ -20,9 +20,14 @@ import (
 //
 //   - neighbours: a message's score lends NeighborWeight to the next message
 //     (the reply to it, which often holds the answer), half that to the
-//     previous one and a quarter to those two apart, within a session;
+//     previous one and a quarter to those two apart, within a session; a
+//     message that asks something lends its whole score to the reply
+//     (replyWeight: "How did it taste?" → "Super good! Rich and creamy.");
 //   - sessions: messages share sessionWeight times the best score of their
-//     session (a conversation returns to a topic within a sitting);
+//     session (a conversation returns to a topic within a sitting), and
+//     sessionTextWeight times the relevance of the session read as one
+//     document, scaled by 0.5 plus their own score (a sitting about
+//     camping holds the reply that says only "the kids loved it");
 //   - speakers: when the question names exactly one speaker (or speaks in
 //     the first person, for the user), that speaker's messages gain 40%;
 //   - dates: when the question names a day, month or year ("on 7 July,
@@ -49,7 +54,9 @@ import (
 // 0.820); + word pairs: 0.792; + names and counts: 0.799; + chat
 // shorthand: 0.800; the session share from 3× the session's mean score
 // to 0.5× its best: 0.807 (multi-hop 0.446 → 0.455, evidence within 2,000
-// tokens 0.899 → 0.903). These constants were chosen on that benchmark;
+// tokens 0.899 → 0.903); a question's whole score to its reply: 0.812
+// (0.823 → 0.825 and 0.791 → 0.799 on the halves); + sessions read as one
+// document: 0.816 (0.829 and 0.803; multi-hop 0.462 → 0.475). These constants were chosen on that benchmark;
 // each gain since time words holds on both halves of its conversations
 // (0-4 and 5-9), at worst unchanged on one.
 type turnIndex struct {
@@ -64,6 +71,10 @@ type turnIndex struct {
 	gap      time.Duration
 	session  int
 	count    func(string) int
+	// sessions indexes each session as one document (the term counts of
+	// its messages in sessionTF), for the session prior.
+	sessions  *retrieve.BM25
+	sessionTF []map[string]int
 
 	// last is the latest ranking, returned again for the same question
 	// over the same messages (Search then Recall rank the same question).
@@ -83,13 +94,15 @@ type rankCache struct {
 
 // Ranking constants (see turnIndex).
 var (
-	sessionWeight  = 0.5
-	speakerBoost   = 0.4
-	dateBoost      = 1.0
-	timeWordsBoost = 0.5
-	nameBoost      = 0.5
-	countBoost     = 0.5
-	dateAfter      = 7 * 24 * time.Hour
+	sessionWeight     = 0.5
+	sessionTextWeight = 0.2
+	replyWeight       = 1.0
+	speakerBoost      = 0.4
+	dateBoost         = 1.0
+	timeWordsBoost    = 0.5
+	nameBoost         = 0.5
+	countBoost        = 0.5
+	dateAfter         = 7 * 24 * time.Hour
 )
 
 // indexDoc is one indexed message.
@@ -103,12 +116,14 @@ type indexDoc struct {
 	timed   bool     // the message has time words (hasTimeWords)
 	counts  bool     // the message has a number (numberWord)
 	names   []string // properNouns of the message
+	asks    bool     // the message asks something (has a question mark)
 }
 
 func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string) int) *turnIndex {
 	return &turnIndex{
 		count:    count,
 		bm25:     retrieve.NewBM25(retrieve.BM25Params{}),
+		sessions: retrieve.NewBM25(retrieve.BM25Params{}),
 		vec:      retrieve.NewFlat(dim),
 		embedder: e,
 		pos:      map[string]int{},
@@ -147,15 +162,49 @@ func (x *turnIndex) add(turns []Turn) {
 			d.timed = hasTimeWords(c)
 			d.counts = numberWord.MatchString(c)
 			d.names = properNouns(c)
+			d.asks = strings.ContainsAny(c, "?？")
 			if d.line.speaker != "" {
 				x.speakers[d.line.speaker] = true
 			}
 			x.pos[id] = len(x.docs)
 			x.pending = append(x.pending, len(x.docs))
 			x.docs = append(x.docs, d)
-			x.bm25.Add(id, withPairs(docTerms(c)))
+			terms := docTerms(c)
+			x.bm25.Add(id, withPairs(terms))
+			x.addToSession(terms)
 		}
 	}
+}
+
+// addToSession adds the terms of a message to the document of the current
+// session, indexed again under the session's number.
+func (x *turnIndex) addToSession(terms []string) {
+	for len(x.sessionTF) <= x.session {
+		x.sessionTF = append(x.sessionTF, map[string]int{})
+	}
+	tf := x.sessionTF[x.session]
+	for _, t := range terms {
+		tf[t]++
+	}
+	id := strconv.Itoa(x.session)
+	x.sessions.Remove(id)
+	x.sessions.AddCounts(id, tf)
+}
+
+// sessionRelevance returns, by session, its BM25 score for the query terms
+// qt as one document, divided by the best session's.
+func (x *turnIndex) sessionRelevance(qt []string) []float64 {
+	out := make([]float64, x.session+1)
+	hits := x.sessions.Search(qt, len(out), nil)
+	if len(hits) == 0 || hits[0].Score <= 0 {
+		return out
+	}
+	for _, h := range hits {
+		if i, err := strconv.Atoi(h.ID); err == nil && i < len(out) {
+			out[i] = h.Score / hits[0].Score
+		}
+	}
+	return out
 }
 
 // embedPending embeds the documents added since the last call. On failure
@@ -285,6 +334,7 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 	}
 
 	final := make([]float64, n)
+	sessRel := x.sessionRelevance(qt)
 	sessBest := make([]float64, x.session+1)
 	for i, d := range x.docs {
 		sessBest[d.session] = max(sessBest[d.session], base[i])
@@ -294,7 +344,11 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		s := base[i]
 		if neighbor > 0 {
 			if same(i, i-1) {
-				s += neighbor * base[i-1]
+				w := neighbor
+				if x.docs[i-1].asks {
+					w = replyWeight
+				}
+				s += w * base[i-1]
 			}
 			if same(i, i+1) {
 				s += neighbor / 2 * base[i+1]
@@ -305,6 +359,7 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 				}
 			}
 			s += sessionWeight * sessBest[x.docs[i].session]
+			s += sessionTextWeight * sessRel[x.docs[i].session] * (0.5 + base[i])
 		}
 		final[i] = s
 	}

@@ -113,3 +113,73 @@ func TestAnswerShapePriors(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyToQuestionTakesItsScore: the reply to a message that asks
+// something takes its whole score (replyWeight), so "Super good!" after
+// "How did the coconut ice cream taste?" outranks another message about ice
+// cream; after a statement the reply takes only NeighborWeight of it and
+// stays below.
+func TestReplyToQuestionTakesItsScore(t *testing.T) {
+	speaker := func(s string) Metadata { return Metadata{Extra: map[string]any{SpeakerKey: s}} }
+	for _, tt := range []struct {
+		prompt    string
+		replyWins bool
+	}{
+		{"How did the coconut ice cream taste?", true},
+		{"I made coconut ice cream and tasted it.", false},
+	} {
+		x := newTurnIndex(nil, 64, 0, func(s string) int { return len(s) / 4 })
+		x.add([]Turn{
+			{ID: 1, Question: Message{Role: "user", Content: "We had ice cream at the beach.", Timestamp: 1000, Metadata: speaker("Jo")},
+				Answer: Message{Role: "assistant", Content: "Nice!", Timestamp: 1001, Metadata: speaker("Nate")}},
+			{ID: 2, Question: Message{Role: "user", Content: tt.prompt, Timestamp: 2000, Metadata: speaker("Jo")},
+				Answer: Message{Role: "assistant", Content: "Super good! Rich and creamy, my new favorite snack.", Timestamp: 2001, Metadata: speaker("Nate")}},
+		})
+		rs, _ := x.rank(t.Context(), "What about the coconut ice cream?", 0, 0.6, time.UTC)
+		pos := map[string]int{}
+		for i, r := range rs {
+			pos[r.doc.id] = i
+		}
+		if got := pos["2a"] < pos["1q"]; got != tt.replyWins {
+			t.Errorf("after %q: reply at %d, the other ice-cream message at %d; reply first = %v, want %v",
+				tt.prompt, pos["2a"], pos["1q"], got, tt.replyWins)
+		}
+	}
+}
+
+// TestSessionReadAsOneDocument: of two replies that share nothing with the
+// question, after the same matching message, the one in the session that
+// talks more about the question's subject ranks first (without the session
+// prior the later one would).
+func TestSessionReadAsOneDocument(t *testing.T) {
+	day := int64(24 * time.Hour / time.Millisecond)
+	var turns []Turn
+	for i, pair := range [][3]string{
+		{"0", "I love camping.", "Me too."},
+		{"0", "What else is new?", "Not much."},
+		{"0", "We took the kids camping in the forest.", "They must have loved camping."},
+		{"30", "I love camping.", "Me too."},
+		{"30", "What else is new?", "Not much."},
+	} {
+		at := int64(1000 + i*60_000)
+		if pair[0] == "30" {
+			at += 30 * day
+		}
+		turns = append(turns, Turn{ID: int64(i + 1),
+			Question: Message{Role: "user", Content: pair[1], Timestamp: at},
+			Answer:   Message{Role: "assistant", Content: pair[2], Timestamp: at + 1}})
+	}
+	x := newTurnIndex(nil, 64, time.Hour, func(s string) int { return len(s) / 4 })
+	x.add(turns)
+	if got := x.sessionRelevance(queryTerms("camping")); len(got) != 2 || got[0] != 1 || !(got[1] > 0 && got[1] < 1) {
+		t.Fatalf("sessionRelevance = %v, want [1, (0,1)]", got)
+	}
+	rs, _ := x.rank(t.Context(), "Where did they go camping?", 0, 0.6, time.UTC)
+	pos := map[string]int{}
+	for i, r := range rs {
+		pos[r.doc.id] = i
+	}
+	if pos["1a"] > pos["4a"] {
+		t.Errorf("reply in the camping session at %d, the same reply in the other session at %d; want the first ahead", pos["1a"], pos["4a"])
+	}
+}
