@@ -8,6 +8,7 @@ import (
 )
 
 // Dates a question names ("on 7 July, 2023", "in May 2023", "in June",
+// "between August 11 and August 15 2023", "on Aug 15th", "summer 2022",
 // "2023年7月7日", "yesterday", "上周"), so retrieval can favour what was said
 // then. Written here rather than taken from a date-parsing library because
 // only these few question forms matter and they must work offline in both
@@ -17,7 +18,10 @@ const monthAlt = `january|february|march|april|may|june|july|august|september|oc
 
 var (
 	reDayMonthYear = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+(` + monthAlt + `)\.?,?\s+(\d{4})\b`)
-	reMonthDayYear = regexp.MustCompile(`(?i)\b(` + monthAlt + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b`)
+	reMonthDayYear = regexp.MustCompile(`(?i)\b(` + monthAlt + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,\s*|\s+)(\d{4})\b`)
+	reBetween      = regexp.MustCompile(`(?i)\bbetween\s+(` + monthAlt + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:(?:,\s*|\s+)(\d{4}))?\s+and\s+(?:(` + monthAlt + `)\.?\s+)?(\d{1,2})(?:st|nd|rd|th)?(?:,\s*|\s+)(\d{4})\b`)
+	reMonthDay     = regexp.MustCompile(`(?i)\b(?:on|since|by|before|after)\s+(?:(` + monthAlt + `)\.?\s+(\d{1,2})(?:st|nd|rd|th)?|(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(` + monthAlt + `))\b`)
+	reSeasonYear   = regexp.MustCompile(`(?i)\b(spring|summer|fall|autumn|winter)\s+(?:of\s+)?((?:19|20)\d\d)\b`)
 	reMonthYear    = regexp.MustCompile(`(?i)\b(` + monthAlt + `)\.?,?\s+(\d{4})\b`)
 	reMonthOnly    = regexp.MustCompile(`(?i)\b(?:in|during|of|since|early|late|mid)\s+(` + monthAlt + `)\b`)
 	reYearOnly     = regexp.MustCompile(`\b(?:in|during|of)\s+((?:19|20)\d\d)\b`)
@@ -77,6 +81,20 @@ func questionDates(q string, now time.Time, loc *time.Location) (dateSpan, bool)
 			return oneDay(day(y, mo, d))
 		}
 	}
+	if m := reBetween.FindStringSubmatch(q); m != nil {
+		// "between August 11 and August 15 2023", "between May 3 and 9, 2023"
+		y2, mo2, d2 := atoi(m[6]), monthByName[strings.ToLower(m[4])], atoi(m[5])
+		if m[4] == "" {
+			mo2 = monthByName[strings.ToLower(m[1])]
+		}
+		y1, mo1, d1 := y2, monthByName[strings.ToLower(m[1])], atoi(m[2])
+		if m[3] != "" {
+			y1 = atoi(m[3])
+		}
+		if valid(y1, mo1, d1) && valid(y2, mo2, d2) && !day(y2, mo2, d2).Before(day(y1, mo1, d1)) {
+			return dateSpan{day(y1, mo1, d1), day(y2, mo2, d2).AddDate(0, 0, 1)}, true
+		}
+	}
 	if m := reDayMonthYear.FindStringSubmatch(q); m != nil {
 		if y, mo, d := atoi(m[3]), monthByName[strings.ToLower(m[2])], atoi(m[1]); valid(y, mo, d) {
 			return oneDay(day(y, mo, d))
@@ -94,6 +112,30 @@ func questionDates(q string, now time.Time, loc *time.Location) (dateSpan, bool)
 	}
 	if m := reMonthYear.FindStringSubmatch(q); m != nil {
 		return month(atoi(m[2]), monthByName[strings.ToLower(m[1])])
+	}
+	if m := reSeasonYear.FindStringSubmatch(q); m != nil {
+		// Seasons of the northern hemisphere, by whole months.
+		y := atoi(m[2])
+		switch strings.ToLower(m[1]) {
+		case "spring":
+			return dateSpan{day(y, 3, 1), day(y, 6, 1)}, true
+		case "summer":
+			return dateSpan{day(y, 6, 1), day(y, 9, 1)}, true
+		case "fall", "autumn":
+			return dateSpan{day(y, 9, 1), day(y, 12, 1)}, true
+		default: // winter: December of that year to February
+			return dateSpan{day(y, 12, 1), day(y+1, 3, 1)}, true
+		}
+	}
+	if m := reMonthDay.FindStringSubmatch(q); m != nil {
+		// "on Aug 15th", "on the 3rd of June": the latest such day.
+		mo, d := monthByName[strings.ToLower(m[1])], atoi(m[2])
+		if m[1] == "" {
+			mo, d = monthByName[strings.ToLower(m[4])], atoi(m[3])
+		}
+		if valid(2000, mo, d) {
+			return oneDay(day(latestYear(mo, d), mo, d))
+		}
 	}
 	if m := reZhMD.FindStringSubmatch(q); m != nil {
 		if mo, d := time.Month(atoi(m[1])), atoi(m[2]); valid(2000, mo, d) {
