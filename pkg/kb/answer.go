@@ -77,12 +77,25 @@ func FormatContext(rs []Result) string {
 // headings the chunk is under), then the text. The offline model reads the
 // number as the citation of the sentences it takes from the entry and the
 // path as their source.
+//
+// A chunk that starts with the Markdown heading the path ends with
+// ("## 第一卦 乾" under "… > 第一卦 乾") starts after it: the path already
+// says it.
 func contextEntry(n int, r Result) string {
 	head := "[" + strconv.Itoa(n) + "] "
+	text := r.Text
 	if p := titleOf(r.File, r.Metadata); p != "" {
 		head += p + "\n"
+		last := p
+		if i := strings.LastIndex(p, " > "); i >= 0 {
+			last = p[i+len(" > "):]
+		}
+		first, rest, _ := strings.Cut(text, "\n")
+		if h := strings.TrimLeft(first, "#"); h != first && strings.TrimSpace(h) == last && strings.TrimSpace(rest) != "" {
+			text = rest
+		}
 	}
-	return head + r.Text
+	return head + text
 }
 
 // Request builds the model request for a question and the chunks found for

@@ -106,3 +106,32 @@ func foldNorm(s string) string {
 	}
 	return b.String()
 }
+
+// TestContextEntrySaysAPathOnce: the section path above a chunk names a
+// heading once, though a Markdown file's first heading repeats its title,
+// and the chunk does not start with the heading the path ends with.
+func TestContextEntrySaysAPathOnce(t *testing.T) {
+	res := func(file, text, section string) Result {
+		r := Result{Chunk: Chunk{File: file, Text: text}}
+		if section != "" {
+			r.Metadata = map[string]any{"section": section}
+		}
+		return r
+	}
+	for _, tt := range []struct {
+		name string
+		r    Result
+		want string
+	}{
+		{"title repeated by the first heading",
+			res("卦辞/六十四卦卦辞.md", "## 第一卦 乾\n乾卦的卦辞是：乾，元亨，利貞。", "六十四卦卦辞 > 六十四卦卦辞 > 第一卦 乾"),
+			"[1] 六十四卦卦辞 > 第一卦 乾\n乾卦的卦辞是：乾，元亨，利貞。"},
+		{"other headings kept", res("zhouyi.txt", "# 乾\n元亨利貞。", "上經 > 坤"), "[1] zhouyi > 上經 > 坤\n# 乾\n元亨利貞。"},
+		{"a heading alone stays", res("notes.md", "## Setup", "Setup"), "[1] notes > Setup\n## Setup"},
+		{"no section", res("a/b.txt", "text", ""), "[1] b\ntext"},
+	} {
+		if got := contextEntry(1, tt.r); got != tt.want {
+			t.Errorf("%s: contextEntry =\n%q\nwant\n%q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -252,13 +252,23 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 // (the file name without folder and extension), then the headings it is
 // under ("zhouyi > 《易經》第一卦乾 乾為天"). The ranker matches it as the
 // chunk's title field and the reader sees it above the chunk's text.
+//
+// A heading that repeats the one before it (a Markdown file whose first
+// heading is its own title) is said once.
 func titleOf(file string, meta map[string]any) string {
 	base := path.Base(file)
 	doc := strings.TrimSuffix(base, path.Ext(base))
-	if t, _ := meta["section"].(string); t != "" {
-		return doc + " > " + t
+	t, _ := meta["section"].(string)
+	if t == "" {
+		return doc
 	}
-	return doc
+	parts := []string{doc}
+	for _, h := range strings.Split(t, " > ") {
+		if h != parts[len(parts)-1] {
+			parts = append(parts, h)
+		}
+	}
+	return strings.Join(parts, " > ")
 }
 
 // saveOriginal writes a document's original into the content folder
