@@ -517,6 +517,9 @@ func referentZH(f FollowUp, vocab Vocabulary, suffix string, person bool) string
 }
 
 func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
+	if out, ok := swapEllipsisZH(f, q, vocab); ok {
+		return out
+	}
 	at, p := zhPronoun(q)
 	suffix := ""
 	if p != "" {

@@ -1,0 +1,134 @@
+package memory
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+)
+
+// Elliptical follow-ups that name only what changes ("那九二呢？" after
+// "乾卦的初九爻辞是什么？", "那坤卦呢？" after "乾卦的卦辞是什么？", "上海呢？"
+// after "北京的人口是多少？") stand for the previous question with one of
+// its parts swapped: the rewrite is that question with the part replaced,
+// not the fragment with a topic in front.
+
+// reZhEllipsis matches "那X呢？", "那么X呢", "X呢？", "还有X呢？", "换成X呢".
+var reZhEllipsis = regexp.MustCompile(`^(?:那么|那|还有|而|换成|如果是|要是)?\s*([^，,。？?！!\s]{1,12}?)\s*(?:的呢|呢)\s*[？?]?$`)
+
+// zhNotSwap are fragments that ask something of their own ("为什么呢",
+// "然后呢"), not a part to swap.
+var zhNotSwap = []string{"什么", "怎么", "如何", "为何", "哪", "谁", "多少", "几", "具体", "然后", "后来", "之后", "以后", "原因", "意思", "结果", "区别", "呢", "吗"}
+
+// swapEllipsisZH rewrites an elliptical follow-up as the previous user
+// question with its counterpart of the named part replaced (see
+// counterpartZH), the previous question first made standalone itself. It
+// reports false when q is not such a follow-up or no counterpart is found.
+func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
+	m := reZhEllipsis.FindStringSubmatch(q)
+	if m == nil {
+		return "", false
+	}
+	x := m[1]
+	for _, w := range append(zhNotSwap, zhPronouns...) {
+		if strings.Contains(x, w) {
+			return "", false
+		}
+	}
+	prev, at := lastUserQuestion(f.History)
+	if prev == "" || !isCJKText(prev) || strings.Contains(prev, x) {
+		return "", false
+	}
+	// The previous question as it stood alone (it may itself say 它).
+	if at > 0 {
+		prev = RewriteFollowUp(FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
+	}
+	part := counterpartZH(prev, x, vocab)
+	if part == "" {
+		// The thing the conversation is about, when the previous question
+		// names it: "北京的人口是多少？" + "上海呢？".
+		if ent := referentZH(FollowUp{Topic: f.Topic, History: f.History}, vocab, "", false); ent != "" && strings.Contains(prev, ent) {
+			part = ent
+		}
+	}
+	if part == "" {
+		return "", false
+	}
+	i := strings.Index(prev, part)
+	return prev[:i] + x + prev[i+len(part):], true
+}
+
+// lastUserQuestion returns the last user message of history and its index,
+// or "" and -1.
+func lastUserQuestion(history []llm.Message) (string, int) {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == llm.RoleUser {
+			if c := strings.TrimSpace(history[i].Content); c != "" {
+				return c, i
+			}
+		}
+	}
+	return "", -1
+}
+
+// zhKinds are forms of parts that a follow-up swaps for another of the
+// same form: a line of a hexagram (初九, 九二, 上六, 用九), an ordinal
+// (第三章, 第二卦), a number with its unit (2021年, 三次).
+var zhKinds = []*regexp.Regexp{
+	regexp.MustCompile(`[初上][六九]|[六九][二三四五]|用[六九]`),
+	regexp.MustCompile(`第[一二三四五六七八九十百零〇两\d]+[章节回卦篇卷条部集季课期届]?`),
+	regexp.MustCompile(`[一二三四五六七八九十百千万两\d]+[年月日号岁个次位本]`),
+}
+
+// counterpartZH returns the part of prev that x takes the place of: a name
+// of vocab in prev when x is one too; else the first part of prev of x's
+// form (zhKinds); else a stretch of prev as long as x that shares a
+// character with it at the same place ("乾卦" for "坤卦"), the most such
+// characters first, then the earliest.
+func counterpartZH(prev, x string, vocab Vocabulary) string {
+	if vocab != nil && len(vocab.NamesIn(x)) > 0 {
+		for _, n := range vocab.NamesIn(prev) {
+			if n != x && !strings.Contains(x, n) && !strings.Contains(n, x) {
+				return n
+			}
+		}
+	}
+	for _, k := range zhKinds {
+		if loc := k.FindStringIndex(x); loc != nil && loc[0] == 0 && loc[1] == len(x) {
+			for _, m := range k.FindAllString(prev, -1) {
+				if m != x {
+					return m
+				}
+			}
+			return ""
+		}
+	}
+	xr := []rune(x)
+	if len(xr) < 2 {
+		return ""
+	}
+	pr := []rune(prev)
+	best, bestSame := "", 0
+	for i := 0; i+len(xr) <= len(pr); i++ {
+		cand := pr[i : i+len(xr)]
+		same := 0
+		for j, r := range cand {
+			if !isCJKRune(r) {
+				same = 0
+				break
+			}
+			if r == xr[j] {
+				same++
+			}
+		}
+		if same > bestSame && same < len(xr) {
+			best, bestSame = string(cand), same
+		}
+	}
+	return best
+}
+
+func isCJKRune(r rune) bool {
+	return r != utf8.RuneError && isCJKText(string(r))
+}

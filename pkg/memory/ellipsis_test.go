@@ -1,0 +1,37 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/memory"
+)
+
+// TestRewriteEllipsisZH: a follow-up that names only what changes becomes
+// the previous question with that part swapped, not the fragment with a
+// topic in front ("关于乾卦，那九二呢？").
+func TestRewriteEllipsisZH(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		history []string
+		q       string
+		vocab   memory.Vocabulary
+		want    string
+	}{
+		{"line for line", []string{"乾卦的初九爻辞是什么？", "初九：潜龙勿用。"}, "那九二呢？", nil, "乾卦的九二爻辞是什么？"},
+		{"the previous question made standalone first",
+			[]string{"乾卦的卦辞是什么？", "乾：元亨利贞。", "它的初九爻辞是什么？", "初九：潜龙勿用。"}, "那九二呢？",
+			memory.NameList{"乾卦"}, "乾卦的九二爻辞是什么？"},
+		{"a known name for a known name", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "那坤卦呢？",
+			memory.NameList{"乾卦", "坤卦"}, "坤卦的卦辞是什么？"},
+		{"the same kind without a vocabulary", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "坤卦呢？", nil, "坤卦的卦辞是什么？"},
+		{"the conversation's subject swapped", []string{"北京的人口是多少？", "北京常住人口约两千一百万。"}, "那上海呢？", nil,
+			"上海的人口是多少？"},
+		{"a question of its own is not a part", []string{"什么是太极？", "易有太极。"}, "为什么呢？", nil, "关于太极，为什么呢？"},
+		{"nor is 然后", []string{"什么是太极？", "易有太极，是生两仪。"}, "然后呢？", nil, "关于太极，然后呢？"},
+	} {
+		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
+		if got := memory.RewriteFollowUp(f, tt.vocab); got != tt.want {
+			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.q, got, tt.want)
+		}
+	}
+}
