@@ -439,6 +439,37 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 		if best >= 0 {
 			return reply(lines[best])
 		}
+		// A line named with the other number ("坤卦的九二": 坤's second line
+		// is 六二): the line at that place, saying so; never another
+		// hexagram's line of that name.
+		if at := linePlace(part); at != "" {
+			for _, l := range lines {
+				if p := linePos.FindStringSubmatch(text.Fold(l.text)); p != nil && in(l) && linePlace(p[1]) == at {
+					return name + "卦没有" + part + "，这一爻是" + withCite(l.text, l.cite), true
+				}
+			}
+		}
+		for _, l := range lines {
+			if in(l) {
+				return "", true // the hexagram is here, that line is not
+			}
+		}
 	}
 	return "", false
+}
+
+// linePlace is the place of a line position, whatever its number: "初"
+// for 初九 and 初六, "二" for 九二 and 六二, "上", "用"; "" for others.
+func linePlace(pos string) string {
+	rs := []rune(pos)
+	if len(rs) != 2 {
+		return ""
+	}
+	switch {
+	case rs[0] == '初' || rs[0] == '上' || rs[0] == '用':
+		return string(rs[0])
+	case rs[0] == '九' || rs[0] == '六':
+		return string(rs[1])
+	}
+	return ""
 }

@@ -42,6 +42,29 @@ func TestOfflineReadsStructure(t *testing.T) {
 	}
 }
 
+// TestOfflineLineOfTheAskedHexagram: a line named with the wrong number
+// ("坤卦的九二": 坤's second line is 六二) is answered with the line at that
+// place, saying so; a line the hexagram's chunks lack is not answered with
+// another hexagram's line of that name.
+func TestOfflineLineOfTheAskedHexagram(t *testing.T) {
+	m := llm.NewOffline(llm.OfflineOptions{})
+	ctx := []string{
+		zhouyiChunks[0],
+		"[2] zhouyi > 《易經》第十九卦臨 地澤臨 坤上兌下\n九二：咸臨，吉無不利。\n《象》曰：咸臨吉無不利，未順命也。\n六五：知臨，大君之宜，吉。",
+	}
+	for _, tt := range []struct{ q, want string }{
+		{"坤卦的九二爻辞是什么？", "坤卦没有九二，这一爻是六二：直，方，大，不習無不利[1]。"},
+		{"坤卦九二的爻辞是什么？", "坤卦没有九二，这一爻是六二：直，方，大，不習無不利[1]。"},
+		{"坤卦的六五爻辞是什么？", nothingZH},
+		{"临卦的九二爻辞是什么？", "九二：咸臨，吉無不利[2]。"},
+	} {
+		resp := complete(t, m, llm.Request{Question: tt.q, Context: ctx})
+		if resp.Text != tt.want {
+			t.Errorf("%s → %q, want %q", tt.q, resp.Text, tt.want)
+		}
+	}
+}
+
 // TestOfflineCitesAndSkipsPaths: the generic reading cites the numbered
 // chunk a sentence comes from, never answers with the section path above a
 // chunk, and keeps replies short.
