@@ -125,6 +125,9 @@ func (o *Offline) answer(req Request) Response {
 	zh := isChinese(q, sents)
 	reply, ok := readStructured(q, lines)
 	if !ok {
+		if holds := partHolder(q); holds != nil {
+			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return !holds(s.text) })
+		}
 		picked := o.pick(q, sents, req.MaxTokens)
 		reply = render(picked, zh)
 	}

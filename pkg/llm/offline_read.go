@@ -458,6 +458,53 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 	return "", false
 }
 
+// partHolder returns, for a question asking for a named part of a
+// hexagram ("乾卦的卦辞", "坤卦的六二", "蒙卦的彖传"), whether a sentence
+// can be that part: the judgement starts with the hexagram's name or says
+// 卦辞, a line text names its position, a commentary names 彖 or 象.
+// Text without the Zhouyi's layout (web pages) is read sentence by
+// sentence, and a sentence that only names the hexagram ("为乾卦") does not
+// answer. It returns nil for other questions.
+func partHolder(q string) func(string) bool {
+	fq := strings.NewReplacer("《", "", "》", "", " ", "").Replace(text.Fold(q))
+	m := hexPart.FindStringSubmatchIndex(fq)
+	if m == nil {
+		return nil
+	}
+	part := fq[m[2]:m[3]]
+	before := []rune(fq[:m[0]])
+	if len(before) == 0 {
+		return nil
+	}
+	// The hexagram's name is one or two characters ("乾", "既济").
+	names := []string{string(before[len(before)-1:])}
+	if len(before) >= 2 {
+		names = append(names, string(before[len(before)-2:]))
+	}
+	switch {
+	case part == "卦辞":
+		return func(s string) bool {
+			f := text.Fold(s)
+			if strings.Contains(f, "卦辞") {
+				return true
+			}
+			for _, n := range names {
+				if strings.HasPrefix(f, n+"，") || strings.HasPrefix(f, n+"：") {
+					return true
+				}
+			}
+			return false
+		}
+	case strings.HasPrefix(part, "彖"):
+		return func(s string) bool { return strings.Contains(s, "彖") }
+	case strings.HasPrefix(part, "象") || strings.HasPrefix(part, "大象"):
+		return func(s string) bool { return strings.Contains(s, "象") }
+	case strings.HasPrefix(part, "第"):
+		return func(s string) bool { return strings.Contains(s, "爻") || linePos.MatchString(text.Fold(s)) }
+	}
+	return func(s string) bool { return strings.Contains(text.Fold(s), part) }
+}
+
 // linePlace is the place of a line position, whatever its number: "初"
 // for 初九 and 初六, "二" for 九二 and 六二, "上", "用"; "" for others.
 func linePlace(pos string) string {

@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,33 @@ func TestOfflineLineOfTheAskedHexagram(t *testing.T) {
 		resp := complete(t, m, llm.Request{Question: tt.q, Context: ctx})
 		if resp.Text != tt.want {
 			t.Errorf("%s → %q, want %q", tt.q, resp.Text, tt.want)
+		}
+	}
+}
+
+// TestOfflinePartFromPlainPages: from pages without the Zhouyi's layout
+// (search results), a question for a named part of a hexagram is answered
+// only by a sentence that can be that part, never by one that merely names
+// the hexagram.
+func TestOfflinePartFromPlainPages(t *testing.T) {
+	m := llm.NewOffline(llm.OfflineOptions{})
+	pages := []string{
+		"[1] 周易·说卦传\n离为火、为日、为电。其於人也，为大腹，为乾卦。",
+		"[2] 易学入门\n乾卦象征天，刚健不息。",
+	}
+	withAnswer := append(slices.Clone(pages), "[3] 读易笔记\n乾卦的卦辞是“元亨利贞”，讲的是天道。")
+	for _, tt := range []struct {
+		q    string
+		ctx  []string
+		want string
+	}{
+		{"乾卦的卦辞是什么？", pages, nothingZH},
+		{"乾卦的卦辞是什么？", withAnswer, "乾卦的卦辞是“元亨利贞”，讲的是天道[3]。"},
+		{"乾卦象征什么？", pages, "乾卦象征天，刚健不息[2]。"},
+	} {
+		resp := complete(t, m, llm.Request{Question: tt.q, Context: tt.ctx})
+		if resp.Text != tt.want {
+			t.Errorf("%s (%d pages) → %q, want %q", tt.q, len(tt.ctx), resp.Text, tt.want)
 		}
 	}
 }
