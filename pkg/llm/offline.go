@@ -671,6 +671,18 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 		chosen = append(chosen, pickAt)
 	}
+	// A sentence another chosen one holds whole ("天行健" beside "《象》曰：
+	// 天行健，君子以自強不息") says nothing more.
+	held := map[int]bool{}
+	for _, i := range chosen {
+		ni := normalize(cands[i].text)
+		for _, j := range chosen {
+			if nj := normalize(cands[j].text); j != i && ni != "" && len(nj) > len(ni) && strings.Contains(nj, ni) {
+				held[i] = true
+			}
+		}
+	}
+	chosen = slices.DeleteFunc(chosen, func(i int) bool { return held[i] })
 	var out []sentence
 	for _, i := range chosen {
 		c := cands[i].sentence
@@ -736,7 +748,20 @@ func render(sents []sentence, zh bool) string {
 		out = join(out, piece)
 		i = next
 	}
-	return out
+	return endSentence(out)
+}
+
+// endSentence ends a reply whose last piece was cut at a clause mark
+// ("天行健[1]；") with a full stop.
+func endSentence(s string) string {
+	last, n := utf8.DecodeLastRuneInString(s)
+	switch last {
+	case '；', '，', '、', '：':
+		return s[:len(s)-n] + "。"
+	case ';', ',', ':':
+		return s[:len(s)-n] + "."
+	}
+	return s
 }
 
 // join appends b to a with the separator the languages need: nothing after

@@ -93,6 +93,25 @@ func TestOfflinePartFromPlainPages(t *testing.T) {
 	}
 }
 
+// TestOfflineNoFragments: a reply does not give a clause that another of
+// its sentences holds whole, and does not end at a clause mark.
+func TestOfflineNoFragments(t *testing.T) {
+	m := llm.NewOffline(llm.OfflineOptions{})
+	ctx := []string{
+		"[1] 象传上-乾\n天行健；君子以自强不息。",
+		"[2] zhouyi > 《易經》第一卦乾 乾為天 乾上乾下\n《象》曰：天行健，君子以自強不息。",
+	}
+	resp := complete(t, m, llm.Request{Question: "天行健是什么意思？", Context: ctx})
+	if want := "《象》曰：天行健，君子以自強不息[2]。"; !strings.Contains(resp.Text, want) || strings.HasPrefix(resp.Text, "天行健[1]") ||
+		strings.HasSuffix(resp.Text, "；") {
+		t.Errorf("天行健是什么意思？ → %q, want it to hold %q, not the fragment 天行健[1]; and to end a sentence", resp.Text, want)
+	}
+	resp = complete(t, m, llm.Request{Question: "天行健出自哪篇？", Context: ctx[:1]})
+	if strings.HasSuffix(resp.Text, "；") {
+		t.Errorf("天行健出自哪篇？ → %q, ends at a clause mark", resp.Text)
+	}
+}
+
 // TestOfflineCitesAndSkipsPaths: the generic reading cites the numbered
 // chunk a sentence comes from, never answers with the section path above a
 // chunk, and keeps replies short.
