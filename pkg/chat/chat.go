@@ -115,8 +115,11 @@ func (a *Answerer) Request(q mix.Query) (llm.Request, error) {
 		Messages:    msgs,
 		Temperature: a.opts.Temperature,
 		MaxTokens:   a.opts.MaxTokens,
-		Question:    q.Text,
-		Context:     append(Transcript(system), lines...),
+		// The extractive model cannot resolve "那九二呢？" against the
+		// transcript: it reads with the standalone question when the turn
+		// has one.
+		Question: q.Retrieval(),
+		Context:  append(Transcript(system), lines...),
 	}
 	if q.Temperature != nil {
 		req.Temperature = q.Temperature

@@ -90,6 +90,15 @@ func TestRequestPrompts(t *testing.T) {
 			}
 		})
 	}
+	// The prompt keeps the question as asked; the extractive model's hint
+	// is the standalone question when the turn has one.
+	req, err := a.Request(mix.Query{Text: "那九二呢？", Standalone: "乾卦的九二爻辞是什么？", History: history})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Question != "乾卦的九二爻辞是什么？" || !strings.Contains(req.Messages[len(req.Messages)-1].Content, "那九二呢？") {
+		t.Errorf("with a standalone question: hint %q, prompt %q", req.Question, req.Messages[len(req.Messages)-1].Content)
+	}
 	if _, err := a.Request(mix.Query{Text: "x", PromptName: "nope"}); err == nil || !strings.Contains(err.Error(), "with_history") {
 		t.Errorf("unknown prompt: %v, want an error listing the templates", err)
 	}
