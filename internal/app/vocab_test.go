@@ -39,14 +39,16 @@ func TestKBVocabulary(t *testing.T) {
 			t.Fatalf("add %s: %+v, %v", name, res, err)
 		}
 	}
-	add("guides/la-margherita.md", "# La Margherita\n\n## Garden Terrace\n\nForty seats under the vines.\n\n## 1.2 营业时间\n\n每天中午开门。\n\n## A\n\nx")
+	add("guides/la-margherita.md", "# La Margherita\n\n## Garden Terrace\n\nForty seats under the vines.\n\n## 1.2 营业时间\n\n每天中午开门。\n\n## A\n\nx"+
+		"\n\n## 《易經》第一卦乾 乾為天 乾上乾下\n\n乾，元亨利貞。")
 	for _, tt := range []struct {
 		text string
 		want []string
 	}{
 		{"that's the LA MARGHERITA, with its garden terrace", []string{"LA MARGHERITA", "garden terrace"}},
 		{"它的营业时间呢？", []string{"营业时间"}}, // the heading without its numbering
-		{"A margheritas party", nil},             // whole words only; one-letter headings are no names
+		{"A margheritas party", nil}, // whole words only; one-letter headings are no names
+		{"出自乾卦（《易經》第一卦乾 乾為天 乾上乾下）", nil},         // a Chinese heading of several parts is a label
 		{"the dining guide", []string{"dining"}}, // the knowledge base's name
 		{"Golden Wok has a terrace", nil},        // not yet known
 	} {

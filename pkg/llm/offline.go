@@ -137,7 +137,7 @@ func (o *Offline) answer(req Request) Response {
 			reply = offlineNothingZH
 		}
 	}
-	return o.respond(req, q, reply)
+	return o.respond(req, q, endSentence(reply))
 }
 
 // respond wraps a reply with its usage (estimated).
@@ -748,7 +748,7 @@ func render(sents []sentence, zh bool) string {
 		out = join(out, piece)
 		i = next
 	}
-	return endSentence(out)
+	return out
 }
 
 // endSentence ends a reply whose last piece was cut at a clause mark

@@ -110,6 +110,11 @@ func TestOfflineNoFragments(t *testing.T) {
 	if strings.HasSuffix(resp.Text, "；") {
 		t.Errorf("天行健出自哪篇？ → %q, ends at a clause mark", resp.Text)
 	}
+	// The structured reading too.
+	resp = complete(t, m, llm.Request{Question: "“潜龙勿用”出自哪里？", Context: []string{"[1] 周易·文言\n潜龙勿用，下也；见龙在田，时舍也；"}})
+	if want := "「潜龙勿用」出自「周易·文言」：潜龙勿用，下也[1]。"; resp.Text != want {
+		t.Errorf("“潜龙勿用”出自哪里？ → %q, want %q", resp.Text, want)
+	}
 }
 
 // TestOfflineCitesAndSkipsPaths: the generic reading cites the numbered

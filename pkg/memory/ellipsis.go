@@ -44,8 +44,8 @@ func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 	if at > 0 {
 		prev = RewriteFollowUp(FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
 	}
-	part := counterpartZH(prev, x, vocab)
-	if part == "" {
+	part, kind := counterpartZH(prev, x, vocab)
+	if part == "" && !kind {
 		// The thing the conversation is about, when the previous question
 		// names it: "北京的人口是多少？" + "上海呢？".
 		if ent := referentZH(FollowUp{Topic: f.Topic, History: f.History}, vocab, "", false); ent != "" && strings.Contains(prev, ent) {
@@ -83,14 +83,15 @@ var zhKinds = []*regexp.Regexp{
 
 // counterpartZH returns the part of prev that x takes the place of: a name
 // of vocab in prev when x is one too; else the first part of prev of x's
-// form (zhKinds); else a stretch of prev as long as x that shares a
+// form (zhKinds; kind is true when x has one, and then no other part
+// stands for it); else a stretch of prev as long as x that shares a
 // character with it at the same place ("乾卦" for "坤卦"), the most such
 // characters first, then the earliest.
-func counterpartZH(prev, x string, vocab Vocabulary) string {
+func counterpartZH(prev, x string, vocab Vocabulary) (part string, kind bool) {
 	if vocab != nil && len(vocab.NamesIn(x)) > 0 {
 		for _, n := range vocab.NamesIn(prev) {
 			if n != x && !strings.Contains(x, n) && !strings.Contains(n, x) {
-				return n
+				return n, false
 			}
 		}
 	}
@@ -98,15 +99,15 @@ func counterpartZH(prev, x string, vocab Vocabulary) string {
 		if loc := k.FindStringIndex(x); loc != nil && loc[0] == 0 && loc[1] == len(x) {
 			for _, m := range k.FindAllString(prev, -1) {
 				if m != x {
-					return m
+					return m, true
 				}
 			}
-			return ""
+			return "", true
 		}
 	}
 	xr := []rune(x)
 	if len(xr) < 2 {
-		return ""
+		return "", false
 	}
 	pr := []rune(prev)
 	best, bestSame := "", 0
@@ -126,7 +127,7 @@ func counterpartZH(prev, x string, vocab Vocabulary) string {
 			best, bestSame = string(cand), same
 		}
 	}
-	return best
+	return best, false
 }
 
 func isCJKRune(r rune) bool {

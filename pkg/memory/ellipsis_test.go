@@ -26,8 +26,13 @@ func TestRewriteEllipsisZH(t *testing.T) {
 		{"the same kind without a vocabulary", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "坤卦呢？", nil, "坤卦的卦辞是什么？"},
 		{"the conversation's subject swapped", []string{"北京的人口是多少？", "北京常住人口约两千一百万。"}, "那上海呢？", nil,
 			"上海的人口是多少？"},
+		{"a part the previous question has no counterpart for", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "那九二呢？", nil,
+			"关于乾卦，那九二呢？"},
 		{"a question of its own is not a part", []string{"什么是太极？", "易有太极。"}, "为什么呢？", nil, "关于太极，为什么呢？"},
 		{"nor is 然后", []string{"什么是太极？", "易有太极，是生两仪。"}, "然后呢？", nil, "关于太极，然后呢？"},
+		{"a statement is not rewritten", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "我叫李雷，我想学习周易。", nil,
+			"我叫李雷，我想学习周易。"},
+		{"nor a question about the speaker", []string{"我叫李雷。", "你好，李雷。"}, "我叫什么名字？", nil, "我叫什么名字？"},
 	} {
 		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
 		if got := memory.RewriteFollowUp(f, tt.vocab); got != tt.want {

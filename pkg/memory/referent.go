@@ -542,8 +542,25 @@ func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
 		}
 		return q[:at] + rep + q[at+len(p):]
 	}
-	// An elliptical question ("为什么？", "具体呢？").
+	// An elliptical question ("为什么？", "具体呢？"); a statement, or a
+	// question about the speaker ("我叫什么名字？"), stays as it is.
+	if !zhAsks(q) || strings.Contains(q, "我") {
+		return q
+	}
 	return "关于" + ent + "，" + q
+}
+
+// zhAsks reports whether a Chinese sentence asks something.
+func zhAsks(q string) bool {
+	if strings.ContainsAny(q, "？?") {
+		return true
+	}
+	for _, w := range []string{"吗", "呢", "什么", "怎么", "为什么", "如何", "哪", "谁", "几", "多少", "是否"} {
+		if strings.Contains(q, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // zhPronoun returns the byte offset and text of q's first referring word,
