@@ -2,6 +2,7 @@ package llm
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mixchat/mixchat/pkg/text"
@@ -39,6 +40,9 @@ type fusedPart struct {
 	text    string
 	labels  []string
 	general bool // said by an unattributed source
+	// answer and seq place the part where it was first said: the answer's
+	// index and the sentence's within it.
+	answer, seq int
 }
 
 // fuse composes the answers of a fusion prompt; false when req is not one.
@@ -93,14 +97,14 @@ func fuse(req Request) (string, bool) {
 	}
 	var parts []fusedPart
 	var refusal string
-	for _, a := range answers {
+	for ai, a := range answers {
 		if a.text == "" || isRefusalText(a.text) {
 			if refusal == "" {
 				refusal = a.text
 			}
 			continue
 		}
-		for _, s := range text.Sentences(citation.ReplaceAllString(a.text, "")) {
+		for si, s := range text.Sentences(citation.ReplaceAllString(a.text, "")) {
 			s = strings.TrimSpace(attribution.ReplaceAllString(s, ""))
 			if normalize(s) == "" {
 				continue
@@ -109,7 +113,7 @@ func fuse(req Request) (string, bool) {
 				parts[k].add(a.label)
 				continue
 			}
-			p := fusedPart{text: s}
+			p := fusedPart{text: s, answer: ai, seq: si}
 			p.add(a.label)
 			parts = append(parts, p)
 		}
@@ -126,16 +130,26 @@ func fuse(req Request) (string, bool) {
 	}
 	var b strings.Builder
 	for i := 0; i < len(parts); {
+		// A run is said with one attribution: parts of the same sources, or
+		// a passage of one answer (its sentences in order), credited to
+		// every source that said any of it.
 		j := i + 1
-		for j < len(parts) && sameLabels(parts[i], parts[j]) {
+		labels := parts[i].labels
+		for j < len(parts) && (sameLabels(parts[i], parts[j]) ||
+			parts[j].answer == parts[j-1].answer && parts[j].seq == parts[j-1].seq+1) {
+			for _, l := range parts[j].labels {
+				if !slices.Contains(labels, l) {
+					labels = append(slices.Clip(labels), l)
+				}
+			}
 			j++
 		}
 		run := ""
 		for _, p := range parts[i:j] {
 			run = join(run, p.text)
 		}
-		if len(parts[i].labels) > 0 {
-			run = attribute(run, parts[i].labels, zh)
+		if len(labels) > 0 {
+			run = attribute(run, labels, zh)
 		}
 		b.WriteString(join("", run))
 		if j < len(parts) && !zh {
@@ -227,7 +241,9 @@ func attribute(run string, labels []string, zh bool) string {
 // relevantParts drops the parts that answer much less of the question
 // than the best one does (the prompt's "leave out what does not bear on
 // the question"): a part is kept when it holds at least two thirds of the
-// share of the question's content terms that the best part holds.
+// share of the question's content terms that the best part holds, or when
+// it goes on from a kept part of the same answer (the rest of a quoted
+// passage: "《彖》曰：至哉坤元！" is followed by "萬物資生，乃順承天。").
 func relevantParts(parts []fusedPart, question string) []fusedPart {
 	qr := newQuery(question)
 	if qr.nChar+qr.nGram == 0 || len(parts) < 2 {
@@ -255,8 +271,11 @@ func relevantParts(parts []fusedPart, question string) []fusedPart {
 		best = max(best, shares[i])
 	}
 	var out []fusedPart
+	kept := false
 	for i, p := range parts {
-		if shares[i] >= best*2/3-1e-9 {
+		goesOn := kept && i > 0 && p.answer == parts[i-1].answer && p.seq == parts[i-1].seq+1
+		kept = shares[i] >= best*2/3-1e-9 || goesOn
+		if kept {
 			out = append(out, p)
 		}
 	}

@@ -69,6 +69,13 @@ func TestOfflineFusion(t *testing.T) {
 			exclude: []string{"大腹"},
 		},
 		{
+			name: "a quoted passage kept whole",
+			req: fusionPrompt(t, "default", "坤卦的彖传怎么说？",
+				fuseAnswer{1, "kb", "《彖》曰：至哉坤元！萬物資生，乃順承天。坤厚載物，德合無疆[3]。"},
+				fuseAnswer{2, "search", "坤卦·彖传上：至哉坤元，万物资生，乃顺承天[1]。"}),
+			want: []string{"《彖》曰：至哉坤元！萬物資生，乃順承天。坤厚載物，德合無疆"},
+		},
+		{
 			name: "refusal dropped",
 			req: fusionPrompt(t, "default", "李雷的生日是哪天？",
 				fuseAnswer{1, "kb", "（离线抽取式模型）在已知内容中没有找到与问题相关的信息。"},

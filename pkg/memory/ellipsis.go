@@ -45,6 +45,15 @@ func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 		prev = RewriteFollowUp(FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
 	}
 	part, kind := counterpartZH(prev, x, vocab)
+	if part == "" && kind && (wholeMatch(zhKinds[0], x) || wholeMatch(zhKinds[1], x)) {
+		// A line or an ordinal the previous question has none of: that
+		// part of what the conversation is about ("乾卦的卦辞是什么？" +
+		// "那九二呢？" → "乾卦的九二是什么？").
+		if ent := referentZH(FollowUp{Topic: f.Topic, History: f.History}, vocab, "卦", false); ent != "" {
+			return ent + "的" + x + "是什么？", true
+		}
+		return "", false
+	}
 	if part == "" && !kind {
 		// The thing the conversation is about, when the previous question
 		// names it: "北京的人口是多少？" + "上海呢？".
@@ -96,7 +105,7 @@ func counterpartZH(prev, x string, vocab Vocabulary) (part string, kind bool) {
 		}
 	}
 	for _, k := range zhKinds {
-		if loc := k.FindStringIndex(x); loc != nil && loc[0] == 0 && loc[1] == len(x) {
+		if wholeMatch(k, x) {
 			for _, m := range k.FindAllString(prev, -1) {
 				if m != x {
 					return m, true
@@ -128,6 +137,12 @@ func counterpartZH(prev, x string, vocab Vocabulary) (part string, kind bool) {
 		}
 	}
 	return best, false
+}
+
+// wholeMatch reports whether re matches all of s.
+func wholeMatch(re *regexp.Regexp, s string) bool {
+	loc := re.FindStringIndex(s)
+	return loc != nil && loc[0] == 0 && loc[1] == len(s)
 }
 
 func isCJKRune(r rune) bool {

@@ -415,6 +415,8 @@ var zhNamePatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?:什么是|何为|何谓|介绍一下|讲讲|说说|推荐|叫做|名叫|叫|就是|选)([\p{Han}A-Za-z0-9·]{2,8})`),
 	regexp.MustCompile(`^(\p{Han}{2,3}?)(?:写了|写过|写的|说过|说|著有|作|认为|提出|发明|创立|创建|出生|生于|死于|住在|来自)`),
 	regexp.MustCompile(`^(?:请问)?((?:[^\P{Han}是的有]|[A-Za-z0-9·]){2,8}?)(?:的|是什么|是谁|是哪|是一|是个|是位|是本|是部|是座|是家|怎么样|有什么|指什么)`),
+	// A hexagram named anywhere in a clause ("出自乾卦", "读既济卦").
+	regexp.MustCompile(`(?:^|[自是的和与及读看在为于说到了即从比])(\p{Han}{1,2}?卦)`),
 }
 
 // zhWork and zhPerson prefix the names zhNames found as titles of works
@@ -454,7 +456,7 @@ func zhNames(s string) []string {
 }
 
 func startsWithPronoun(n string) bool {
-	for _, p := range []string{"它", "他", "她", "这", "那", "其", "此", "该", "我", "你"} {
+	for _, p := range []string{"它", "他", "她", "这", "那", "其", "此", "该", "我", "你", "哪", "每", "某", "一"} {
 		if strings.HasPrefix(n, p) {
 			return true
 		}
@@ -526,6 +528,10 @@ func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
 		if r := []rune(p); len(r) == 2 && strings.ContainsRune("卦", r[1]) {
 			suffix = string(r[1])
 		}
+		// 它 of a part of a hexagram ("它的彖传") stands for a hexagram.
+		if suffix == "" && hexagramPart.MatchString(q[at+len(p):]) {
+			suffix = "卦"
+		}
 	}
 	person := strings.HasPrefix(p, "他") || strings.HasPrefix(p, "她")
 	ent := referentZH(f, vocab, suffix, person)
@@ -549,6 +555,9 @@ func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
 	}
 	return "关于" + ent + "，" + q
 }
+
+// hexagramPart matches the parts of a hexagram a question may ask for.
+var hexagramPart = regexp.MustCompile(`^的?(?:卦辞|彖|象|大象|爻|初[六九]|[六九][二三四五]|上[六九]|用[六九])`)
 
 // zhAsks reports whether a Chinese sentence asks something.
 func zhAsks(q string) bool {
