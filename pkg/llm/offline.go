@@ -126,7 +126,7 @@ func (o *Offline) answer(req Request) Response {
 	reply, ok := readStructured(q, lines)
 	if !ok {
 		if holds := partHolder(q); holds != nil {
-			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return !holds(s.text) })
+			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return !holds(s.text, s.scope) })
 		}
 		picked := o.pick(q, sents, req.MaxTokens)
 		reply = render(picked, zh)

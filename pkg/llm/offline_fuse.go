@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/text"
 )
@@ -41,8 +42,9 @@ type fusedPart struct {
 	labels  []string
 	general bool // said by an unattributed source
 	// answer and seq place the part where it was first said: the answer's
-	// index and the sentence's within it.
-	answer, seq int
+	// index and the sentence's within it; rank is that answer's source rank
+	// (0: the knowledge base).
+	answer, seq, rank int
 }
 
 // fuse composes the answers of a fusion prompt; false when req is not one.
@@ -113,7 +115,7 @@ func fuse(req Request) (string, bool) {
 				parts[k].add(a.label)
 				continue
 			}
-			p := fusedPart{text: s, answer: ai, seq: si}
+			p := fusedPart{text: s, answer: ai, seq: si, rank: a.rank}
 			p.add(a.label)
 			parts = append(parts, p)
 		}
@@ -199,6 +201,11 @@ func samePart(parts []fusedPart, s, question string) int {
 		qs[r] = true
 	}
 	core := func(x string) string {
+		// A leading label ("《彖》曰：", "乾卦·彖传上：") names where the
+		// words come from, not what they say.
+		if i := strings.IndexAny(x, "：:"); i > 0 && utf8.RuneCountInString(x[:i]) <= 12 && normalize(x[i:]) != "" {
+			x = x[i:]
+		}
 		var b strings.Builder
 		for _, r := range foldNorm(x) {
 			if !qs[r] {
@@ -244,6 +251,10 @@ func attribute(run string, labels []string, zh bool) string {
 // share of the question's content terms that the best part holds, or when
 // it goes on from a kept part of the same answer (the rest of a quoted
 // passage: "《彖》曰：至哉坤元！" is followed by "萬物資生，乃順承天。").
+// The knowledge base's parts are kept: its answer was read strictly from
+// what retrieval found above the threshold, and the prompt puts it first
+// ("《彖》曰：大哉乾元" answers 乾卦的彖传 though it shares less of the
+// question's words than a web page's "乾卦·彖传上：…" does).
 func relevantParts(parts []fusedPart, question string) []fusedPart {
 	qr := newQuery(question)
 	if qr.nChar+qr.nGram == 0 || len(parts) < 2 {
@@ -274,7 +285,7 @@ func relevantParts(parts []fusedPart, question string) []fusedPart {
 	kept := false
 	for i, p := range parts {
 		goesOn := kept && i > 0 && p.answer == parts[i-1].answer && p.seq == parts[i-1].seq+1
-		kept = shares[i] >= best*2/3-1e-9 || goesOn
+		kept = shares[i] >= best*2/3-1e-9 || goesOn || p.rank == 0
 		if kept {
 			out = append(out, p)
 		}

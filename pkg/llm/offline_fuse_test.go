@@ -76,6 +76,14 @@ func TestOfflineFusion(t *testing.T) {
 			want: []string{"《彖》曰：至哉坤元！萬物資生，乃順承天。坤厚載物，德合無疆"},
 		},
 		{
+			name: "the knowledge base's answer kept though it repeats less of the question",
+			req: fusionPrompt(t, "default", "乾卦的彖传怎么说？",
+				fuseAnswer{1, "kb", "《彖》曰：大哉乾元，萬物資始，乃統天。云行雨施，品物流形[3]。"},
+				fuseAnswer{2, "search", "乾卦·彖传上：大哉乾元、万物资始，乃统天[1]。"}),
+			want:    []string{"《彖》曰：大哉乾元，萬物資始，乃統天。云行雨施，品物流形（据知识库、网络资料）。"},
+			exclude: []string{"彖传上"}, // the web's copy of the same words is said once
+		},
+		{
 			name: "refusal dropped",
 			req: fusionPrompt(t, "default", "李雷的生日是哪天？",
 				fuseAnswer{1, "kb", "（离线抽取式模型）在已知内容中没有找到与问题相关的信息。"},

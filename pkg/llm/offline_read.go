@@ -460,12 +460,15 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 
 // partHolder returns, for a question asking for a named part of a
 // hexagram ("乾卦的卦辞", "坤卦的六二", "蒙卦的彖传"), whether a sentence
-// can be that part: the judgement starts with the hexagram's name or says
-// 卦辞, a line text names its position, a commentary names 彖 or 象.
-// Text without the Zhouyi's layout (web pages) is read sentence by
-// sentence, and a sentence that only names the hexagram ("为乾卦") does not
-// answer. It returns nil for other questions.
-func partHolder(q string) func(string) bool {
+// (its text, and the section path it is under) can be that part: it names
+// the hexagram, in its text or path, and the judgement starts with the
+// hexagram's name or says 卦辞, a line text names its position, a
+// commentary names 彖 or 象. Text without the Zhouyi's layout (web pages,
+// the conversation) is read sentence by sentence, and a sentence that only
+// names the hexagram ("为乾卦"), or a part of another one ("乾卦·彖传上：大
+// 哉乾元" for 坤卦的彖传), does not answer. It returns nil for other
+// questions.
+func partHolder(q string) func(text, path string) bool {
 	fq := strings.NewReplacer("《", "", "》", "", " ", "").Replace(text.Fold(q))
 	m := hexPart.FindStringSubmatchIndex(fq)
 	if m == nil {
@@ -481,10 +484,10 @@ func partHolder(q string) func(string) bool {
 	if len(before) >= 2 {
 		names = append(names, string(before[len(before)-2:]))
 	}
+	var holds func(f string) bool
 	switch {
 	case part == "卦辞":
-		return func(s string) bool {
-			f := text.Fold(s)
+		holds = func(f string) bool {
 			if strings.Contains(f, "卦辞") {
 				return true
 			}
@@ -496,13 +499,28 @@ func partHolder(q string) func(string) bool {
 			return false
 		}
 	case strings.HasPrefix(part, "彖"):
-		return func(s string) bool { return strings.Contains(s, "彖") }
+		holds = func(f string) bool { return strings.Contains(f, "彖") }
 	case strings.HasPrefix(part, "象") || strings.HasPrefix(part, "大象"):
-		return func(s string) bool { return strings.Contains(s, "象") }
+		holds = func(f string) bool { return strings.Contains(f, "象") }
 	case strings.HasPrefix(part, "第"):
-		return func(s string) bool { return strings.Contains(s, "爻") || linePos.MatchString(text.Fold(s)) }
+		holds = func(f string) bool { return strings.Contains(f, "爻") || linePos.MatchString(f) }
+	default:
+		holds = func(f string) bool { return strings.Contains(f, part) }
 	}
-	return func(s string) bool { return strings.Contains(text.Fold(s), part) }
+	return func(s, path string) bool {
+		f, fp := text.Fold(s), text.Fold(path)
+		if !holds(f) {
+			return false
+		}
+		// The whole name when two characters make it ("既济"), else the
+		// one ("乾").
+		for _, n := range names {
+			if strings.Contains(f, n) || strings.Contains(fp, n) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // linePlace is the place of a line position, whatever its number: "初"

@@ -85,6 +85,8 @@ func TestOfflinePartFromPlainPages(t *testing.T) {
 		{"乾卦的卦辞是什么？", pages, nothingZH},
 		{"乾卦的卦辞是什么？", withAnswer, "乾卦的卦辞是“元亨利贞”，讲的是天道[3]。"},
 		{"乾卦象征什么？", pages, "乾卦象征天，刚健不息[2]。"},
+		{"坤卦的彖传怎么说？", []string{"[1] 周易·彖传上\n乾卦·彖传上：大哉乾元，万物资始，乃统天。"}, nothingZH}, // another hexagram's part
+		{"坤卦的彖传怎么说？", []string{"[1] 周易·彖传上\n坤卦·彖传上：至哉坤元，万物资生，乃顺承天。"}, "坤卦·彖传上：至哉坤元，万物资生，乃顺承天[1]。"},
 	} {
 		resp := complete(t, m, llm.Request{Question: tt.q, Context: tt.ctx})
 		if resp.Text != tt.want {

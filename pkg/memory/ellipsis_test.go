@@ -34,6 +34,12 @@ func TestRewriteEllipsisZH(t *testing.T) {
 		{"nor is 然后", []string{"什么是太极？", "易有太极，是生两仪。"}, "然后呢？", nil, "关于太极，然后呢？"},
 		{"它 of a part of a hexagram is the hexagram", []string{"“潜龙勿用”出自哪一卦？", "「潜龙勿用」出自乾卦：初九：潛龍勿用。"},
 			"它的彖传怎么说？", nil, "乾卦的彖传怎么说？"},
+		{"the subject of the last question over older frequent names", []string{
+			"乾卦的卦辞是什么？", "乾卦的卦辞是：乾，元亨，利貞（据知识库）。",
+			"“潜龙勿用”出自哪一卦？", "「潜龙勿用」出自乾卦：初九：潛龍勿用（据知识库）。",
+			"它的彖传怎么说？", "乾卦·彖传上：大哉乾元，万物资始，乃统天（据网络资料）。",
+			"什么是太极？", "是故《易》有太极，是生两仪（据知识库、网络资料）。"},
+			"它生出什么？", nil, "太极生出什么？"},
 		{"a statement is not rewritten", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "我叫李雷，我想学习周易。", nil,
 			"我叫李雷，我想学习周易。"},
 		{"nor a question about the speaker", []string{"我叫李雷。", "你好，李雷。"}, "我叫什么名字？", nil, "我叫什么名字？"},

@@ -29,8 +29,10 @@ func TestLoadConcurrentAppends(t *testing.T) {
 	const n = 60
 	var wg sync.WaitGroup
 	wg.Add(1)
+	appended := make(chan struct{})
 	go func() {
 		defer wg.Done()
+		defer close(appended)
 		for i := range n {
 			turn, err := store.AppendTurn(ctx, "c", Message{Content: fmt.Sprint("question ", i)}, Message{Content: "answer"})
 			if err != nil {
@@ -40,7 +42,14 @@ func TestLoadConcurrentAppends(t *testing.T) {
 			m.Remember(ctx, "c", turn)
 		}
 	}()
-	for range n {
+	// Recall (which builds and extends the retrieval index) while the
+	// turns are appended, until the last one is.
+	for done := false; !done; {
+		select {
+		case <-appended:
+			done = true
+		default:
+		}
 		if _, err := m.Recall(ctx, "c", "question", Retrieval, -1); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +62,9 @@ func TestLoadConcurrentAppends(t *testing.T) {
 	if err != nil || cs == nil {
 		t.Fatalf("load: %v", err)
 	}
-	turns, index := cs.turns, cs.index
+	// The index as retrieval sees it (built now if the cache entry was
+	// filled again since).
+	turns, index := cs.turns, m.snapshot(cs, true).index
 	cs.mu.Unlock()
 	if len(turns) != n {
 		t.Fatalf("cached %d turns, want %d", len(turns), n)

@@ -103,6 +103,9 @@ func (s *salience) best() string {
 const (
 	topicWeight = 3.0
 	knownFactor = 2.0
+	// lastAskedFactor weighs the names of the latest user message when it
+	// asks what something is (Chinese).
+	lastAskedFactor = 2.0
 )
 
 // recentMessages returns the user and assistant messages of history, the
@@ -471,8 +474,18 @@ func referentZH(f FollowUp, vocab Vocabulary, suffix string, person bool) string
 			s.add(t, topicWeight/float64(i+1))
 		}
 	}
+	asked := false // the latest user message is seen
 	for i, h := range recentMessages(f.History, 6) {
 		w := 1 / (1 + 0.5*float64(i))
+		if h.Role == llm.RoleUser && !asked {
+			// What the user just asked to have explained ("什么是太极？") is
+			// what their next 它 most likely means, over names said more
+			// often before.
+			asked = true
+			if zhDefines.MatchString(h.Content) {
+				w *= lastAskedFactor
+			}
+		}
 		seen := map[string]bool{}
 		if vocab != nil {
 			for _, n := range vocab.NamesIn(h.Content) {
@@ -555,6 +568,9 @@ func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
 	}
 	return "关于" + ent + "，" + q
 }
+
+// zhDefines matches a question asking what something is.
+var zhDefines = regexp.MustCompile(`^\s*(?:请问)?(?:什么是|何为|何谓|介绍一下|讲讲|说说|解释一下)|是什么[？?]?\s*$`)
 
 // hexagramPart matches the parts of a hexagram a question may ask for.
 var hexagramPart = regexp.MustCompile(`^的?(?:卦辞|彖|象|大象|爻|初[六九]|[六九][二三四五]|上[六九]|用[六九])`)
