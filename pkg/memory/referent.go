@@ -222,10 +222,10 @@ func rewriteEN(f FollowUp, q string, vocab Vocabulary) string {
 		out, done = completeName(out, ent)
 	}
 	if !done && !sharesWord(out, ent) {
-		out = appendEntity(out, ent)
+		out = placeEntity(out, ent)
 	}
-	if enMore.MatchString(q) {
-		if prev := lastStatement(f.History); prev != "" {
+	if asksBeyond(q) {
+		if prev := besidesPhrase(f.History, q, ent, f.Topic); prev != "" {
 			out = "Besides " + prev + ", " + lowerFirst(out)
 		}
 	}
@@ -326,38 +326,6 @@ func appendEntity(q, ent string) string {
 		end = "?"
 	}
 	return body + " of " + ent + end
-}
-
-// lastStatement returns the first clause of the last answer of history
-// (at most 15 words), or "" when there is none or it is a refusal.
-func lastStatement(history []llm.Message) string {
-	for i := len(history) - 1; i >= 0; i-- {
-		h := history[i]
-		if h.Role == llm.RoleUser {
-			return ""
-		}
-		if h.Role != llm.RoleAssistant || strings.TrimSpace(h.Content) == "" {
-			continue
-		}
-		c := strings.TrimSpace(h.Content)
-		if isRefusal(c) {
-			return ""
-		}
-		// The first clause that says something ("Okay, that leaves one
-		// option" → "that leaves one option").
-		for _, clause := range strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(".;,!?\n", r) }) {
-			ws := strings.Fields(clause)
-			if len(ws) < 3 {
-				continue
-			}
-			if len(ws) > 15 {
-				ws = ws[:15]
-			}
-			return strings.Join(ws, " ")
-		}
-		return ""
-	}
-	return ""
 }
 
 func lowerFirst(s string) string {

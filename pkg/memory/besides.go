@@ -1,0 +1,452 @@
+package memory
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/llm"
+)
+
+// What a follow-up asking for more ("what else", "any other") goes beyond:
+// "Did he have other early works?" after an answer naming HPSCHD becomes
+// "Besides HPSCHD, did John Cage have other early works?". The phrase is a
+// clean clause of the last answer (a phrase, or "the fact that" and a
+// statement), else a name of it (a quoted title, a run of capitalised
+// words) that is not the conversation's own entity, else a date, else
+// nothing: never a fragment starting with punctuation or a preposition,
+// nor one ending in a colon, an open quote or a dangling word.
+
+// besidesPhrase returns what q goes beyond in the last answer of history,
+// or "" when the last turn is not an answer, the answer and the one before
+// it are refusals, or nothing in them reads well after "Besides". ent and topic are the
+// conversation's own entity and topic names, which are never the phrase.
+func besidesPhrase(history []llm.Message, q, ent string, topic []string) string {
+	ans := lastAnswer(history)
+	if ans == "" {
+		return ""
+	}
+	own := append([]string{ent}, topic...)
+	if p := cleanClause(ans); p != "" {
+		return p
+	}
+	if p := namedPhrase(ans, q, own); p != "" {
+		return p
+	}
+	return datePhraseOf(ans, q, own)
+}
+
+// lastAnswer returns the last answer of history (the one before when the
+// last is a refusal), or "" when a question follows it.
+func lastAnswer(history []llm.Message) string {
+	refused := false
+	for i := len(history) - 1; i >= 0; i-- {
+		h := history[i]
+		c := strings.TrimSpace(h.Content)
+		switch {
+		case h.Role == llm.RoleUser && (!refused || i+1 == len(history)):
+			return ""
+		case h.Role != llm.RoleAssistant || c == "":
+		case !isRefusal(c):
+			return c
+		case refused:
+			return ""
+		default:
+			refused = true
+		}
+	}
+	return ""
+}
+
+var (
+	// A quoted title.
+	quotedTitle = regexp.MustCompile(`["“]([^"“”\n]{2,80}?)["”]`)
+	// A date: "the 1980s", "November 6, 2012", "June 2007", "1969".
+	datePhrase = regexp.MustCompile(`\b(?:(?:January|February|March|April|May|June|July|August|September|October|November|December)(?: \d{1,2},?)? )?(?:1[5-9]|20)\d\d(?:s\b)?`)
+	// Words that join capitalised words into one name ("Academy Award
+	// for Best Film", "Museum of Modern Art").
+	nameJoiners = map[string]bool{"of": true, "for": true, "the": true, "de": true, "von": true, "van": true, "du": true, "la": true, "del": true, "&": true}
+)
+
+// namedPhrase returns the first name of ans that the question does not
+// already say and that is not one of own (the conversation's entity and
+// topic): a quoted title or a run of capitalised words (a sentence's first
+// word alone is no name). "" when there is none.
+func namedPhrase(ans, q string, own []string) string {
+	var cands []run
+	for _, m := range quotedTitle.FindAllStringSubmatchIndex(ans, -1) {
+		if t := strings.TrimSpace(strings.TrimRight(ans[m[2]:m[3]], " ,.;:!?")); t != "" {
+			cands = append(cands, run{m[0], `"` + t + `"`})
+		}
+	}
+	cands = append(cands, capitalRuns(ans)...)
+	best := run{at: len(ans) + 1}
+	for _, c := range cands {
+		bare := strings.Trim(c.text, `"`)
+		n := len(strings.Fields(bare))
+		if c.at < best.at && n >= 1 && n <= 8 && utf8.RuneCountInString(bare) >= 2 && isWordRune(firstRune(bare)) &&
+			!containsWord(q, bare) && !ownName(bare, own) {
+			best = c
+		}
+	}
+	return best.text
+}
+
+// datePhraseOf returns the first date of ans ("the 1980s", "June 2007")
+// the question does not say, or "".
+func datePhraseOf(ans, q string, own []string) string {
+	for _, loc := range datePhrase.FindAllStringIndex(ans, -1) {
+		d := ans[loc[0]:loc[1]]
+		if before := strings.TrimSpace(ans[:loc[0]]); strings.HasSuffix(strings.ToLower(before), " the") || strings.EqualFold(before, "the") {
+			d = "the " + d
+		}
+		if !containsWord(q, d) && !ownName(d, own) {
+			return "what happened in " + d
+		}
+	}
+	return ""
+}
+
+// ownName reports whether every word of p (of three letters or more, not
+// a joiner) belongs to one of own's names: "Karzai" is Hamid Karzai's.
+func ownName(p string, own []string) bool {
+	all := false
+	for _, w := range words(p) {
+		if utf8.RuneCountInString(w) < 3 || nameJoiners[strings.ToLower(w)] {
+			continue
+		}
+		in := false
+		for _, o := range own {
+			if containsWord(cleanTopic(o), strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+		all = true
+	}
+	return all
+}
+
+// run is a name found in a text, with its byte offset.
+type run struct {
+	at   int
+	text string
+}
+
+// word is a word of a text with its byte span.
+type word struct {
+	s          string
+	start, end int
+}
+
+// spanWords splits s into words (letters, digits, inner apostrophes and
+// hyphens) with their spans.
+func spanWords(s string) []word {
+	var out []word
+	start := -1
+	for i, r := range s {
+		inner := (r == '\'' || r == '’' || r == '-' || r == '.') && start >= 0
+		if isWordRune(r) || inner {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			out = append(out, trimWord(s, start, i))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, trimWord(s, start, len(s)))
+	}
+	return out
+}
+
+func trimWord(s string, start, end int) word {
+	for end > start {
+		r, n := utf8.DecodeLastRuneInString(s[start:end])
+		if isWordRune(r) {
+			break
+		}
+		end -= n
+	}
+	// An abbreviation keeps its last dot ("U.S.").
+	if end < len(s) && s[end] == '.' && strings.Contains(s[start:end], ".") {
+		end++
+	}
+	return word{s[start:end], start, end}
+}
+
+// capitalRuns returns the runs of capitalised words of s, joined by "of",
+// "for", "the" and the like, in order. A run that is a sentence's first
+// word alone, or starts with a word that starts sentences (notNames), is
+// skipped; a "the" just before a run is kept with it.
+func capitalRuns(s string) []run {
+	ws := spanWords(s)
+	var out []run
+	for i := 0; i < len(ws); i++ {
+		w := ws[i]
+		if !startsUpper(w.s) || notNames[w.s] || isAllDigits(w.s) {
+			continue
+		}
+		// Capitalised words, joined by up to two joiners ("Museum of
+		// Modern Art", "Footballer of the Year").
+		j := i
+		for {
+			k := j + 1
+			for k < len(ws) && k <= j+2 && nameJoiners[ws[k].s] && !gapBreaks(s[ws[k-1].end:ws[k].start]) {
+				k++
+			}
+			if k >= len(ws) || gapBreaks(s[ws[k-1].end:ws[k].start]) || !startsUpper(ws[k].s) || notInName[ws[k].s] {
+				break
+			}
+			j = k
+		}
+		initial := i == 0 || sentenceEnd(s[ws[i-1].end:w.start])
+		// A sentence's first word alone, or a hyphenated word there
+		// ("Sixteen-year-old Lew"), is no name.
+		if lw := strings.ToLower(w.s); initial && j > i && (strings.Contains(w.s, "-") || clauseOpeners[lw] || clauseLead[lw]) {
+			i++
+			w = ws[i]
+			initial = false
+		}
+		if initial && j == i || isNationality(ws[i:j+1]) || strings.HasSuffix(ws[j].s, "'s") || strings.HasSuffix(ws[j].s, "’s") {
+			i = j
+			continue
+		}
+		start := w.start
+		if i > 0 && strings.EqualFold(ws[i-1].s, "the") && !gapBreaks(s[ws[i-1].end:w.start]) {
+			start = ws[i-1].start
+		}
+		text := s[start:ws[j].end]
+		if start < w.start && (initial || ws[i-1].s == "the") {
+			text = "the" + text[3:]
+		}
+		out = append(out, run{start, text})
+		i = j
+	}
+	return out
+}
+
+// notInName are capitalised words that do not continue a name.
+var notInName = map[string]bool{"I": true, "It": true, "He": true, "She": true, "They": true, "We": true, "You": true,
+	"This": true, "That": true, "These": true, "Those": true, "But": true, "And": true, "Or": true, "So": true}
+
+// isNationality reports whether a one-word run names a people or a
+// language ("Canadian", "British"), which follows "Besides" badly.
+func isNationality(ws []word) bool {
+	return len(ws) == 1 && demonyms[strings.TrimSuffix(ws[0].s, "s")]
+}
+
+var demonyms = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`American African Asian European Australian Canadian Mexican British English Scottish Irish
+		Welsh French German Dutch Belgian Swiss Austrian Italian Spanish Portuguese Greek Turkish Russian Soviet Polish Czech
+		Hungarian Romanian Swedish Norwegian Danish Finnish Icelandic Ukrainian Serbian Croatian Israeli Arab Arabic Persian
+		Iranian Iraqi Egyptian Indian Pakistani Chinese Japanese Korean Vietnamese Thai Filipino Indonesian Brazilian
+		Argentine Argentinian Chilean Colombian Peruvian Cuban Jamaican Nigerian Kenyan Latin Western Eastern Northern
+		Southern Catholic Protestant Christian Jewish Muslim Islamic Buddhist Hindu Republican Democrat Democratic`) {
+		demonyms[w] = true
+	}
+}
+
+// gapBreaks reports whether the text between two words separates names
+// (any punctuation but a space).
+func gapBreaks(gap string) bool {
+	return strings.TrimSpace(gap) != ""
+}
+
+// sentenceEnd reports whether the text between two words ends a sentence
+// or opens a quotation or a parenthesis.
+func sentenceEnd(gap string) bool {
+	return strings.ContainsAny(gap, ".!?:;\"“(\n")
+}
+
+func isAllDigits(s string) bool {
+	for _, r := range s {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Leading words a clause is better without ("and", "Together", "by").
+var clauseLead = map[string]bool{"and": true, "but": true, "so": true, "or": true, "also": true, "then": true, "well": true,
+	"okay": true, "ok": true, "yes": true, "no": true, "together": true, "however": true, "thus": true, "therefore": true,
+	"meanwhile": true, "later": true, "finally": true, "eventually": true, "instead": true}
+
+// maxClauseWords is the longest clause kept whole; a longer one is
+// skipped (cutting it would leave it dangling).
+const maxClauseWords = 20
+
+// clauseOpeners are prepositions and conjunctions that make a clause read
+// badly after "Besides" ("Besides during the 1980s").
+var clauseOpeners = map[string]bool{}
+
+// danglingWords end a clause cut short ("… and", "… of the").
+var danglingWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`as when while after before because although though since if until unless by during in at on
+		from to with without into onto upon under over through throughout within despite following once where whereas
+		whether which who whom whose what how why that than like near among between against toward towards about of for
+		around across along beyond behind below above via per off out up down except including such both either neither`) {
+		clauseOpeners[w] = true
+	}
+	for _, w := range strings.Fields(`and or but nor the a an of to in on at for with by from as that which who whose his her
+		their its my our your this these those than into onto upon is are was were has have had be been being`) {
+		danglingWords[w] = true
+	}
+}
+
+// danglingEnd reports whether w cannot end a phrase.
+func danglingEnd(w string) bool {
+	lw := strings.ToLower(w)
+	return danglingWords[lw] || finiteVerbs[lw] || pastVerbs[lw] || w == lw && len(lw) > 4 && strings.HasSuffix(lw, "ed")
+}
+
+// statesSomething reports whether the words ws make a statement (they have
+// a finite verb after their first word) rather than a phrase.
+func statesSomething(ws []string) bool {
+	for i, w := range ws {
+		lw := strings.ToLower(w)
+		if finiteVerbs[lw] || pastVerbs[lw] {
+			return true
+		}
+		// "Louis assigned …", but not "the ruptured ligament".
+		if i > 0 && strings.HasSuffix(lw, "ed") && !determiners[strings.ToLower(ws[i-1])] {
+			return true
+		}
+	}
+	return false
+}
+
+var determiners = map[string]bool{"the": true, "a": true, "an": true, "his": true, "her": true, "their": true, "its": true,
+	"this": true, "that": true, "these": true, "those": true, "some": true, "many": true, "several": true, "two": true}
+
+// pastVerbs are common irregular past forms.
+var pastVerbs = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`said felt got made went took became began left won wrote gave came found saw knew told thought
+		sold led met ran held brought built kept lost paid sent spent stood taught bought caught fought heard meant became grew
+		drew threw fell rose chose broke spoke stole sang rang drove rode wore tore swore beat bore shot hit quit split spread`) {
+		pastVerbs[w] = true
+	}
+}
+
+// Auxiliaries and common verbs that make a clause a sentence rather than
+// a phrase that can follow "Besides".
+var finiteVerbs = map[string]bool{"is": true, "are": true, "was": true, "were": true, "has": true, "have": true, "had": true,
+	"did": true, "does": true, "do": true, "will": true, "would": true, "can": true, "could": true, "should": true, "may": true, "might": true}
+
+// cleanClause returns the first clause of ans that reads as a phrase after
+// "Besides": no leading punctuation, quote or discourse word ("and",
+// "Together"), no preposition first, no quote, no dangling last word
+// ("and", "the", "was"), three to maxClauseWords words; after a comma only
+// a clause that opens a phrase of its own; a
+// clause stating something ("Karzai has one sister") becomes "the fact
+// that …". "" when there is none.
+func cleanClause(ans string) string {
+	opens := true // the clause opens a sentence
+	for rest := ans; rest != ""; {
+		k := clauseEnd(rest)
+		clause, sep := rest, ""
+		if k >= 0 {
+			clause, sep, rest = rest[:k], rest[k:k+1], rest[k+1:]
+		} else {
+			rest = ""
+		}
+		first := opens
+		opens = strings.ContainsAny(sep, ".!?\n")
+		c := strings.TrimLeftFunc(clause, func(r rune) bool { return !isWordRune(r) })
+		ws := strings.Fields(c)
+		for len(ws) > 0 && clauseLead[strings.ToLower(ws[0])] {
+			ws = ws[1:]
+		}
+		// "by causing …" → "causing …".
+		if len(ws) > 1 && strings.EqualFold(ws[0], "by") && strings.HasSuffix(ws[1], "ing") {
+			ws = ws[1:]
+		}
+		if len(ws) < 3 || len(ws) > maxClauseWords || strings.ContainsAny(c, "\"“”") || clauseOpeners[strings.ToLower(ws[0])] ||
+			danglingEnd(ws[len(ws)-1]) || !first && !opensPhrase(ws[0]) {
+			continue
+		}
+		out := strings.Join(ws, " ")
+		if statesSomething(ws) {
+			return "the fact that " + lowerLead(out)
+		}
+		return lowerLead(out)
+	}
+	return ""
+}
+
+// clauseEnd returns the offset of the punctuation ending s's first
+// clause, or -1. A comma inside a number or a date ("1,000", "November 6,
+// 2012") ends nothing.
+func clauseEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune(".;,!?\n:()[]", rune(s[i])) {
+			continue
+		}
+		if s[i] == ',' && i > 0 && unicode.IsDigit(rune(s[i-1])) {
+			if rest := strings.TrimLeft(s[i+1:], " "); rest != "" && unicode.IsDigit(rune(rest[0])) {
+				continue
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+// opensPhrase reports whether a clause after a comma starting with w is
+// a phrase of its own (a name, a determiner, a pronoun, a number, a
+// gerund) rather than the rest of a list or of a sentence.
+func opensPhrase(w string) bool {
+	lw := strings.ToLower(w)
+	return startsUpper(w) || determiners[lw] || enSubject[lw] || lw == "i" || lw == "we" || lw == "you" ||
+		unicode.IsDigit(firstRune(w)) || strings.HasSuffix(lw, "ing")
+}
+
+// lowerLead lowers a clause's first word when it is one that starts
+// sentences ("The", "His"), keeping names.
+func lowerLead(s string) string {
+	ws := strings.Fields(s)
+	if len(ws) > 0 && notNames[ws[0]] && ws[0] != "I" {
+		r, n := utf8.DecodeRuneInString(s)
+		return string(unicode.ToLower(r)) + s[n:]
+	}
+	return s
+}
+
+var (
+	// "tell me more about", "more than", "the other members", or a
+	// question that already says what it goes beyond.
+	enNotBeyond = regexp.MustCompile(`(?i)\b(?:more about|know more|tell me more|more \w* ?than|the other|besides|aside from|apart from|other than|except|in addition to)\b`)
+)
+
+// asksBeyond reports whether q asks for more than the last answer said
+// ("what else", "any other", "another", "any more") without saying beyond
+// what already.
+func asksBeyond(q string) bool {
+	return enMore.MatchString(q) && !enNotBeyond.MatchString(q)
+}
+
+// enArticle is how a question points at the conversation's text ("this
+// article", "the section"): the entity goes after it ("this article about
+// Jane Jacobs").
+var enArticle = regexp.MustCompile(`(?i)\b(this|the) (article|section)\b`)
+
+func placeEntity(q, ent string) string {
+	if loc := enArticle.FindStringIndex(q); loc != nil {
+		return q[:loc[1]] + " about " + ent + q[loc[1]:]
+	}
+	return appendEntity(q, ent)
+}
