@@ -93,20 +93,28 @@ func namedPhrase(ans, q string, own []string) string {
 	return best.text
 }
 
-// datePhraseOf returns the first date of ans ("the 1980s", "June 2007")
-// the question does not say, or "".
+// datePhraseOf returns the first date of ans the question does not say,
+// as a phrase ("the 2012 elections", "what happened in June 2007"), or "".
 func datePhraseOf(ans, q string, own []string) string {
 	for _, loc := range datePhrase.FindAllStringIndex(ans, -1) {
 		d := ans[loc[0]:loc[1]]
-		if before := strings.TrimSpace(ans[:loc[0]]); strings.HasSuffix(strings.ToLower(before), " the") || strings.EqualFold(before, "the") {
-			d = "the " + d
+		if containsWord(q, d) || ownName(d, own) {
+			continue
 		}
-		if !containsWord(q, d) && !ownName(d, own) {
+		before := strings.ToLower(strings.TrimSpace(ans[:loc[0]]))
+		if before != "the" && !strings.HasSuffix(before, " the") {
 			return "what happened in " + d
 		}
+		// "the 2012 elections", else "the 1980s".
+		if m := followingWord.FindStringSubmatch(ans[loc[1]:]); m != nil && !danglingEnd(m[1]) && !clauseOpeners[m[1]] {
+			return "the " + d + " " + m[1]
+		}
+		return "what happened in the " + d
 	}
 	return ""
 }
+
+var followingWord = regexp.MustCompile(`^ ([a-z][a-z-]+)`)
 
 // ownName reports whether every word of p (of three letters or more, not
 // a joiner) belongs to one of own's names: "Karzai" is Hamid Karzai's.
@@ -309,7 +317,8 @@ func init() {
 // danglingEnd reports whether w cannot end a phrase.
 func danglingEnd(w string) bool {
 	lw := strings.ToLower(w)
-	return danglingWords[lw] || finiteVerbs[lw] || pastVerbs[lw] || w == lw && len(lw) > 4 && strings.HasSuffix(lw, "ed")
+	return danglingWords[lw] || finiteVerbs[lw] || pastVerbs[lw] || w == lw && len(lw) > 4 && strings.HasSuffix(lw, "ed") ||
+		strings.HasSuffix(lw, "'s") || strings.HasSuffix(lw, "’s")
 }
 
 // statesSomething reports whether the words ws make a statement (they have

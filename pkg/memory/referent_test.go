@@ -56,7 +56,7 @@ func TestRewriteFollowUp(t *testing.T) {
 			Question: "Was Yoko interested in music?"}, nil, "Was Yoko Ono interested in music?"},
 		{"what else: says what it goes beyond", memory.FollowUp{Topic: []string{"Frank Zappa"}, History: msgs("What did he record?",
 			"Well, he recorded Hot Rats in 1969."), Question: "What else did he record?"}, nil,
-			"Besides he recorded Hot Rats in 1969, what else did Frank Zappa record?"},
+			"Besides the fact that he recorded Hot Rats in 1969, what else did Frank Zappa record?"},
 		{"entity already named: unchanged", memory.FollowUp{History: restaurants, Question: "Is it near La Margherita?"}, nil,
 			"Is it near La Margherita?"},
 		{"codes and times are not entities", memory.FollowUp{History: msgs("Book La Margherita for two, please.",
@@ -82,6 +82,61 @@ func TestRewriteFollowUp(t *testing.T) {
 	} {
 		if got := memory.RewriteFollowUp(tt.f, tt.vocab); got != tt.want {
 			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.f.Question, got, tt.want)
+		}
+	}
+}
+
+// TestRewriteFollowUpBeyond covers questions asking for more ("what else",
+// "any other"): what they go beyond is a readable phrase of the last answer
+// — a clause without its leading punctuation, discourse word or
+// preposition, else a name of the answer that is not the conversation's
+// own, else a date — or nothing; and the entity follows "this article".
+func TestRewriteFollowUpBeyond(t *testing.T) {
+	turn := func(topic []string, answer, q string) memory.FollowUp {
+		return memory.FollowUp{Topic: topic, History: msgs("Tell me more.", answer), Question: q}
+	}
+	for _, tt := range []struct {
+		name string
+		f    memory.FollowUp
+		want string
+	}{
+		{"leading date phrase dropped", turn([]string{"Nina Simone", "1974-1993: Later life"},
+			"During the 1980s, Simone performed regularly at Ronnie Scott's Jazz Club in London,",
+			"Did she perform in other parts of the world?"),
+			"Besides the fact that Simone performed regularly at Ronnie Scott's Jazz Club in London, did Nina Simone perform in other parts of the world?"},
+		{"discourse word and colon dropped", turn([]string{"Karlheinz Stockhausen", "Family and home"},
+			"Together they had four children:", "Did he have any other wives ?"),
+			"Besides the fact that they had four children, did Karlheinz Stockhausen have any other wives ?"},
+		{"leading quote and by dropped", turn([]string{"Miracle on Ice", "Exhibitions"},
+			`" by causing the Soviets to underestimate the American team.`, "What else did you find interesting about this section?"),
+			"Besides causing the Soviets to underestimate the American team, what else did you find interesting about this section about Miracle on Ice?"},
+		{"date kept whole, long clause gives way to a name", turn([]string{"Grover Norquist", "Taxpayer Protection Pledge"},
+			"The November 6, 2012 elections resulted in a decline in the number of Taxpayer Protection Pledge signatories in both the upper and lower houses",
+			"Was there anything else significant about the pledge?"),
+			"Besides the November 6, 2012 elections, was there anything else significant about the pledge of Grover Norquist?"},
+		{"fragment gives way to a name", turn([]string{"Chesley Sullenberger", "Military service"},
+			"in Red Flag Exercises.", "Did he accomplish anything else while in the Military?"),
+			"Besides Red Flag Exercises, did Chesley Sullenberger accomplish anything else while in the Military?"},
+		{"quoted title", turn([]string{"The Verve", "A Northern Soul"}, `"This Is Music" reached No. 35.`, "did it have any other music?"),
+			`Besides "This Is Music", did The Verve have any other music?`},
+		{"the conversation's own name is skipped", turn([]string{"Hamid Karzai", "Personal life"},
+			"with Hamid Karzai and Fauzia Karzai.", "Was anyone else in his family involved in politics?"),
+			"Besides Fauzia Karzai, was anyone else in Hamid Karzai's family involved in politics?"},
+		{"date as the last resort", turn([]string{"Vicente Fernández", "Career"}, "in 1998.", "Did he record anything else?"),
+			"Besides what happened in 1998, did Vicente Fernández record anything else?"},
+		{"a refusal: the answer before", memory.FollowUp{Topic: []string{"Frank Zappa"}, History: msgs("What did he record?",
+			"He recorded Hot Rats in 1969.", "Did it sell?", "I don't know."), Question: "What else did he record?"},
+			"Besides the fact that he recorded Hot Rats in 1969, what else did Frank Zappa record?"},
+		{"two refusals: nothing to go beyond", memory.FollowUp{Topic: []string{"Jane Jacobs", "Career"}, History: msgs("Did she write?",
+			"I don't know.", "Did she teach?", "I don't know."), Question: "Are there any other interesting aspects about this article?"},
+			"Are there any other interesting aspects about this article about Jane Jacobs?"},
+		{"more about: not beyond", turn([]string{"David Hume", "Early life"}, "Hume's father died when Hume was a child.",
+			"Can you tell me more about his mom?"), "Can you tell me more about David Hume's mom?"},
+		{"already says beyond what", turn([]string{"A-Teens", "Tours"}, "They toured Asia and the US.",
+			"did they tour anywhere else other than Asia and US?"), "did A-Teens tour anywhere else other than Asia and US?"},
+	} {
+		if got := memory.RewriteFollowUp(tt.f, nil); got != tt.want {
+			t.Errorf("%s: RewriteFollowUp(%q) =\n %q, want\n %q", tt.name, tt.f.Question, got, tt.want)
 		}
 	}
 }
