@@ -191,7 +191,8 @@ func trimWord(s string, start, end int) word {
 }
 
 // capitalRuns returns the runs of capitalised words of s, joined by "of",
-// "for", "the" and the like, in order. A run that is a sentence's first
+// "for", "the" and the like (a number may continue one: "Billboard Hot
+// 100"), in order. A run that is a sentence's first
 // word alone, or starts with a word that starts sentences (notNames), is
 // skipped; a "the" just before a run is kept with it.
 func capitalRuns(s string) []run {
@@ -210,7 +211,8 @@ func capitalRuns(s string) []run {
 			for k < len(ws) && k <= j+2 && nameJoiners[ws[k].s] && !gapBreaks(s[ws[k-1].end:ws[k].start]) {
 				k++
 			}
-			if k >= len(ws) || gapBreaks(s[ws[k-1].end:ws[k].start]) || !startsUpper(ws[k].s) || notInName[ws[k].s] {
+			if k >= len(ws) || gapBreaks(s[ws[k-1].end:ws[k].start]) || notInName[ws[k].s] ||
+				!startsUpper(ws[k].s) && !(k == j+1 && isAllDigits(ws[k].s)) {
 				break
 			}
 			j = k
@@ -385,7 +387,8 @@ func cleanClause(ans string) string {
 			ws = ws[1:]
 		}
 		if len(ws) < 3 || len(ws) > maxClauseWords || strings.ContainsAny(c, "\"“”") || clauseOpeners[strings.ToLower(ws[0])] ||
-			danglingEnd(ws[len(ws)-1]) || !first && !opensPhrase(ws[0]) {
+			danglingEnd(ws[len(ws)-1]) || !first && !opensPhrase(ws[0]) || startsWithVerb(ws[0]) ||
+			len(ws) <= 4 && unicode.IsDigit(firstRune(ws[len(ws)-1])) {
 			continue
 		}
 		out := strings.Join(ws, " ")
@@ -395,6 +398,13 @@ func cleanClause(ans string) string {
 		return lowerLead(out)
 	}
 	return ""
+}
+
+// startsWithVerb reports whether a clause starting with w lacks its
+// subject ("named the Series MVP").
+func startsWithVerb(w string) bool {
+	lw := strings.ToLower(w)
+	return finiteVerbs[lw] || pastVerbs[lw] || w == lw && len(lw) > 4 && strings.HasSuffix(lw, "ed")
 }
 
 // clauseEnd returns the offset of the punctuation ending s's first
