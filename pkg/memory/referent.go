@@ -318,15 +318,25 @@ func sharesWord(q, name string) bool {
 	return false
 }
 
-// appendEntity adds "of ent" before q's closing punctuation.
+// appendEntity adds "of ent" ("about ent" after "interesting", "else"…)
+// before q's closing punctuation.
 func appendEntity(q, ent string) string {
 	body := strings.TrimRightFunc(q, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
 	end := strings.TrimSpace(q[len(body):])
 	if end == "" {
 		end = "?"
 	}
-	return body + " of " + ent + end
+	prep := " of "
+	if ws := strings.Fields(body); len(ws) > 0 && aboutAfter[strings.ToLower(ws[len(ws)-1])] {
+		prep = " about "
+	}
+	return body + prep + ent + end
 }
+
+// aboutAfter are last words after which the entity follows "about"
+// ("anything else interesting about MC Hammer?").
+var aboutAfter = map[string]bool{"interesting": true, "important": true, "notable": true, "significant": true, "else": true,
+	"know": true, "learn": true}
 
 func lowerFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
