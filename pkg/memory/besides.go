@@ -183,8 +183,9 @@ func trimWord(s string, start, end int) word {
 		}
 		end -= n
 	}
-	// An abbreviation keeps its last dot ("U.S.").
-	if end < len(s) && s[end] == '.' && strings.Contains(s[start:end], ".") {
+	// An abbreviation or an initial keeps its last dot ("U.S.", "John
+	// A. Burns").
+	if end < len(s) && s[end] == '.' && (strings.Contains(s[start:end], ".") || isInitial(s[start:end])) {
 		end++
 	}
 	return word{s[start:end], start, end}
@@ -278,6 +279,13 @@ func sentenceEnd(gap string) bool {
 	return strings.ContainsAny(gap, ".!?:;\"“(\n")
 }
 
+// isInitial reports whether w is a single capital letter ("A" of "John
+// A. Burns").
+func isInitial(w string) bool {
+	r, n := utf8.DecodeRuneInString(w)
+	return n == len(w) && unicode.IsUpper(r)
+}
+
 func isAllDigits(s string) bool {
 	for _, r := range s {
 		if !unicode.IsDigit(r) {
@@ -356,7 +364,9 @@ func init() {
 // Auxiliaries and common verbs that make a clause a sentence rather than
 // a phrase that can follow "Besides".
 var finiteVerbs = map[string]bool{"is": true, "are": true, "was": true, "were": true, "has": true, "have": true, "had": true,
-	"did": true, "does": true, "do": true, "will": true, "would": true, "can": true, "could": true, "should": true, "may": true, "might": true}
+	"did": true, "does": true, "do": true, "will": true, "would": true, "can": true, "could": true, "should": true, "may": true, "might": true,
+	"isn't": true, "aren't": true, "wasn't": true, "weren't": true, "hasn't": true, "haven't": true, "hadn't": true, "didn't": true,
+	"doesn't": true, "don't": true, "won't": true, "wouldn't": true, "can't": true, "couldn't": true}
 
 // cleanClause returns the first clause of ans that reads as a phrase after
 // "Besides": no leading punctuation, quote or discourse word ("and",
@@ -378,8 +388,9 @@ func cleanClause(ans string) string {
 		first := opens
 		opens = strings.ContainsAny(sep, ".!?\n")
 		c := strings.TrimLeftFunc(clause, func(r rune) bool { return !isWordRune(r) })
+		c = strings.TrimLeftFunc(c[len(besidesLead.FindString(c)):], unicode.IsSpace)
 		ws := strings.Fields(c)
-		for len(ws) > 0 && clauseLead[strings.ToLower(ws[0])] {
+		for len(ws) > 0 && (clauseLead[strings.ToLower(ws[0])] || isAdverb(ws[0])) {
 			ws = ws[1:]
 		}
 		// "by causing …" → "causing …".
@@ -400,11 +411,30 @@ func cleanClause(ans string) string {
 	return ""
 }
 
+// isAdverb reports whether w looks like an adverb ("Shortly",
+// "Initially"), not a name ("Kelly", "Emily").
+func isAdverb(w string) bool {
+	lw := strings.ToLower(w)
+	if utf8.RuneCountInString(lw) < 6 {
+		return false
+	}
+	for _, suf := range []string{"ally", "ently", "antly", "ously", "ively", "ately", "rtly", "edly", "ingly", "ully", "ctly", "stly"} {
+		if strings.HasSuffix(lw, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// besidesLead is an answer's own "Besides" ("Besides being a war
+// reporter, he …").
+var besidesLead = regexp.MustCompile(`(?i)^(?:besides|aside from|apart from|other than|in addition to)\b`)
+
 // startsWithVerb reports whether a clause starting with w lacks its
 // subject ("named the Series MVP").
 func startsWithVerb(w string) bool {
 	lw := strings.ToLower(w)
-	return finiteVerbs[lw] || pastVerbs[lw] || w == lw && len(lw) > 4 && strings.HasSuffix(lw, "ed")
+	return finiteVerbs[lw] || pastVerbs[lw] || w == lw && len(lw) > 4 && strings.HasSuffix(lw, "ed") || lw == "let"
 }
 
 // clauseEnd returns the offset of the punctuation ending s's first
@@ -413,6 +443,10 @@ func startsWithVerb(w string) bool {
 func clauseEnd(s string) int {
 	for i := 0; i < len(s); i++ {
 		if !strings.ContainsRune(".;,!?\n:()[]", rune(s[i])) {
+			continue
+		}
+		// An initial's dot ("John A. Burns").
+		if s[i] == '.' && i > 0 && isInitial(s[i-1:i]) && (i == 1 || !isWordRune(rune(s[i-2]))) {
 			continue
 		}
 		if s[i] == ',' && i > 0 && unicode.IsDigit(rune(s[i-1])) {
