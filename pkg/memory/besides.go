@@ -2,6 +2,7 @@ package memory
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -12,8 +13,8 @@ import (
 // What a follow-up asking for more ("what else", "any other") goes beyond:
 // "Did he have other early works?" after an answer naming HPSCHD becomes
 // "Besides HPSCHD, did John Cage have other early works?". The phrase is a
-// clean clause of the last answer (a phrase, or "the fact that" and a
-// statement), else a name of it (a quoted title, a run of capitalised
+// clean clause of the last answer (a phrase, a statement turned into one:
+// "Karzai having one sister", else "the fact that …"), else a name of it (a quoted title, a run of capitalised
 // words) that is not the conversation's own entity, else a date, else
 // nothing: never a fragment starting with punctuation or a preposition,
 // nor one ending in a colon, an open quote or a dangling word.
@@ -28,7 +29,7 @@ func besidesPhrase(history []llm.Message, q, ent string, topic []string) string 
 		return ""
 	}
 	own := append([]string{ent}, topic...)
-	if p := cleanClause(ans); p != "" {
+	if p := cleanClause(ans, ent); p != "" {
 		return p
 	}
 	if p := namedPhrase(ans, q, own); p != "" {
@@ -331,35 +332,122 @@ func danglingEnd(w string) bool {
 		strings.HasSuffix(lw, "'s") || strings.HasSuffix(lw, "’s")
 }
 
-// statesSomething reports whether the words ws make a statement (they have
-// a finite verb after their first word) rather than a phrase.
-func statesSomething(ws []string) bool {
+// verbAt returns the index of the finite verb that makes the words ws a
+// statement rather than a phrase ("Karzai has one sister", "Louis
+// assigned …", but not "the ruptured ligament"), or -1.
+func verbAt(ws []string) int {
 	for i, w := range ws {
 		lw := strings.ToLower(w)
 		if finiteVerbs[lw] || pastVerbs[lw] {
-			return true
+			return i
 		}
-		// "Louis assigned …", but not "the ruptured ligament".
-		if i > 0 && strings.HasSuffix(lw, "ed") && !determiners[strings.ToLower(ws[i-1])] {
-			return true
+		// "-ed" after a determiner or an adverb is no verb ("the
+		// ruptured ligament", "now owned by the Trust").
+		if i > 0 && strings.HasSuffix(lw, "ed") {
+			prev := strings.ToLower(ws[i-1])
+			if !determiners[prev] && !adverbs[prev] && !isAdverb(prev) {
+				return i
+			}
 		}
 	}
-	return false
+	return -1
+}
+
+// gerundClause turns the statement ws, whose verb is ws[v], into a phrase
+// that can follow "Besides": "Karzai has one sister" → "Karzai having one
+// sister", "he recorded Hot Rats" → "ent recording Hot Rats". "" when it
+// cannot (no subject, a modal, a negation).
+func gerundClause(ws []string, v int, ent string) string {
+	if v == 0 || v+1 < len(ws) && (strings.EqualFold(ws[v+1], "not") || strings.EqualFold(ws[v+1], "never")) {
+		return ""
+	}
+	g := gerund(strings.ToLower(ws[v]))
+	if g == "" {
+		return ""
+	}
+	subj := slices.Clone(ws[:v])
+	if len(subj) == 1 || adverbs[strings.ToLower(subj[len(subj)-1])] || isAdverb(subj[len(subj)-1]) {
+		switch lw := strings.ToLower(subj[0]); lw {
+		case "he", "she":
+			if ent == "" {
+				return ""
+			}
+			subj[0] = ent
+		case "they":
+			subj[0] = "them"
+		case "we":
+			subj[0] = "us"
+		case "i":
+			subj[0] = "me"
+		case "it", "you":
+			subj[0] = lw
+		}
+	}
+	out := append(append(subj, g), ws[v+1:]...)
+	// A second verb of the same subject: "returned to Austria and
+	// settled in Leonding" → "returning … and settling …".
+	for i := len(subj) + 1; i+1 < len(out); i++ {
+		if strings.EqualFold(out[i], "and") {
+			if g := gerund(strings.ToLower(out[i+1])); g != "" && g != "being" && g != "having" {
+				out[i+1] = g
+			}
+		}
+	}
+	return lowerLead(strings.Join(out, " "))
+}
+
+// adverbs are short adverbs that come between a subject and its verb.
+var adverbs = map[string]bool{"now": true, "then": true, "also": true, "later": true, "still": true, "once": true,
+	"first": true, "soon": true, "just": true, "only": true, "even": true, "never": true, "always": true, "often": true}
+
+// gerund returns the -ing form of a past or finite verb, or "" for a
+// modal or a form it does not know.
+func gerund(w string) string {
+	switch w {
+	case "is", "are", "was", "were":
+		return "being"
+	case "has", "have", "had":
+		return "having"
+	}
+	if g, ok := irregularGerunds[w]; ok {
+		return g
+	}
+	switch {
+	case finiteVerbs[w] || utf8.RuneCountInString(w) <= 4 || !strings.HasSuffix(w, "ed"):
+		return ""
+	case strings.HasSuffix(w, "ied"): // carried → carrying
+		return strings.TrimSuffix(w, "ied") + "ying"
+	case strings.HasSuffix(w, "eed"): // agreed → agreeing
+		return strings.TrimSuffix(w, "d") + "ing"
+	}
+	return strings.TrimSuffix(w, "ed") + "ing" // managed → managing, stopped → stopping
+}
+
+// irregularGerunds maps the irregular past forms of pastVerbs to their
+// -ing forms.
+var irregularGerunds = map[string]string{}
+
+func init() {
+	for _, p := range strings.Fields(`said:saying felt:feeling got:getting made:making went:going took:taking became:becoming
+		began:beginning left:leaving won:winning wrote:writing gave:giving came:coming found:finding saw:seeing knew:knowing
+		told:telling thought:thinking sold:selling led:leading met:meeting ran:running held:holding brought:bringing
+		built:building kept:keeping lost:losing paid:paying sent:sending spent:spending stood:standing taught:teaching
+		bought:buying caught:catching fought:fighting heard:hearing meant:meaning grew:growing drew:drawing threw:throwing
+		fell:falling rose:rising chose:choosing broke:breaking spoke:speaking stole:stealing sang:singing rang:ringing
+		drove:driving rode:riding wore:wearing tore:tearing swore:swearing beat:beating bore:bearing shot:shooting
+		hit:hitting quit:quitting split:splitting spread:spreading`) {
+		past, ing, _ := strings.Cut(p, ":")
+		irregularGerunds[past] = ing
+		pastVerbs[past] = true
+	}
 }
 
 var determiners = map[string]bool{"the": true, "a": true, "an": true, "his": true, "her": true, "their": true, "its": true,
 	"this": true, "that": true, "these": true, "those": true, "some": true, "many": true, "several": true, "two": true}
 
-// pastVerbs are common irregular past forms.
+// pastVerbs are common irregular past forms (filled from
+// irregularGerunds).
 var pastVerbs = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`said felt got made went took became began left won wrote gave came found saw knew told thought
-		sold led met ran held brought built kept lost paid sent spent stood taught bought caught fought heard meant became grew
-		drew threw fell rose chose broke spoke stole sang rang drove rode wore tore swore beat bore shot hit quit split spread`) {
-		pastVerbs[w] = true
-	}
-}
 
 // Auxiliaries and common verbs that make a clause a sentence rather than
 // a phrase that can follow "Besides".
@@ -373,9 +461,10 @@ var finiteVerbs = map[string]bool{"is": true, "are": true, "was": true, "were": 
 // "Together"), no preposition first, no quote, no dangling last word
 // ("and", "the", "was"), three to maxClauseWords words; after a comma only
 // a clause that opens a phrase of its own; a
-// clause stating something ("Karzai has one sister") becomes "the fact
-// that …". "" when there is none.
-func cleanClause(ans string) string {
+// clause stating something becomes a gerund phrase ("Karzai has one
+// sister" → "Karzai having one sister"), else "the fact that …". "" when
+// there is none.
+func cleanClause(ans, ent string) string {
 	opens := true // the clause opens a sentence
 	for rest := ans; rest != ""; {
 		k := clauseEnd(rest)
@@ -397,13 +486,19 @@ func cleanClause(ans string) string {
 		if len(ws) > 1 && strings.EqualFold(ws[0], "by") && strings.HasSuffix(ws[1], "ing") {
 			ws = ws[1:]
 		}
+		if n := len(ws); n > 0 {
+			ws[n-1] = strings.TrimRightFunc(ws[n-1], func(r rune) bool { return !isWordRune(r) && r != ')' })
+		}
 		if len(ws) < 3 || len(ws) > maxClauseWords || strings.ContainsAny(c, "\"“”") || clauseOpeners[strings.ToLower(ws[0])] ||
 			danglingEnd(ws[len(ws)-1]) || !first && !opensPhrase(ws[0]) || startsWithVerb(ws[0]) ||
 			len(ws) <= 4 && unicode.IsDigit(firstRune(ws[len(ws)-1])) {
 			continue
 		}
 		out := strings.Join(ws, " ")
-		if statesSomething(ws) {
+		if v := verbAt(ws); v >= 0 {
+			if g := gerundClause(ws, v, ent); g != "" {
+				return g
+			}
 			return "the fact that " + lowerLead(out)
 		}
 		return lowerLead(out)

@@ -56,7 +56,7 @@ func TestRewriteFollowUp(t *testing.T) {
 			Question: "Was Yoko interested in music?"}, nil, "Was Yoko Ono interested in music?"},
 		{"what else: says what it goes beyond", memory.FollowUp{Topic: []string{"Frank Zappa"}, History: msgs("What did he record?",
 			"Well, he recorded Hot Rats in 1969."), Question: "What else did he record?"}, nil,
-			"Besides the fact that he recorded Hot Rats in 1969, what else did Frank Zappa record?"},
+			"Besides Frank Zappa recording Hot Rats in 1969, what else did Frank Zappa record?"},
 		{"entity already named: unchanged", memory.FollowUp{History: restaurants, Question: "Is it near La Margherita?"}, nil,
 			"Is it near La Margherita?"},
 		{"codes and times are not entities", memory.FollowUp{History: msgs("Book La Margherita for two, please.",
@@ -89,8 +89,9 @@ func TestRewriteFollowUp(t *testing.T) {
 // TestRewriteFollowUpBeyond covers questions asking for more ("what else",
 // "any other"): what they go beyond is a readable phrase of the last answer
 // — a clause without its leading punctuation, discourse word or
-// preposition, else a name of the answer that is not the conversation's
-// own, else a date — or nothing; and the entity follows "this article".
+// preposition (a statement turned into a gerund phrase, else "the fact
+// that …"), else a name of the answer that is not the conversation's own,
+// else a date — or nothing; and the entity follows "this article".
 func TestRewriteFollowUpBeyond(t *testing.T) {
 	turn := func(topic []string, answer, q string) memory.FollowUp {
 		return memory.FollowUp{Topic: topic, History: msgs("Tell me more.", answer), Question: q}
@@ -103,10 +104,10 @@ func TestRewriteFollowUpBeyond(t *testing.T) {
 		{"leading date phrase dropped", turn([]string{"Nina Simone", "1974-1993: Later life"},
 			"During the 1980s, Simone performed regularly at Ronnie Scott's Jazz Club in London,",
 			"Did she perform in other parts of the world?"),
-			"Besides the fact that Simone performed regularly at Ronnie Scott's Jazz Club in London, did Nina Simone perform in other parts of the world?"},
+			"Besides Simone performing regularly at Ronnie Scott's Jazz Club in London, did Nina Simone perform in other parts of the world?"},
 		{"discourse word and colon dropped", turn([]string{"Karlheinz Stockhausen", "Family and home"},
 			"Together they had four children:", "Did he have any other wives ?"),
-			"Besides the fact that they had four children, did Karlheinz Stockhausen have any other wives ?"},
+			"Besides them having four children, did Karlheinz Stockhausen have any other wives ?"},
 		{"leading quote and by dropped", turn([]string{"Miracle on Ice", "Exhibitions"},
 			`" by causing the Soviets to underestimate the American team.`, "What else did you find interesting about this section?"),
 			"Besides causing the Soviets to underestimate the American team, what else did you find interesting about this section about Miracle on Ice?"},
@@ -126,7 +127,7 @@ func TestRewriteFollowUpBeyond(t *testing.T) {
 			"Besides what happened in 1998, did Vicente Fernández record anything else?"},
 		{"a refusal: the answer before", memory.FollowUp{Topic: []string{"Frank Zappa"}, History: msgs("What did he record?",
 			"He recorded Hot Rats in 1969.", "Did it sell?", "I don't know."), Question: "What else did he record?"},
-			"Besides the fact that he recorded Hot Rats in 1969, what else did Frank Zappa record?"},
+			"Besides Frank Zappa recording Hot Rats in 1969, what else did Frank Zappa record?"},
 		{"two refusals: nothing to go beyond", memory.FollowUp{Topic: []string{"Jane Jacobs", "Career"}, History: msgs("Did she write?",
 			"I don't know.", "Did she teach?", "I don't know."), Question: "Are there any other interesting aspects about this article?"},
 			"Are there any other interesting aspects about this article about Jane Jacobs?"},
@@ -144,7 +145,13 @@ func TestRewriteFollowUpBeyond(t *testing.T) {
 		{"an initial is no full stop", turn([]string{"Patsy Mink", "Career"}, "with John A. Burns.", "Did she work anywhere else?"),
 			"Besides John A. Burns, did Patsy Mink work anywhere else?"},
 		{"leading adverb and time dropped", turn([]string{"Bear Bryant", "Death"}, "Shortly before his death, Bryant spoke of Alabama.",
-			"What else did he talk about?"), "Besides the fact that Bryant spoke of Alabama, what else did Bear Bryant talk about?"},
+			"What else did he talk about?"), "Besides Bryant speaking of Alabama, what else did Bear Bryant talk about?"},
+		{"a second verb becomes a gerund too", turn([]string{"Adolf Hitler", "Early years"},
+			"The family returned to Austria and settled in Leonding in 1894.", "Did he live anywhere else?"),
+			"Besides the family returning to Austria and settling in Leonding in 1894, did Adolf Hitler live anywhere else?"},
+		{"a negation keeps the statement", turn([]string{"Pink Floyd – The Wall", "Production"}, "EMI did not intend to make the film.",
+			"Was there anything else significant?"),
+			"Besides the fact that EMI did not intend to make the film, was there anything else significant about Pink Floyd – The Wall?"},
 		{"more about: not beyond", turn([]string{"David Hume", "Early life"}, "Hume's father died when Hume was a child.",
 			"Can you tell me more about his mom?"), "Can you tell me more about David Hume's mom?"},
 		{"already says beyond what", turn([]string{"A-Teens", "Tours"}, "They toured Asia and the US.",
