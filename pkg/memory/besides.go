@@ -313,7 +313,7 @@ var clauseOpeners = map[string]bool{}
 var danglingWords = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`as when while after before because although though since if until unless by during in at on
+	for _, w := range strings.Fields(`as when whenever wherever while after before because although though since if until unless by during in at on
 		from to with without into onto upon under over through throughout within despite following once where whereas
 		whether which who whom whose what how why that than like near among between against toward towards about of for
 		around across along beyond behind below above via per off out up down except including such both either neither`) {
@@ -395,6 +395,11 @@ func gerundClause(ws []string, v int, ent string) string {
 	}
 	return lowerLead(strings.Join(out, " "))
 }
+
+// subordinators open a clause inside a clause.
+var subordinators = map[string]bool{"when": true, "whenever": true, "while": true, "if": true, "because": true, "although": true,
+	"though": true, "since": true, "which": true, "who": true, "that": true, "where": true, "wherever": true, "after": true,
+	"before": true, "until": true, "unless": true}
 
 // adverbs are short adverbs that come between a subject and its verb.
 var adverbs = map[string]bool{"now": true, "then": true, "also": true, "later": true, "still": true, "once": true,
@@ -496,6 +501,11 @@ func cleanClause(ans, ent string) string {
 		}
 		out := strings.Join(ws, " ")
 		if v := verbAt(ws); v >= 0 {
+			// "eliminates these restraints when he is separated": the
+			// verb is not the clause's own.
+			if slices.ContainsFunc(ws[:v], func(w string) bool { return subordinators[strings.ToLower(w)] }) {
+				continue
+			}
 			if g := gerundClause(ws, v, ent); g != "" {
 				return g
 			}
