@@ -585,9 +585,10 @@ func lowerLead(s string) string {
 }
 
 var (
-	// "tell me more about", "more than", "the other members", or a
+	// "tell me more about", "more than", "the other members", "his other
+	// siblings", or a
 	// question that already says what it goes beyond.
-	enNotBeyond = regexp.MustCompile(`(?i)\b(?:more about|know more|tell me more|more \w* ?than|the other|besides|aside from|apart from|other than|except|in addition to)\b`)
+	enNotBeyond = regexp.MustCompile(`(?i)\b(?:more about|know more|tell me more|more \w* ?than|(?:the|his|her|their|its) other|besides|aside from|apart from|other than|except|in addition to)\b`)
 )
 
 // asksBeyond reports whether q asks for more than the last answer said

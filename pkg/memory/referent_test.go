@@ -157,6 +157,8 @@ func TestRewriteFollowUpBeyond(t *testing.T) {
 			"Besides Elliot Spencer, are there any other interesting aspects about this article about Pinhead?"},
 		{"more about: not beyond", turn([]string{"David Hume", "Early life"}, "Hume's father died when Hume was a child.",
 			"Can you tell me more about his mom?"), "Can you tell me more about David Hume's mom?"},
+		{"his other: not beyond", turn([]string{"J. R. Jayewardene", "Early life"}, "Jayewardene was the eldest of 11 children.",
+			"Were his other siblings political?"), "Were J. R. Jayewardene's other siblings political?"},
 		{"already says beyond what", turn([]string{"A-Teens", "Tours"}, "They toured Asia and the US.",
 			"did they tour anywhere else other than Asia and US?"), "did A-Teens tour anywhere else other than Asia and US?"},
 	} {
