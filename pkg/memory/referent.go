@@ -225,10 +225,10 @@ func rewriteEN(f FollowUp, q string, vocab Vocabulary) string {
 		out, done = completeName(out, ent)
 	}
 	if !done && !sharesWord(out, ent) {
-		out = appendEntity(out, ent)
+		out = placeEntity(out, ent)
 	}
-	if enMore.MatchString(q) {
-		if prev := lastStatement(f.History); prev != "" {
+	if asksBeyond(q) {
+		if prev := besidesPhrase(f.History, q, ent, f.Topic); prev != "" {
 			out = "Besides " + prev + ", " + lowerFirst(out)
 		}
 	}
@@ -321,47 +321,25 @@ func sharesWord(q, name string) bool {
 	return false
 }
 
-// appendEntity adds "of ent" before q's closing punctuation.
+// appendEntity adds "of ent" ("about ent" after "interesting", "else"…)
+// before q's closing punctuation.
 func appendEntity(q, ent string) string {
 	body := strings.TrimRightFunc(q, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
 	end := strings.TrimSpace(q[len(body):])
 	if end == "" {
 		end = "?"
 	}
-	return body + " of " + ent + end
+	prep := " of "
+	if ws := strings.Fields(body); len(ws) > 0 && aboutAfter[strings.ToLower(ws[len(ws)-1])] {
+		prep = " about "
+	}
+	return body + prep + ent + end
 }
 
-// lastStatement returns the first clause of the last answer of history
-// (at most 15 words), or "" when there is none or it is a refusal.
-func lastStatement(history []llm.Message) string {
-	for i := len(history) - 1; i >= 0; i-- {
-		h := history[i]
-		if h.Role == llm.RoleUser {
-			return ""
-		}
-		if h.Role != llm.RoleAssistant || strings.TrimSpace(h.Content) == "" {
-			continue
-		}
-		c := strings.TrimSpace(h.Content)
-		if isRefusal(c) {
-			return ""
-		}
-		// The first clause that says something ("Okay, that leaves one
-		// option" → "that leaves one option").
-		for _, clause := range strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(".;,!?\n", r) }) {
-			ws := strings.Fields(clause)
-			if len(ws) < 3 {
-				continue
-			}
-			if len(ws) > 15 {
-				ws = ws[:15]
-			}
-			return strings.Join(ws, " ")
-		}
-		return ""
-	}
-	return ""
-}
+// aboutAfter are last words after which the entity follows "about"
+// ("anything else interesting about MC Hammer?").
+var aboutAfter = map[string]bool{"interesting": true, "important": true, "notable": true, "significant": true, "else": true,
+	"know": true, "learn": true}
 
 func lowerFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)

@@ -56,7 +56,7 @@ func TestRewriteFollowUp(t *testing.T) {
 			Question: "Was Yoko interested in music?"}, nil, "Was Yoko Ono interested in music?"},
 		{"what else: says what it goes beyond", memory.FollowUp{Topic: []string{"Frank Zappa"}, History: msgs("What did he record?",
 			"Well, he recorded Hot Rats in 1969."), Question: "What else did he record?"}, nil,
-			"Besides he recorded Hot Rats in 1969, what else did Frank Zappa record?"},
+			"Besides Frank Zappa recording Hot Rats in 1969, what else did Frank Zappa record?"},
 		{"entity already named: unchanged", memory.FollowUp{History: restaurants, Question: "Is it near La Margherita?"}, nil,
 			"Is it near La Margherita?"},
 		{"codes and times are not entities", memory.FollowUp{History: msgs("Book La Margherita for two, please.",
@@ -82,6 +82,88 @@ func TestRewriteFollowUp(t *testing.T) {
 	} {
 		if got := memory.RewriteFollowUp(tt.f, tt.vocab); got != tt.want {
 			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.f.Question, got, tt.want)
+		}
+	}
+}
+
+// TestRewriteFollowUpBeyond covers questions asking for more ("what else",
+// "any other"): what they go beyond is a readable phrase of the last answer
+// — a clause without its leading punctuation, discourse word or
+// preposition (a statement turned into a gerund phrase, else "the fact
+// that …"), else a name of the answer that is not the conversation's own,
+// else a date — or nothing; and the entity follows "this article".
+func TestRewriteFollowUpBeyond(t *testing.T) {
+	turn := func(topic []string, answer, q string) memory.FollowUp {
+		return memory.FollowUp{Topic: topic, History: msgs("Tell me more.", answer), Question: q}
+	}
+	for _, tt := range []struct {
+		name string
+		f    memory.FollowUp
+		want string
+	}{
+		{"leading date phrase dropped", turn([]string{"Nina Simone", "1974-1993: Later life"},
+			"During the 1980s, Simone performed regularly at Ronnie Scott's Jazz Club in London,",
+			"Did she perform in other parts of the world?"),
+			"Besides Simone performing regularly at Ronnie Scott's Jazz Club in London, did Nina Simone perform in other parts of the world?"},
+		{"discourse word and colon dropped", turn([]string{"Karlheinz Stockhausen", "Family and home"},
+			"Together they had four children:", "Did he have any other wives ?"),
+			"Besides them having four children, did Karlheinz Stockhausen have any other wives ?"},
+		{"leading quote and by dropped", turn([]string{"Miracle on Ice", "Exhibitions"},
+			`" by causing the Soviets to underestimate the American team.`, "What else did you find interesting about this section?"),
+			"Besides causing the Soviets to underestimate the American team, what else did you find interesting about this section about Miracle on Ice?"},
+		{"date kept whole, long clause gives way to a name", turn([]string{"Grover Norquist", "Taxpayer Protection Pledge"},
+			"The November 6, 2012 elections resulted in a decline in the number of Taxpayer Protection Pledge signatories in both the upper and lower houses",
+			"Was there anything else significant about the pledge?"),
+			"Besides the November 6, 2012 elections, was there anything else significant about the pledge of Grover Norquist?"},
+		{"fragment gives way to a name", turn([]string{"Chesley Sullenberger", "Military service"},
+			"in Red Flag Exercises.", "Did he accomplish anything else while in the Military?"),
+			"Besides Red Flag Exercises, did Chesley Sullenberger accomplish anything else while in the Military?"},
+		{"quoted title", turn([]string{"The Verve", "A Northern Soul"}, `"This Is Music" reached No. 35.`, "did it have any other music?"),
+			`Besides "This Is Music", did The Verve have any other music?`},
+		{"the conversation's own name is skipped", turn([]string{"Hamid Karzai", "Personal life"},
+			"with Hamid Karzai and Fauzia Karzai.", "Was anyone else in his family involved in politics?"),
+			"Besides Fauzia Karzai, was anyone else in Hamid Karzai's family involved in politics?"},
+		{"date as the last resort", turn([]string{"Vicente Fernández", "Career"}, "in 1998.", "Did he record anything else?"),
+			"Besides what happened in 1998, did Vicente Fernández record anything else?"},
+		{"a refusal: the answer before", memory.FollowUp{Topic: []string{"Frank Zappa"}, History: msgs("What did he record?",
+			"He recorded Hot Rats in 1969.", "Did it sell?", "I don't know."), Question: "What else did he record?"},
+			"Besides Frank Zappa recording Hot Rats in 1969, what else did Frank Zappa record?"},
+		{"two refusals: nothing to go beyond", memory.FollowUp{Topic: []string{"Jane Jacobs", "Career"}, History: msgs("Did she write?",
+			"I don't know.", "Did she teach?", "I don't know."), Question: "Are there any other interesting aspects about this article?"},
+			"Are there any other interesting aspects about this article about Jane Jacobs?"},
+		{"a clause without its subject gives way to a name", turn([]string{"Tom Glavine", "Atlanta Braves"},
+			"named the Series MVP.", "Are there any other interesting aspects about this article?"),
+			"Besides the Series MVP, are there any other interesting aspects about this article about Tom Glavine?"},
+		{"a number continues a name", turn([]string{"T-Pain", "Career"}, "with four singles on the Billboard Hot 100 chart",
+			"Did he have any other hits?"), "Besides the Billboard Hot 100, did T-Pain have any other hits?"},
+		{"about after interesting", memory.FollowUp{Topic: []string{"MC Hammer", "Career"}, History: msgs("Did he tour?",
+			"I don't know.", "Did he act?", "I don't know."), Question: "Anything else interesting?"},
+			"Anything else interesting about MC Hammer?"},
+		{"the answer's own besides dropped", turn([]string{"Ben Hecht", "Journalism"},
+			"Besides being a war reporter, he was noted for being a tough crime reporter.", "What else did he do as a journalist?"),
+			"Besides being a war reporter, what else did Ben Hecht do as a journalist?"},
+		{"an initial is no full stop", turn([]string{"Patsy Mink", "Career"}, "with John A. Burns.", "Did she work anywhere else?"),
+			"Besides John A. Burns, did Patsy Mink work anywhere else?"},
+		{"leading adverb and time dropped", turn([]string{"Bear Bryant", "Death"}, "Shortly before his death, Bryant spoke of Alabama.",
+			"What else did he talk about?"), "Besides Bryant speaking of Alabama, what else did Bear Bryant talk about?"},
+		{"a second verb becomes a gerund too", turn([]string{"Adolf Hitler", "Early years"},
+			"The family returned to Austria and settled in Leonding in 1894.", "Did he live anywhere else?"),
+			"Besides the family returning to Austria and settling in Leonding in 1894, did Adolf Hitler live anywhere else?"},
+		{"a negation keeps the statement", turn([]string{"Pink Floyd – The Wall", "Production"}, "EMI did not intend to make the film.",
+			"Was there anything else significant?"),
+			"Besides the fact that EMI did not intend to make the film, was there anything else significant about Pink Floyd – The Wall?"},
+		{"a verb of a clause inside the clause", turn([]string{"Pinhead", "Powers"},
+			"eliminates these restraints when he is separated from Elliot Spencer.", "Are there any other interesting aspects about this article?"),
+			"Besides Elliot Spencer, are there any other interesting aspects about this article about Pinhead?"},
+		{"more about: not beyond", turn([]string{"David Hume", "Early life"}, "Hume's father died when Hume was a child.",
+			"Can you tell me more about his mom?"), "Can you tell me more about David Hume's mom?"},
+		{"his other: not beyond", turn([]string{"J. R. Jayewardene", "Early life"}, "Jayewardene was the eldest of 11 children.",
+			"Were his other siblings political?"), "Were J. R. Jayewardene's other siblings political?"},
+		{"already says beyond what", turn([]string{"A-Teens", "Tours"}, "They toured Asia and the US.",
+			"did they tour anywhere else other than Asia and US?"), "did A-Teens tour anywhere else other than Asia and US?"},
+	} {
+		if got := memory.RewriteFollowUp(tt.f, nil); got != tt.want {
+			t.Errorf("%s: RewriteFollowUp(%q) =\n %q, want\n %q", tt.name, tt.f.Question, got, tt.want)
 		}
 	}
 }
