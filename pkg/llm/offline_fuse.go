@@ -112,6 +112,11 @@ func fuse(req Request) (string, bool) {
 				continue
 			}
 			if k := samePart(parts, s, req.Question); k >= 0 {
+				// The fuller of two sayings is the one said ("是故《易》有太
+				// 極，是生兩儀，兩儀生四象…" over "是故《易》有太极，是生两仪").
+				if fs, fp := foldNorm(s), foldNorm(parts[k].text); len(fs) > len(fp) && strings.Contains(fs, fp) {
+					parts[k].text = s
+				}
 				parts[k].add(a.label)
 				continue
 			}

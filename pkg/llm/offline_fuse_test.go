@@ -84,6 +84,13 @@ func TestOfflineFusion(t *testing.T) {
 			exclude: []string{"彖传上"}, // the web's copy of the same words is said once
 		},
 		{
+			name: "the fuller saying kept",
+			req: fusionPrompt(t, "default", "什么是太极？",
+				fuseAnswer{1, "kb", "是故《易》有太极，是生两仪[1]。是故《易》有太極，是生兩儀，兩儀生四象，四象生八卦[2]。"},
+				fuseAnswer{2, "search", "是故《易》有太极，是生两仪[1]。"}),
+			want: []string{"是故《易》有太極，是生兩儀，兩儀生四象，四象生八卦（据知识库、网络资料）。"},
+		},
+		{
 			name: "refusal dropped",
 			req: fusionPrompt(t, "default", "李雷的生日是哪天？",
 				fuseAnswer{1, "kb", "（离线抽取式模型）在已知内容中没有找到与问题相关的信息。"},
