@@ -35,8 +35,14 @@ func TestOfflineReadsStructure(t *testing.T) {
 		{"「潜龙勿用」出自哪一卦？", nothingZH},                                                   // not in the context: no sentence sharing 出自
 		{"利用刑人用说桎梏出自哪一卦？", "「利用刑人用说桎梏」出自蒙卦（《易經》第四卦蒙山水蒙艮上坎下）：初六：發蒙，利用刑人，用說桎梏，以往吝[2]。"}, // unquoted
 	}
+	expectReplies(t, m, zhouyiChunks, tests)
+}
+
+// expectReplies asks m each question over ctx and checks the replies.
+func expectReplies(t *testing.T, m *llm.Offline, ctx []string, tests []struct{ q, want string }) {
+	t.Helper()
 	for _, tt := range tests {
-		resp := complete(t, m, llm.Request{Question: tt.q, Context: zhouyiChunks})
+		resp := complete(t, m, llm.Request{Question: tt.q, Context: ctx})
 		if resp.Text != tt.want {
 			t.Errorf("%s → %q, want %q", tt.q, resp.Text, tt.want)
 		}
@@ -53,17 +59,12 @@ func TestOfflineLineOfTheAskedHexagram(t *testing.T) {
 		zhouyiChunks[0],
 		"[2] zhouyi > 《易經》第十九卦臨 地澤臨 坤上兌下\n九二：咸臨，吉無不利。\n《象》曰：咸臨吉無不利，未順命也。\n六五：知臨，大君之宜，吉。",
 	}
-	for _, tt := range []struct{ q, want string }{
+	expectReplies(t, m, ctx, []struct{ q, want string }{
 		{"坤卦的九二爻辞是什么？", "坤卦没有九二，这一爻是六二：直，方，大，不習無不利[1]。"},
 		{"坤卦九二的爻辞是什么？", "坤卦没有九二，这一爻是六二：直，方，大，不習無不利[1]。"},
 		{"坤卦的六五爻辞是什么？", nothingZH},
 		{"临卦的九二爻辞是什么？", "九二：咸臨，吉無不利[2]。"},
-	} {
-		resp := complete(t, m, llm.Request{Question: tt.q, Context: ctx})
-		if resp.Text != tt.want {
-			t.Errorf("%s → %q, want %q", tt.q, resp.Text, tt.want)
-		}
-	}
+	})
 }
 
 // TestOfflinePartFromPlainPages: from pages without the Zhouyi's layout
