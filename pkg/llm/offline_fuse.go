@@ -60,7 +60,13 @@ func fuse(req Request) (string, bool) {
 	if len(locs) == 0 {
 		return "", false
 	}
+	// Attributions and refusals follow the question's language (the
+	// prompt's rule: answer in the language of the question), else the
+	// prompt's.
 	zh := strings.Contains(prompt, "【回答")
+	if c, l := text.CountLetters(req.Question); c > 0 || l > 0 {
+		zh = c > 0 && c*3 >= l
+	}
 	var answers []fusedAnswer
 	for k, loc := range locs {
 		label := ""

@@ -91,6 +91,13 @@ func TestOfflineFusion(t *testing.T) {
 			want: []string{"是故《易》有太極，是生兩儀，兩儀生四象，四象生八卦（据知识库、网络资料）。"},
 		},
 		{
+			name: "an English question under the Chinese prompt",
+			req: fusionPrompt(t, "default", "Does La Margherita have outdoor seating?",
+				fuseAnswer{1, "kb", "It has a large outdoor dining space in its garden [1]."}),
+			want:    []string{"It has a large outdoor dining space in its garden (knowledge base)."},
+			exclude: []string{"据"},
+		},
+		{
 			name: "refusal dropped",
 			req: fusionPrompt(t, "default", "李雷的生日是哪天？",
 				fuseAnswer{1, "kb", "（离线抽取式模型）在已知内容中没有找到与问题相关的信息。"},

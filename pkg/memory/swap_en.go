@@ -1,0 +1,84 @@
+package memory
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// English follow-ups that name only what changes ("What about Golden
+// Wok?" after "When does La Margherita open?") stand for the previous
+// question asked of the new name: the rewrite is that question with the
+// conversation's subject replaced, as swapEllipsisZH does in Chinese.
+
+// reWhatAbout matches "What about X?", "How about X?", "And X?".
+var reWhatAbout = regexp.MustCompile(`(?i)^\s*(?:(?:and\s+)?(?:what|how)\s+about|and)\s+(?:the\s+)?([^?.!,]{2,60}?)\s*\??\s*$`)
+
+// swapEllipsisEN rewrites "What about X?" as the previous user question
+// (made standalone) with its subject replaced by X, when X is a known name
+// (isKnownName) and the previous question names the subject. It reports
+// false otherwise.
+func swapEllipsisEN(f FollowUp, q string, vocab Vocabulary) (string, bool) {
+	m := reWhatAbout.FindStringSubmatch(q)
+	if m == nil {
+		return "", false
+	}
+	x := strings.TrimSpace(m[1])
+	if r := []rune(x); len(r) == 0 || !unicode.IsUpper(r[0]) || !isKnownName(vocab, x) {
+		return "", false
+	}
+	prev, at := lastUserQuestion(f.History)
+	if prev == "" || isCJKText(prev) || asksBeyond(prev) || reWhatAbout.MatchString(prev) && at <= 0 {
+		return "", false
+	}
+	prev = RewriteFollowUp(FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
+	if !strings.HasSuffix(strings.TrimSpace(prev), "?") || containsWord(prev, x) {
+		return "", false
+	}
+	ent := referentEN(FollowUp{Topic: f.Topic, History: f.History}, vocab)
+	if ent == "" || !containsWord(prev, ent) {
+		return "", false
+	}
+	return replaceWord(prev, ent, x), true
+}
+
+// isKnownName reports whether x is, whole, a name of vocab (a knowledge
+// base's name, title or heading): "What about Golden Wok?" swaps the
+// subject, "What about the South?" asks something else.
+func isKnownName(vocab Vocabulary, x string) bool {
+	if vocab == nil {
+		return false
+	}
+	for _, n := range vocab.NamesIn(x) {
+		if strings.EqualFold(n, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceWord replaces the first whole-word occurrence of w in s (case
+// insensitive) by r.
+func replaceWord(s, w, r string) string {
+	ls, lw := strings.ToLower(s), strings.ToLower(w)
+	for i := 0; ; {
+		j := strings.Index(ls[i:], lw)
+		if j < 0 {
+			return s
+		}
+		j += i
+		if containsWord(s[j:j+len(w)], w) && (j == 0 || !isWordRune(lastRune(s[:j]))) &&
+			(j+len(w) == len(s) || !isWordRune(firstRune(s[j+len(w):]))) {
+			return s[:j] + r + s[j+len(w):]
+		}
+		i = j + 1
+	}
+}
+
+func lastRune(s string) rune {
+	rs := []rune(s)
+	if len(rs) == 0 {
+		return 0
+	}
+	return rs[len(rs)-1]
+}

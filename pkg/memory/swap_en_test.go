@@ -1,0 +1,42 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/memory"
+)
+
+// TestRewriteFollowUpKnownNamesEN: over a knowledge base's names, an English
+// follow-up resolves to the whole known name, never to a name the text only
+// uses as a common word; "What about X?" asks the previous question of X;
+// a closing "there" becomes "at X".
+func TestRewriteFollowUpKnownNamesEN(t *testing.T) {
+	vocab := memory.NameList{"La Margherita", "Golden Wok", "dining"}
+	for _, tt := range []struct {
+		name    string
+		history []string
+		q, want string
+	}{
+		{"the common word is not the name",
+			[]string{"Which restaurant is in the west of town?", "La Margherita is an Italian restaurant in the west of town.",
+				"Does it have outdoor seating?", "It has a large outdoor dining space in its garden."},
+			"When does it open?", "When does La Margherita open?"},
+		{"the whole known name",
+			[]string{"Which one is in the west?", "That's Margherita. La Margherita is on Mill Road."},
+			"Does it have outdoor seating?", "Does La Margherita have outdoor seating?"},
+		{"what about a known name",
+			[]string{"When does La Margherita open?", "It opens at noon every day."},
+			"What about Golden Wok?", "When does Golden Wok open?"},
+		{"what about something else: not a swap",
+			[]string{"When does La Margherita open?", "It opens at noon every day."},
+			"What about the weekend?", "What about the weekend of La Margherita?"},
+		{"there at the end",
+			[]string{"Which restaurant is in the west of town?", "La Margherita is in the west of town."},
+			"How much is a pizza there?", "How much is a pizza at La Margherita?"},
+	} {
+		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
+		if got := memory.RewriteFollowUp(f, vocab); got != tt.want {
+			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.q, got, tt.want)
+		}
+	}
+}
