@@ -175,7 +175,7 @@ func fuse(req Request) (string, bool) {
 
 var (
 	citation    = regexp.MustCompile(`\s*\[\d{1,3}\]`)
-	attribution = regexp.MustCompile(`[（(]据[^）)]{1,12}[）)]`)
+	attribution = regexp.MustCompile(`[（(]据[^）)]{1,12}[）)]|\s*\((?:knowledge base|web)(?:, (?:knowledge base|web))*\)`)
 )
 
 func (p *fusedPart) add(label string) {
@@ -292,11 +292,25 @@ func relevantParts(parts []fusedPart, question string) []fusedPart {
 		shares[i] = share(p)
 		best = max(best, shares[i])
 	}
+	// What only the model said (no source backs it) is kept when it
+	// answers more of the question than every sourced part does: the
+	// offline model knows nothing but the conversation, and echoing an
+	// earlier reply ("It opens at noon…" of another restaurant) beside the
+	// sources' answer misleads.
+	sourced := -1.0
+	for i, p := range parts {
+		if len(p.labels) > 0 {
+			sourced = max(sourced, shares[i])
+		}
+	}
 	var out []fusedPart
 	kept := false
 	for i, p := range parts {
 		goesOn := kept && i > 0 && p.answer == parts[i-1].answer && p.seq == parts[i-1].seq+1
 		kept = shares[i] >= best*2/3-1e-9 || goesOn || p.rank == 0
+		if len(p.labels) == 0 && sourced >= 0 && shares[i] <= sourced+1e-9 {
+			kept = false
+		}
 		if kept {
 			out = append(out, p)
 		}
@@ -306,7 +320,10 @@ func relevantParts(parts []fusedPart, question string) []fusedPart {
 
 // isRefusalText reports whether an answer only says that nothing was found.
 func isRefusalText(s string) bool {
-	for _, p := range []string{"没有找到与问题相关的信息", "无法回答", "没有找到相关", "Nothing in the given context", "cannot be answered", "no relevant"} {
+	// The offline model's, the knowledge base's (kb/nothing_found.go) and
+	// the search engine's (search/answer.go) words for nothing found.
+	for _, p := range []string{"没有找到与问题相关", "无法回答", "没有找到相关", "Nothing in the given context", "cannot be answered",
+		"no relevant", "has nothing relevant", "found nothing relevant"} {
 		if strings.Contains(s, p) {
 			return true
 		}

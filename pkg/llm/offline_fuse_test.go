@@ -98,6 +98,23 @@ func TestOfflineFusion(t *testing.T) {
 			exclude: []string{"据"},
 		},
 		{
+			name: "the model's echo of an earlier reply left out beside the sources' answer",
+			req: fusionPrompt(t, "default", "When does Golden Wok open?",
+				fuseAnswer{1, "llm", "It opens at noon every day and closes at 11 pm (knowledge base)."},
+				fuseAnswer{2, "kb", "It serves dim sum at lunch and opens at 11 am [1]."}),
+			want:    []string{"It serves dim sum at lunch and opens at 11 am (knowledge base)."},
+			exclude: []string{"noon"},
+		},
+		{
+			name: "the model's answer kept when no source has one",
+			req: fusionPrompt(t, "default", "我叫什么名字？",
+				fuseAnswer{1, "llm", "你之前说过：“我叫李雷。”"},
+				fuseAnswer{2, "kb", "知识库中没有找到与问题相关的内容。"},
+				fuseAnswer{3, "search", "搜索引擎 local 没有找到与问题相关的结果。"}),
+			want:    []string{"你之前说过：“我叫李雷。”"},
+			exclude: []string{"没有找到"},
+		},
+		{
 			name: "refusal dropped",
 			req: fusionPrompt(t, "default", "李雷的生日是哪天？",
 				fuseAnswer{1, "kb", "（离线抽取式模型）在已知内容中没有找到与问题相关的信息。"},
