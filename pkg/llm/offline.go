@@ -592,6 +592,7 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 		return cg
 	}
+	frame := selfFrame(q)
 	cands := make([]scored, len(sents))
 	for i, s := range sents {
 		c := &cands[i]
@@ -606,6 +607,12 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 		if c.heading {
 			c.rank *= 0.7 // a heading names what follows; it seldom says it
+		}
+		if frame != "" && s.speaker == speakerHuman && strings.Contains(text.Fold(s.text), frame) {
+			// "我叫韩梅梅" answers "我叫什么名字？": the user said it of
+			// themselves in the question's own words.
+			c.rel, c.own = max(c.rel, 1), max(c.own, 1)
+			c.rank = max(c.rank, 1)
 		}
 	}
 	order := make([]int, len(cands))
@@ -799,4 +806,26 @@ func pieces(s string, n int) []string {
 
 func isLatin(r rune) bool {
 	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !text.IsCJK(r)
+}
+
+// selfFrame returns what a Chinese question about the user says before
+// its question word ("我叫什么名字？" → "我叫", "我住在哪里？" → "我住在",
+// "我的生日是哪天？" → "我的生日是"), folded; "" for other questions or a
+// frame shorter than two characters.
+func selfFrame(q string) string {
+	f := strings.TrimSpace(text.Fold(q))
+	if !strings.HasPrefix(f, "我") {
+		return ""
+	}
+	at := len(f)
+	for _, w := range []string{"什么", "哪", "谁", "几", "多少", "怎么", "吗"} {
+		if i := strings.Index(f, w); i >= 0 && i < at {
+			at = i
+		}
+	}
+	frame := strings.TrimSpace(f[:at])
+	if at == len(f) || utf8.RuneCountInString(frame) < 2 {
+		return ""
+	}
+	return frame
 }

@@ -120,6 +120,19 @@ func TestOfflineNoFragments(t *testing.T) {
 	}
 }
 
+// TestOfflineRemembersWhatTheUserSaid: a question about the user is
+// answered with what they said of themselves in the question's words
+// ("我叫韩梅梅" for "我叫什么名字？", though it shares no 名字).
+func TestOfflineRemembersWhatTheUserSaid(t *testing.T) {
+	m := llm.NewOffline(llm.OfflineOptions{})
+	ctx := []string{"Human: 我叫韩梅梅，住在北京。", "AI: 你好，韩梅梅。", "Human: 乾卦的卦辞是什么？", "AI: 乾，元亨利贞。"}
+	for _, q := range []string{"我叫什么名字？", "我住在哪里？"} {
+		if got := complete(t, m, llm.Request{Question: q, Context: ctx}).Text; !strings.Contains(got, "我叫韩梅梅") {
+			t.Errorf("%s → %q, want what the user said", q, got)
+		}
+	}
+}
+
 // TestOfflineCitesAndSkipsPaths: the generic reading cites the numbered
 // chunk a sentence comes from, never answers with the section path above a
 // chunk, and keeps replies short.
