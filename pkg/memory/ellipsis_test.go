@@ -40,6 +40,8 @@ func TestRewriteEllipsisZH(t *testing.T) {
 			"它的彖传怎么说？", "乾卦·彖传上：大哉乾元，万物资始，乃统天（据网络资料）。",
 			"什么是太极？", "是故《易》有太极，是生两仪（据知识库、网络资料）。"},
 			"它生出什么？", nil, "太极生出什么？"},
+		{"an ordinal is not a name", []string{"周易的第一卦是哪一卦？", "第一卦是乾卦，象征天。"}, "它的卦辞是什么？", nil,
+			"乾卦的卦辞是什么？"},
 		{"a statement is not rewritten", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "我叫李雷，我想学习周易。", nil,
 			"我叫李雷，我想学习周易。"},
 		{"nor a question about the speaker", []string{"我叫李雷。", "你好，李雷。"}, "我叫什么名字？", nil, "我叫什么名字？"},

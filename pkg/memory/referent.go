@@ -471,7 +471,7 @@ func zhNames(s string) []string {
 }
 
 func startsWithPronoun(n string) bool {
-	for _, p := range []string{"它", "他", "她", "这", "那", "其", "此", "该", "我", "你", "哪", "每", "某", "一"} {
+	for _, p := range []string{"它", "他", "她", "这", "那", "其", "此", "该", "我", "你", "哪", "每", "某", "一", "第"} {
 		if strings.HasPrefix(n, p) {
 			return true
 		}
