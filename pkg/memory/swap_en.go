@@ -60,25 +60,9 @@ func isKnownName(vocab Vocabulary, x string) bool {
 // replaceWord replaces the first whole-word occurrence of w in s (case
 // insensitive) by r.
 func replaceWord(s, w, r string) string {
-	ls, lw := strings.ToLower(s), strings.ToLower(w)
-	for i := 0; ; {
-		j := strings.Index(ls[i:], lw)
-		if j < 0 {
-			return s
-		}
-		j += i
-		if containsWord(s[j:j+len(w)], w) && (j == 0 || !isWordRune(lastRune(s[:j]))) &&
-			(j+len(w) == len(s) || !isWordRune(firstRune(s[j+len(w):]))) {
-			return s[:j] + r + s[j+len(w):]
-		}
-		i = j + 1
+	j := wordIndex(s, w)
+	if j < 0 {
+		return s
 	}
-}
-
-func lastRune(s string) rune {
-	rs := []rune(s)
-	if len(rs) == 0 {
-		return 0
-	}
-	return rs[len(rs)-1]
+	return s[:j] + r + s[j+len(w):]
 }

@@ -155,17 +155,27 @@ func containsWord(s, w string) bool {
 	if r, _ := utf8.DecodeRuneInString(w); text.IsCJK(r) {
 		return strings.Contains(s, w)
 	}
+	return wordIndex(s, w) >= 0
+}
+
+// wordIndex returns the byte offset in s of the first whole-word occurrence
+// of w, case-insensitive (case-sensitive when lower-casing would change the
+// text's length, so that offsets stay those of s), or -1.
+func wordIndex(s, w string) int {
 	ls, lw := strings.ToLower(s), strings.ToLower(w)
+	if len(ls) != len(s) || len(lw) != len(w) {
+		ls, lw = s, w
+	}
 	for i := 0; ; {
 		j := strings.Index(ls[i:], lw)
 		if j < 0 {
-			return false
+			return -1
 		}
 		j += i
 		before, _ := utf8.DecodeLastRuneInString(ls[:j])
 		after, _ := utf8.DecodeRuneInString(ls[j+len(lw):])
 		if !isWordRune(before) && !isWordRune(after) {
-			return true
+			return j
 		}
 		i = j + 1
 	}
