@@ -257,6 +257,12 @@ func startDemoApp(ctx context.Context, dataDir, upstream, memoryModel string, ed
 
 // post sends one non-streamed request and checks that it succeeded.
 func (a *evalApp) post(ctx context.Context, path string, body any) error {
+	return a.postFor(ctx, path, body, nil)
+}
+
+// postFor sends one non-streamed request, checks that it succeeded and,
+// when out is not nil, decodes the reply into it.
+func (a *evalApp) postFor(ctx context.Context, path string, body, out any) error {
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(b))
 	if err != nil {
@@ -268,16 +274,21 @@ func (a *evalApp) post(ctx context.Context, path string, body any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
+	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d: %s", resp.StatusCode, out)
+		return fmt.Errorf("status %d: %s", resp.StatusCode, raw)
 	}
-	if bytes.Contains(out, []byte(`"error":`)) {
+	if bytes.Contains(raw, []byte(`"error":`)) {
 		var e struct {
 			Error string `json:"error"`
 		}
-		if json.Unmarshal(out, &e) == nil && e.Error != "" {
+		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
 			return errors.New(e.Error)
+		}
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return nil

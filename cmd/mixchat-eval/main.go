@@ -36,6 +36,7 @@ var benchmarks = []benchmark{
 	{"cmrc", "CMRC 2018: each question finds its paragraph: recall@1, recall@5; --threshold calibrates the relevance threshold (--data FILE)", runEvalCMRC},
 	{"qa", "answers a person reads, end to end through knowledge-base chat at the offline defaults: answer_contains_gold, answered, refused (--data FILE, --zhouyi DIR, --absent)", runEvalQA},
 	{"locomo", "conversation memory on LoCoMo: evidence recall@k of every memory strategy (--data FILE)", runEvalLoCoMo},
+	{"followup", "follow-up questions end to end: two-turn Zhouyi conversations through knowledge-base chat and mix_chat at the offline defaults: standalone_ok, answer_contains_gold, refused (--zhouyi DIR)", runEvalFollowUp},
 	{"canard", "follow-up rewriting on CANARD: corpus BLEU-4 of the offline rewrite against copying the question (--data FILE)", runEvalCanard},
 	{"latency", "mix_chat end to end against a test upstream: fused-reply latency, overhead, requests/s", runEvalLatency},
 	{"cost", "model tokens per turn of a ten-turn conversation: /chat/chat vs mix_chat in both fusion modes", runEvalCost},

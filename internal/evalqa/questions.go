@@ -150,13 +150,44 @@ type hexagram struct {
 	lines   []string
 }
 
-// zhouyiQuestions generates the questions of the Zhouyi set from the
-// traditional text's structure, in simplified characters: each
-// hexagram's judgement (卦辞), each line (爻辞, with 用九/用六), its Great
-// Image (大象) and quoted passages (出自), one from its lines and one from
-// its Tuan commentary, chosen among clauses of 4 to 10 characters that
-// occur in no other hexagram's section and do not name the hexagram.
-func zhouyiQuestions(src []byte) ([]question, error) {
+// Hexagram is one hexagram of the Zhouyi as the traditional text gives
+// it, for the evals that ask about it.
+type Hexagram struct {
+	Name      string // simplified, as a person types it (复, 遁)
+	Judgement string // the judgement (卦辞), the section's first line
+	Lines     []Line // the line texts (爻辞), in order, with 用九/用六
+	Tuan      string // the Tuan commentary (彖), "" when absent
+	Image     string // the Great Image (大象), "" when absent
+}
+
+// Line is one line text of a hexagram: its position (初九, 六二, 用六,
+// simplified) and its text.
+type Line struct {
+	Position, Text string
+}
+
+// ZhouyiFiles reads the Zhouyi folder as it ships (zhouyi-traditional.txt
+// first, then yizhuan-simplified/*.txt), the knowledge base of the Zhouyi
+// evals.
+func ZhouyiFiles(dir string) ([]kb.FileData, error) { return zhouyiFiles(dir) }
+
+// ZhouyiHexagrams parses the traditional text (the first of ZhouyiFiles)
+// into its 64 hexagrams, in the received order.
+func ZhouyiHexagrams(src []byte) ([]Hexagram, error) {
+	hexes, err := parseHexagrams(src)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Hexagram, 64)
+	for i, h := range hexes[:64] {
+		out[i] = h.parts()
+	}
+	return out, nil
+}
+
+// parseHexagrams splits the traditional text into its hexagrams' sections
+// (64, and a 65th for what follows them, when present).
+func parseHexagrams(src []byte) ([]*hexagram, error) {
 	var hexes []*hexagram
 	for _, raw := range strings.Split(string(src), "\n") {
 		l := strings.TrimSpace(raw)
@@ -188,6 +219,46 @@ func zhouyiQuestions(src []byte) ([]question, error) {
 	if len(hexes) < 64 {
 		return nil, fmt.Errorf("zhouyi: found %d hexagram headings, want 64", len(hexes))
 	}
+	for _, h := range hexes[:64] {
+		if len(h.lines) == 0 {
+			return nil, fmt.Errorf("zhouyi: hexagram %s has no text", h.name)
+		}
+	}
+	return hexes, nil
+}
+
+// parts picks a hexagram's judgement, line texts (the first of each
+// position), Tuan and Great Image (the first 《彖》 and 《象》 passages)
+// out of its section.
+func (h *hexagram) parts() Hexagram {
+	out := Hexagram{Name: h.name, Judgement: h.lines[0]}
+	seenPos := map[string]bool{}
+	for _, l := range h.lines[1:] {
+		if m := lineRe.FindStringSubmatch(l); m != nil && !seenPos[m[1]] {
+			seenPos[m[1]] = true
+			out.Lines = append(out.Lines, Line{Position: text.Fold(m[1]), Text: m[2]})
+		}
+		if m := imageRe.FindStringSubmatch(l); m != nil && out.Image == "" {
+			out.Image = m[1]
+		}
+		if m := tuanRe.FindStringSubmatch(l); m != nil && out.Tuan == "" {
+			out.Tuan = m[1]
+		}
+	}
+	return out
+}
+
+// zhouyiQuestions generates the questions of the Zhouyi set from the
+// traditional text's structure, in simplified characters: each
+// hexagram's judgement (卦辞), each line (爻辞, with 用九/用六), its Great
+// Image (大象) and quoted passages (出自), one from its lines and one from
+// its Tuan commentary, chosen among clauses of 4 to 10 characters that
+// occur in no other hexagram's section and do not name the hexagram.
+func zhouyiQuestions(src []byte) ([]question, error) {
+	hexes, err := parseHexagrams(src)
+	if err != nil {
+		return nil, err
+	}
 	// Which hexagrams' sections hold a clause (folded, normalised).
 	sections := make([]string, len(hexes))
 	for i, h := range hexes {
@@ -218,30 +289,17 @@ func zhouyiQuestions(src []byte) ([]question, error) {
 		qs = append(qs, question{id: fmt.Sprintf("%s-%d", typ, len(qs)+1), typ: typ, text: q, gold: gold})
 	}
 	for at, h := range hexes[:64] {
-		if len(h.lines) == 0 {
-			return nil, fmt.Errorf("zhouyi: hexagram %s has no text", h.name)
-		}
-		add("卦辞", h.name+"卦的卦辞是什么？", h.lines[0])
+		p := h.parts()
+		add("卦辞", h.name+"卦的卦辞是什么？", p.Judgement)
 		var lineTexts []string
-		seenPos := map[string]bool{}
-		image, tuan := "", ""
-		for _, l := range h.lines[1:] {
-			if m := lineRe.FindStringSubmatch(l); m != nil && !seenPos[m[1]] {
-				seenPos[m[1]] = true
-				add("爻辞", h.name+"卦的"+text.Fold(m[1])+"爻辞是什么？", m[2])
-				lineTexts = append(lineTexts, m[2])
-			}
-			if m := imageRe.FindStringSubmatch(l); m != nil && image == "" {
-				image = m[1]
-			}
-			if m := tuanRe.FindStringSubmatch(l); m != nil && tuan == "" {
-				tuan = m[1]
-			}
+		for _, l := range p.Lines {
+			add("爻辞", h.name+"卦的"+l.Position+"爻辞是什么？", l.Text)
+			lineTexts = append(lineTexts, l.Text)
 		}
-		if image != "" {
-			add("大象", h.name+"卦的大象传是什么？", image)
+		if p.Image != "" {
+			add("大象", h.name+"卦的大象传是什么？", p.Image)
 		}
-		for _, src := range []string{strings.Join(lineTexts, "。"), tuan} {
+		for _, src := range []string{strings.Join(lineTexts, "。"), p.Tuan} {
 			if c := quote(src, h, at); c != "" {
 				add("出自", "「"+c+"」出自哪一卦？", h.name+"卦", h.written+"卦")
 				qs[len(qs)-1].evidence = c

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/mixchat/mixchat/internal/shareddata"
+)
+
+// TestEvalFollowUp asks the follow-ups about three hexagrams (乾, 贲, 夬)
+// through both endpoints: every figure is computed over the rows, and the
+// ellipsis on 乾 (九三, then 那九四呢？) is rewritten and answered.
+func TestEvalFollowUp(t *testing.T) {
+	dir := shareddata.Path(t, "zhouyi")
+	rep, err := evalFollowUps(context.Background(), fuOptions{zhouyi: dir, limit: 3, endpoints: []string{"kb", "mix"}, rows: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Hexagrams != 3 || rep.Chunks == 0 || len(rep.Rows) != 2*3*4 {
+		t.Fatalf("report: %d hexagrams, %d chunks, %d rows; want 3 hexagrams, chunks, 24 rows", rep.Hexagrams, rep.Chunks, len(rep.Rows))
+	}
+	for _, ep := range []string{"kb", "mix"} {
+		er, ok := rep.ByEndpoint[ep]
+		if !ok || er.N != 12 || len(er.ByType) != 4 {
+			t.Fatalf("%s: %+v; want 12 conversations of 4 types", ep, er)
+		}
+		// The figures are the rows' shares.
+		var ok2, gold int
+		for _, r := range rep.Rows {
+			if r.Endpoint == ep {
+				ok2 += b2i(r.StandaloneOK)
+				gold += b2i(r.Correct)
+			}
+		}
+		if want := float64(ok2) / 12; er.StandaloneOK < want-0.001 || er.StandaloneOK > want+0.001 {
+			t.Errorf("%s: standalone_ok %.4f, rows say %.4f", ep, er.StandaloneOK, want)
+		}
+		if want := float64(gold) / 12; er.AnswerContainsGold < want-0.001 || er.AnswerContainsGold > want+0.001 {
+			t.Errorf("%s: answer_contains_gold %.4f, rows say %.4f", ep, er.AnswerContainsGold, want)
+		}
+	}
+	found := 0
+	for _, r := range rep.Rows {
+		if r.ID != "01-"+fuEllipsis {
+			continue
+		}
+		found++
+		if r.Turn2 != "那九四呢？" || !r.StandaloneOK || !r.Correct || r.Refused || !strings.Contains(r.Standalone, "九四") {
+			t.Errorf("%s 乾 ellipsis: %+v; want 那九四呢？ rewritten to 乾卦's 九四 and answered with 或跃在渊", r.Endpoint, r)
+		}
+	}
+	if found != 2 {
+		t.Errorf("乾 ellipsis rows: %d, want one per endpoint", found)
+	}
+
+	// The command prints the table.
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"followup", "--zhouyi", dir, "--limit", "1", "--endpoints", "kb"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"standalone_ok", fuPronounLine, fuEllipsis, fuPronounPart, fuSwap, "all"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestStandaloneOK: the standalone question must name the hexagram as a
+// word, hold the part, and not keep the hexagram of turn 1.
+func TestStandaloneOK(t *testing.T) {
+	for _, tt := range []struct {
+		it   fuItem
+		s    string
+		want bool
+	}{
+		{fuItem{Names: "坤", Part: []string{"卦辞"}, Not: "乾"}, "坤卦的卦辞是什么？", true},
+		{fuItem{Names: "坤", Part: []string{"卦辞"}, Not: "乾"}, "乾卦的卦辞是什么？坤卦呢？", false},
+		{fuItem{Names: "履", Part: []string{"卦辞"}, Not: "小畜"}, "小履卦的卦辞是什么？", false},
+		{fuItem{Names: "小畜", Part: []string{"卦辞"}, Not: "履"}, "履小畜卦辞是什么？", false},
+		{fuItem{Names: "乾", Part: []string{"九四"}}, "周易乾卦的九四爻辞是什么？", true},
+		{fuItem{Names: "乾", Part: []string{"九四"}}, "乾卦的九三爻辞是什么？", false},
+		{fuItem{Names: "乾", Part: []string{"彖"}}, "它的彖传怎么说？", false},
+		{fuItem{Names: "遁", Part: []string{"象"}}, "遯卦的大象是什么？", true}, // traditional folded
+	} {
+		if got := tt.it.standaloneOK(tt.s); got != tt.want {
+			t.Errorf("%+v standaloneOK(%q) = %v, want %v", tt.it, tt.s, got, tt.want)
+		}
+	}
+}
