@@ -38,7 +38,9 @@ Each is asked through /chat/knowledge_base_chat and /chat/mix_chat with a
 conversation_id. Reported per endpoint and type: standalone_ok (the
 question the turn stored as standalone names the hexagram and the part),
 answer_contains_gold (the second reply holds the gold, evalqa.ContainsGold),
-refused (evalqa.IsRefusal), and turn1_gold for reading them.
+refused (evalqa.IsRefusal), and for reading them turn1_gold (the first
+reply holds its gold) and alone_gold (answer_contains_gold of the second
+question asked without the conversation).
 `
 
 // Kinds of follow-up the eval asks.
@@ -84,6 +86,9 @@ type fuRow struct {
 	StandaloneOK bool     `json:"standalone_ok"`
 	Correct      bool     `json:"answer_contains_gold"`
 	Refused      bool     `json:"refused"`
+	// AloneAnswer is the reply to turn 2 asked without the conversation.
+	AloneAnswer string `json:"alone_answer"`
+	AloneGold   bool   `json:"alone_gold"`
 }
 
 // fuMetrics are the figures of a set of rows.
@@ -93,7 +98,10 @@ type fuMetrics struct {
 	AnswerContainsGold float64 `json:"answer_contains_gold"`
 	Refused            float64 `json:"refused"`
 	Turn1Gold          float64 `json:"turn1_gold"`
-	AvgAnswerChars     float64 `json:"avg_answer_chars"`
+	// AloneGold is answer_contains_gold of turn 2 asked without the
+	// conversation: what the follow-up gets without its context.
+	AloneGold      float64 `json:"alone_gold"`
+	AvgAnswerChars float64 `json:"avg_answer_chars"`
 }
 
 // fuEndpointReport is one endpoint's figures, in all and per type.
@@ -315,6 +323,13 @@ func (a *evalApp) askFollowUp(ctx context.Context, ep string, it fuItem) (fuRow,
 	row.Refused = replies[1].Empty || evalqa.IsRefusal(row.Answer)
 	row.Correct = !row.Refused && evalqa.ContainsGold(row.Answer, it.Gold)
 	row.StandaloneOK = it.standaloneOK(standalone)
+	var alone fuChatReply
+	body := map[string]any{"query": it.Turn2, "knowledge_base_name": fuKB, "stream": false}
+	if err := a.postFor(ctx, fuEndpoints[ep], body, &alone); err != nil {
+		return fuRow{}, fmt.Errorf("turn 2 alone: %w", err)
+	}
+	row.AloneAnswer = text(alone)
+	row.AloneGold = !alone.Empty && !evalqa.IsRefusal(row.AloneAnswer) && evalqa.ContainsGold(row.AloneAnswer, it.Gold)
 	return row, nil
 }
 
@@ -352,18 +367,19 @@ func followUpMetrics(rows []fuRow) fuMetrics {
 	if len(rows) == 0 {
 		return m
 	}
-	var ok, gold, refused, gold1, chars int
+	var ok, gold, refused, gold1, alone, chars int
 	for _, r := range rows {
 		ok += b2i(r.StandaloneOK)
 		gold += b2i(r.Correct)
 		refused += b2i(r.Refused)
 		gold1 += b2i(r.Turn1Gold)
+		alone += b2i(r.AloneGold)
 		chars += utf8.RuneCountInString(r.Answer)
 	}
 	n := float64(len(rows))
 	r4 := func(x float64) float64 { return float64(int64(x*10000+0.5)) / 10000 }
 	m.StandaloneOK, m.AnswerContainsGold, m.Refused = r4(float64(ok)/n), r4(float64(gold)/n), r4(float64(refused)/n)
-	m.Turn1Gold, m.AvgAnswerChars = r4(float64(gold1)/n), r4(float64(chars)/n)
+	m.Turn1Gold, m.AloneGold, m.AvgAnswerChars = r4(float64(gold1)/n), r4(float64(alone)/n), r4(float64(chars)/n)
 	return m
 }
 
@@ -378,15 +394,15 @@ func printFollowUps(w io.Writer, rep fuReport) error {
 	fmt.Fprintf(w, "follow-ups on the Zhouyi: %d hexagrams, %d files, %d chunks, %s model, %.1fs\n\n",
 		rep.Hexagrams, rep.Files, rep.Chunks, rep.Model, rep.Seconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "endpoint\ttype\tn\tstandalone_ok\tanswer_contains_gold\trefused\tturn1_gold\tchars\t")
+	fmt.Fprintln(tw, "endpoint\ttype\tn\tstandalone_ok\tanswer_contains_gold\trefused\tturn1_gold\talone_gold\tchars\t")
 	eps := make([]string, 0, len(rep.ByEndpoint))
 	for ep := range rep.ByEndpoint {
 		eps = append(eps, ep)
 	}
 	sort.Strings(eps)
 	line := func(ep, typ string, m fuMetrics) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t\n", ep, typ, m.N, m.StandaloneOK,
-			m.AnswerContainsGold, m.Refused, m.Turn1Gold, m.AvgAnswerChars)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t\n", ep, typ, m.N, m.StandaloneOK,
+			m.AnswerContainsGold, m.Refused, m.Turn1Gold, m.AloneGold, m.AvgAnswerChars)
 	}
 	for _, ep := range eps {
 		er := rep.ByEndpoint[ep]

@@ -28,11 +28,12 @@ func TestEvalFollowUp(t *testing.T) {
 			t.Fatalf("%s: %+v; want 12 conversations of 4 types", ep, er)
 		}
 		// The figures are the rows' shares.
-		var ok2, gold int
+		var ok2, gold, alone int
 		for _, r := range rep.Rows {
 			if r.Endpoint == ep {
 				ok2 += b2i(r.StandaloneOK)
 				gold += b2i(r.Correct)
+				alone += b2i(r.AloneGold)
 			}
 		}
 		if want := float64(ok2) / 12; er.StandaloneOK < want-0.001 || er.StandaloneOK > want+0.001 {
@@ -40,6 +41,9 @@ func TestEvalFollowUp(t *testing.T) {
 		}
 		if want := float64(gold) / 12; er.AnswerContainsGold < want-0.001 || er.AnswerContainsGold > want+0.001 {
 			t.Errorf("%s: answer_contains_gold %.4f, rows say %.4f", ep, er.AnswerContainsGold, want)
+		}
+		if want := float64(alone) / 12; er.AloneGold < want-0.001 || er.AloneGold > want+0.001 {
+			t.Errorf("%s: alone_gold %.4f, rows say %.4f", ep, er.AloneGold, want)
 		}
 	}
 	found := 0
@@ -61,7 +65,7 @@ func TestEvalFollowUp(t *testing.T) {
 	if err := run(context.Background(), []string{"followup", "--zhouyi", dir, "--limit", "1", "--endpoints", "kb"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"standalone_ok", fuPronounLine, fuEllipsis, fuPronounPart, fuSwap, "all"} {
+	for _, want := range []string{"standalone_ok", "alone_gold", fuPronounLine, fuEllipsis, fuPronounPart, fuSwap, "all"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
