@@ -34,6 +34,10 @@ judgement (or a line); turn 2 is a follow-up that names nothing:
                  gold: the Tuan's first sentence / the Great Image
   swap_hexagram  坤卦呢？                 gold: that hexagram's judgement
 
+--variants adds five wordings per hexagram: 那坤呢？ and 那九五呢？ after the
+judgement, 这卦的九二爻辞是什么？, 它的大象呢？ after a line, 坤卦呢？ after
+a line (gold: 坤's line at that place).
+
 Each is asked through /chat/knowledge_base_chat and /chat/mix_chat with a
 conversation_id. Reported per endpoint and type: standalone_ok (the
 question the turn stored as standalone names the hexagram and the part),
@@ -49,7 +53,16 @@ const (
 	fuEllipsis    = "ellipsis_line"
 	fuPronounPart = "pronoun_part"
 	fuSwap        = "swap_hexagram"
+	// The variants (--variants): other wordings a person uses.
+	fuSwapBare       = "swap_bare"            // 那坤呢？ after the judgement
+	fuLineAfterJudge = "line_after_judgement" // 那九五呢？ after the judgement
+	fuZheGua         = "zhe_gua_line"         // 这卦的九二爻辞是什么？
+	fuPartAfterLine  = "part_after_line"      // 它的大象呢？ after a line
+	fuSwapLine       = "swap_line"            // 坤卦呢？ after a line of 乾
 )
+
+// fuTypes are the types in the order the table lists them.
+var fuTypes = []string{fuPronounLine, fuEllipsis, fuPronounPart, fuSwap, fuSwapBare, fuLineAfterJudge, fuZheGua, fuPartAfterLine, fuSwapLine}
 
 // fuEndpoints are the chat endpoints a follow-up can be asked through.
 var fuEndpoints = map[string]string{"kb": "/chat/knowledge_base_chat", "mix": "/chat/mix_chat"}
@@ -127,6 +140,7 @@ type fuOptions struct {
 	limit     int // hexagrams, spread over the 64 (0: all)
 	endpoints []string
 	rows      bool // keep the rows in the report
+	variants  bool // ask the variants too
 }
 
 func runEvalFollowUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -135,6 +149,7 @@ func runEvalFollowUp(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.StringVar(&o.zhouyi, "zhouyi", "", "folder of the Zhouyi texts (zhouyi-traditional.txt, yizhuan-simplified/)")
 	fs.IntVar(&o.limit, "limit", 0, "ask about N hexagrams spread over the 64 (0 = all)")
 	endpoints := fs.String("endpoints", "kb,mix", "endpoints to ask through: kb (/chat/knowledge_base_chat), mix (/chat/mix_chat)")
+	fs.BoolVar(&o.variants, "variants", false, "ask five more wordings per hexagram: 那坤呢？, 那九五呢？ after the judgement, 这卦的九二爻辞是什么？, 它的大象呢？ after a line, 坤卦呢？ after a line")
 	jsonOut := fs.Bool("json", false, "print one JSON object with a row per conversation and endpoint")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -171,7 +186,7 @@ func evalFollowUps(ctx context.Context, o fuOptions, progress io.Writer) (fuRepo
 	if err != nil {
 		return fuReport{}, err
 	}
-	items := followUpItems(hexes, o.limit)
+	items := followUpItems(hexes, o.limit, o.variants)
 	_, dir, cleanup, err := evalTemp("followup")
 	if err != nil {
 		return fuReport{}, err
@@ -236,9 +251,10 @@ func evalFollowUps(ctx context.Context, o fuOptions, progress io.Writer) (fuRepo
 }
 
 // followUpItems are the conversations about n hexagrams spread over the
-// 64 (n <= 0: all), four per hexagram, one of each type; which line, part
-// and other hexagram each asks follows from the hexagram's place.
-func followUpItems(hexes []evalqa.Hexagram, n int) []fuItem {
+// 64 (n <= 0: all), four per hexagram, one of each type (nine with the
+// variants); which line, part and other hexagram each asks follows from
+// the hexagram's place.
+func followUpItems(hexes []evalqa.Hexagram, n int, variants bool) []fuItem {
 	if n <= 0 || n > len(hexes) {
 		n = len(hexes)
 	}
@@ -278,8 +294,50 @@ func followUpItems(hexes []evalqa.Hexagram, n int) []fuItem {
 		items = append(items, fuItem{ID: id(fuSwap), Type: fuSwap, Hexagram: h.Name, Turn1: judgement,
 			Gold1: []string{h.Judgement}, Turn2: h2.Name + "卦呢？", Gold: []string{h2.Judgement},
 			Names: h2.Name, Part: []string{"卦辞"}, Not: h.Name})
+		if variants && len(lines) > 0 {
+			items = append(items, variantItems(i, h, h2, lines, id)...)
+		}
 	}
 	return items
+}
+
+// variantItems are the variants' conversations about h (the i-th
+// hexagram, lines its six places, h2 the other of its pair).
+func variantItems(i int, h, h2 evalqa.Hexagram, lines []evalqa.Line, id func(string) string) []fuItem {
+	judgement := h.Name + "卦的卦辞是什么？"
+	item := func(typ, turn1, gold1, turn2, gold string) fuItem {
+		return fuItem{ID: id(typ), Type: typ, Hexagram: h.Name, Turn1: turn1, Gold1: []string{gold1}, Turn2: turn2,
+			Gold: []string{gold}, Names: h.Name}
+	}
+	l, l4 := lines[(i+1)%len(lines)], lines[(i+4)%len(lines)]
+	bare := item(fuSwapBare, judgement, h.Judgement, "那"+h2.Name+"呢？", h2.Judgement)
+	bare.Names, bare.Part, bare.Not = h2.Name, []string{"卦辞"}, h.Name
+	after := item(fuLineAfterJudge, judgement, h.Judgement, "那"+l4.Position+"呢？", l4.Text)
+	after.Part = []string{l4.Position}
+	zhe := item(fuZheGua, judgement, h.Judgement, "这卦的"+l.Position+"爻辞是什么？", l.Text)
+	zhe.Part = []string{l.Position}
+	part := item(fuPartAfterLine, h.Name+"卦的"+l.Position+"爻辞是什么？", l.Text, "它的大象呢？", h.Image)
+	part.Part = []string{"象"}
+	// The same place of h2, whose line may be 六 where h's is 九.
+	var l2 evalqa.Line
+	for _, c := range h2.Lines {
+		if linePlace(c.Position) == linePlace(l.Position) {
+			l2 = c
+			break
+		}
+	}
+	swap := item(fuSwapLine, h.Name+"卦的"+l.Position+"爻辞是什么？", l.Text, h2.Name+"卦呢？", l2.Text)
+	swap.Names, swap.Part, swap.Not = h2.Name, []string{l.Position, l2.Position}, h.Name
+	return []fuItem{bare, after, zhe, part, swap}
+}
+
+// linePlace is the place a line's position names, without its 六 or 九:
+// 初 and 上, or 二 to 五.
+func linePlace(pos string) string {
+	if strings.HasPrefix(pos, "初") || strings.HasPrefix(pos, "上") {
+		return pos[:len("初")]
+	}
+	return strings.TrimLeft(pos, "六九")
 }
 
 // fuChatReply is what the eval reads of a non-streamed reply of either
@@ -335,24 +393,28 @@ func (a *evalApp) askFollowUp(ctx context.Context, ep string, it fuItem) (fuRow,
 
 // standaloneOK reports whether a standalone question names the item's
 // hexagram and part (compared after evalqa.Normalize, which folds
-// traditional characters): "{name}卦" at the start or after a character
-// that is not Han or is 的 or 易 (so 小履卦 does not name 履), the part
-// anywhere, and not Not.
+// traditional characters): the name as a word (at the start or after a
+// character that is not Han or is 的 or 易, and followed by 卦 or 的, so
+// that neither 小履卦 nor 履小畜卦辞 names 履), the part anywhere, and not
+// Not.
 func (it fuItem) standaloneOK(s string) bool {
 	n := evalqa.Normalize(s)
 	if it.Not != "" && strings.Contains(n, evalqa.Normalize(it.Not)) {
 		return false
 	}
-	name := evalqa.Normalize(it.Names + "卦")
+	name := evalqa.Normalize(it.Names)
 	named := false
 	for at := 0; !named; {
 		i := strings.Index(n[at:], name)
 		if i < 0 {
 			return false
 		}
-		before, _ := utf8.DecodeLastRuneInString(n[:at+i])
-		named = at+i == 0 || !unicode.Is(unicode.Han, before) || before == '的' || before == '易'
-		at += i + len(name)
+		start, end := at+i, at+i+len(name)
+		before, _ := utf8.DecodeLastRuneInString(n[:start])
+		after, _ := utf8.DecodeRuneInString(n[end:])
+		named = (start == 0 || !unicode.Is(unicode.Han, before) || before == '的' || before == '易') &&
+			(after == '卦' || after == '的')
+		at = end
 	}
 	for _, p := range it.Part {
 		if strings.Contains(n, evalqa.Normalize(p)) {
@@ -406,7 +468,7 @@ func printFollowUps(w io.Writer, rep fuReport) error {
 	}
 	for _, ep := range eps {
 		er := rep.ByEndpoint[ep]
-		for _, t := range []string{fuPronounLine, fuEllipsis, fuPronounPart, fuSwap} {
+		for _, t := range fuTypes {
 			if m, ok := er.ByType[t]; ok {
 				line(ep, t, m)
 			}

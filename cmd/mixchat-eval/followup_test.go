@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/internal/evalqa"
 	"github.com/mixchat/mixchat/internal/shareddata"
 )
 
@@ -88,9 +89,44 @@ func TestStandaloneOK(t *testing.T) {
 		{fuItem{Names: "乾", Part: []string{"九四"}}, "乾卦的九三爻辞是什么？", false},
 		{fuItem{Names: "乾", Part: []string{"彖"}}, "它的彖传怎么说？", false},
 		{fuItem{Names: "遁", Part: []string{"象"}}, "遯卦的大象是什么？", true}, // traditional folded
+		{fuItem{Names: "坤", Part: []string{"卦辞"}, Not: "乾"}, "坤的卦辞是什么？", true},
+		{fuItem{Names: "乾", Part: []string{"九四"}}, "乾乾的九四", false},
 	} {
 		if got := tt.it.standaloneOK(tt.s); got != tt.want {
 			t.Errorf("%+v standaloneOK(%q) = %v, want %v", tt.it, tt.s, got, tt.want)
+		}
+	}
+}
+
+// TestFollowUpVariants: the variants about 乾 ask what they say, with the
+// gold of the right line (坤's 六二 where 乾 has 九二; the text writes 见龙再田).
+func TestFollowUpVariants(t *testing.T) {
+	files, err := evalqa.ZhouyiFiles(shareddata.Path(t, "zhouyi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hexes, err := evalqa.ZhouyiHexagrams(files[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items := followUpItems(hexes, 2, false); len(items) != 8 || items[4].Hexagram != hexes[32].Name {
+		t.Fatalf("2 hexagrams without variants: %d items, the fifth about %q; want 8, the fifth about %s", len(items), items[4].Hexagram, hexes[32].Name)
+	}
+	items := followUpItems(hexes, 1, true)
+	want := map[string][2]string{ // type → turn 2, gold (folded)
+		fuSwapBare:       {"那坤呢？", "坤，元亨，利牝马之贞"},
+		fuLineAfterJudge: {"那九五呢？", "飞龙在天，利见大人"},
+		fuZheGua:         {"这卦的九二爻辞是什么？", "见龙再田，利见大人"},
+		fuPartAfterLine:  {"它的大象呢？", "天行健，君子以自强不息"},
+		fuSwapLine:       {"坤卦呢？", "直，方，大，不习无不利"},
+	}
+	if len(items) != 4+len(want) {
+		t.Fatalf("乾 with variants: %d items, want %d", len(items), 4+len(want))
+	}
+	for _, it := range items[4:] {
+		w, ok := want[it.Type]
+		if !ok || it.Turn2 != w[0] || len(it.Gold) != 1 || !strings.Contains(evalqa.Normalize(it.Gold[0]), evalqa.Normalize(w[1])) {
+			t.Errorf("%s: turn 2 %q, gold %q; want %q, %q", it.Type, it.Turn2, it.Gold, w[0], w[1])
 		}
 	}
 }
