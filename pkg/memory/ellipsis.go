@@ -44,7 +44,13 @@ func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 	if at > 0 {
 		prev = RewriteFollowUp(FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
 	}
-	part, kind := counterpartZH(prev, x, vocab)
+	// The thing the conversation is about. A bare name of its kind takes
+	// its classifier ("那坤呢？" after 乾卦 asks about 坤卦).
+	subject := referentZH(FollowUp{Topic: f.Topic, History: f.History}, vocab, "", false)
+	if r := []rune(x); strings.HasSuffix(subject, "卦") && len(r) <= 2 && allHan(x) && !strings.HasSuffix(x, "卦") && !ofAKind(x) {
+		x += "卦"
+	}
+	part, kind := counterpartZH(prev, x, subject, vocab)
 	if part == "" && kind && (wholeMatch(zhKinds[0], x) || wholeMatch(zhKinds[1], x)) {
 		// A line or an ordinal the previous question has none of: that
 		// part of what the conversation is about ("乾卦的卦辞是什么？" +
@@ -54,12 +60,10 @@ func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 		}
 		return "", false
 	}
-	if part == "" && !kind {
-		// The thing the conversation is about, when the previous question
-		// names it: "北京的人口是多少？" + "上海呢？".
-		if ent := referentZH(FollowUp{Topic: f.Topic, History: f.History}, vocab, "", false); ent != "" && strings.Contains(prev, ent) {
-			part = ent
-		}
+	if part == "" && !kind && subject != "" && strings.Contains(prev, subject) {
+		// The subject, when the previous question names it: "北京的人口是
+		// 多少？" + "上海呢？".
+		part = subject
 	}
 	if part == "" {
 		return "", false
@@ -93,10 +97,12 @@ var zhKinds = []*regexp.Regexp{
 // counterpartZH returns the part of prev that x takes the place of: a name
 // of vocab in prev when x is one too; else the first part of prev of x's
 // form (zhKinds; kind is true when x has one, and then no other part
-// stands for it); else a stretch of prev as long as x that shares a
-// character with it at the same place ("乾卦" for "坤卦"), the most such
-// characters first, then the earliest.
-func counterpartZH(prev, x string, vocab Vocabulary) (part string, kind bool) {
+// stands for it); else the conversation's subject when prev names it and
+// it ends as x does ("履卦" for "小畜卦": names of a kind differ in
+// length); else a stretch of prev as long as x that shares a character
+// with it at the same place ("乾卦" for "坤卦"), the most such characters
+// first, then the earliest.
+func counterpartZH(prev, x, subject string, vocab Vocabulary) (part string, kind bool) {
 	if vocab != nil && len(vocab.NamesIn(x)) > 0 {
 		for _, n := range vocab.NamesIn(prev) {
 			if n != x && !strings.Contains(x, n) && !strings.Contains(n, x) {
@@ -113,6 +119,9 @@ func counterpartZH(prev, x string, vocab Vocabulary) (part string, kind bool) {
 			}
 			return "", true
 		}
+	}
+	if subject != "" && subject != x && strings.Contains(prev, subject) && lastRuneOf(subject) == lastRuneOf(x) {
+		return subject, false
 	}
 	xr := []rune(x)
 	if len(xr) < 2 {
@@ -137,6 +146,30 @@ func counterpartZH(prev, x string, vocab Vocabulary) (part string, kind bool) {
 		}
 	}
 	return best, false
+}
+
+// ofAKind reports whether x is wholly of one of zhKinds' forms.
+func ofAKind(x string) bool {
+	for _, k := range zhKinds {
+		if wholeMatch(k, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func lastRuneOf(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+func allHan(s string) bool {
+	for _, r := range s {
+		if !isCJKRune(r) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // wholeMatch reports whether re matches all of s.
