@@ -219,7 +219,13 @@ var (
 	// "there" closing a question ("How much is a pizza there?"), unless it
 	// follows a form of "be" ("Is there?", "What is there?").
 	enThereEnd = regexp.MustCompile(`(?i)\s+there\s*([?.!]*)\s*$`)
-	enBeThere  = regexp.MustCompile(`(?i)\b(?:is|are|was|were|be|been)\s$`)
+	// "there" after what is booked or had there ("a table there for 2").
+	enThereObject = regexp.MustCompile(`(?i)\b(?:table|tables|room|rooms|seat|seats|reservation|booking|food|meal|dinner|lunch|breakfast|parking|wifi)\s+(there)\b`)
+	// "that" standing for a thing: after a form of "be" or a verb of
+	// booking, before the question's end or a preposition ("What area is
+	// that in?", "Is that in the centre?", "please book that.").
+	enThat    = regexp.MustCompile(`(?i)\b(?:is|was|book|reserve|try|recommend|choose|take)\s+(that)(?:\s*[?.!]|\s*$|\s+(?:in|on|at|near|for|open|expensive|cheap|available|close|far|one)\b)`)
+	enBeThere = regexp.MustCompile(`(?i)\b(?:is|are|was|were|be|been)\s$`)
 	// A question asking for more than was said.
 	enMore   = regexp.MustCompile(`(?i)\b(else|other|another|more)\b`)
 	enTokens = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’][\p{L}]+)?|\s+|.`)
@@ -253,6 +259,12 @@ func rewriteEN(f FollowUp, q string, vocab Vocabulary) string {
 		} else if m := enThereEnd.FindStringSubmatchIndex(out); m != nil && !enBeThere.MatchString(out[:m[0]+1]) {
 			// "How much is a pizza there?" → "… at Golden Wok?"
 			out, done = out[:m[0]]+" at "+ent+out[m[1]-len(out[m[2]:m[3]]):], true
+		} else if m := enThereObject.FindStringSubmatchIndex(out); m != nil {
+			// "Can you book a table there for 2?" → "… a table at X for 2?"
+			out, done = out[:m[2]]+"at "+ent+out[m[3]:], true
+		} else if m := enThat.FindStringSubmatchIndex(out); m != nil {
+			// "What area is that in?", "Yes please book that."
+			out, done = out[:m[2]]+ent+out[m[3]:], true
 		}
 	}
 	if !done {
@@ -348,12 +360,16 @@ func completeName(q, ent string) (string, bool) {
 // more).
 func sharesWord(q, name string) bool {
 	for _, w := range words(name) {
-		if utf8.RuneCountInString(w) >= 3 && containsWord(q, w) {
+		if utf8.RuneCountInString(w) >= 3 && !nameGlue[strings.ToLower(w)] && containsWord(q, w) {
 			return true
 		}
 	}
 	return false
 }
+
+// nameGlue are the words of a name that do not name it ("The Lucky Star"
+// is not in "What is the address?").
+var nameGlue = map[string]bool{"the": true, "and": true, "for": true, "with": true, "from": true}
 
 // appendEntity adds "of ent" ("about ent" after "interesting", "else"…)
 // before q's closing punctuation.

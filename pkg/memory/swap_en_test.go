@@ -11,7 +11,7 @@ import (
 // uses as a common word; "What about X?" asks the previous question of X;
 // a closing "there" becomes "at X".
 func TestRewriteFollowUpKnownNamesEN(t *testing.T) {
-	vocab := memory.NameList{"La Margherita", "Golden Wok", "dining"}
+	vocab := memory.NameList{"La Margherita", "Golden Wok", "dining", "The Lucky Star", "Acorn Guest House"}
 	for _, tt := range []struct {
 		name    string
 		history []string
@@ -30,6 +30,16 @@ func TestRewriteFollowUpKnownNamesEN(t *testing.T) {
 		{"what about something else: not a swap",
 			[]string{"When does La Margherita open?", "It opens at noon every day."},
 			"What about the weekend?", "What about the weekend of La Margherita?"},
+		{"a name beginning with The", []string{"I'm looking for a chinese place.", "The Lucky Star serves chinese food in the south."},
+			"What is the address?", "What is the address of The Lucky Star?"},
+		{"that for the thing", []string{"I need a place to stay in the north.", "I recommend the Acorn Guest House."},
+			"What area is that in?", "What area is Acorn Guest House in?"},
+		{"book that", []string{"I need a place to stay in the north.", "I recommend the Acorn Guest House."},
+			"Yes please book that.", "Yes please book Acorn Guest House."},
+		{"that as a conjunction stays", []string{"I need a place to stay in the north.", "I recommend the Acorn Guest House."},
+			"I heard that it is good, is it?", "I heard that Acorn Guest House is good, is it?"},
+		{"a table there", []string{"I'm looking for a chinese place.", "The Lucky Star serves chinese food in the south."},
+			"Can you book a table there for 2?", "Can you book a table at The Lucky Star for 2?"},
 		{"there at the end",
 			[]string{"Which restaurant is in the west of town?", "La Margherita is in the west of town."},
 			"How much is a pizza there?", "How much is a pizza at La Margherita?"},
