@@ -98,6 +98,18 @@ func TestKBChatFollowUpNamedByAssistant(t *testing.T) {
 			want:     "La Margherita.txt", naive: "Golden Wok.txt",
 		},
 		{
+			name: "en-no-pronoun", kb: "hotels",
+			files: map[string]string{
+				"Acorn Guest House.txt": "Acorn Guest House is a moderate guesthouse in the north. Phone: 01223353888.",
+				"Cityroomz.txt":         "Cityroomz is a moderate hotel in the centre. Phone: 01223304050.",
+				"Allenbell.txt":         "Allenbell is a cheap guesthouse in the east. Phone: 01223210353.",
+			},
+			user:     "Which one would you suggest?",
+			answer:   "How about Acorn Guest House?",
+			followUp: "Can I get the phone number?",
+			want:     "Acorn Guest House.txt", naive: "Cityroomz.txt",
+		},
+		{
 			name: "zh", kb: "yi",
 			files: map[string]string{
 				"乾卦.txt": "乾卦：乾，元亨，利贞。初九，潜龙勿用。",

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -77,7 +78,7 @@ func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, q
 	if len(lines) == 0 {
 		return Condensed{Standalone: question, Skipped: true, Reason: ReasonNoHistory}, nil
 	}
-	if !dependsOnHistory(question) {
+	if !dependsOnHistory(question) && !m.asksOfKnownSubject(history, question) {
 		return Condensed{Standalone: question, Skipped: true, Reason: ReasonSelfContained}, nil
 	}
 	mem := memoryContext(history)
@@ -252,6 +253,28 @@ func init() {
 		referenceWords[w] = true
 	}
 }
+
+// asksOfKnownSubject reports whether an English question that names
+// nothing but speaks of "the" something ("Can I get the phone number?",
+// "What is the address?") follows turns that name a thing the knowledge
+// bases know (a capitalised known name): it asks about that thing.
+func (m *Manager) asksOfKnownSubject(history []llm.Message, question string) bool {
+	if m.vocab == nil || isCJKText(question) || !theNoun.MatchString(question) ||
+		len(m.vocab.NamesIn(question)) > 0 || len(properNouns(question)) > 0 {
+		return false
+	}
+	for _, h := range recentMessages(history, 2) {
+		for _, n := range m.vocab.NamesIn(h.Content) {
+			if hasUpper(n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// theNoun matches "the" before a word.
+var theNoun = regexp.MustCompile(`(?i)\bthe\s+\pL`)
 
 // dependsOnHistory reports whether question seems to need the history to be
 // understood.

@@ -126,6 +126,38 @@ func TestCondenseOffline(t *testing.T) {
 	}
 }
 
+// TestCondenseAsksOfKnownSubject: a question that names nothing but speaks
+// of "the" something, after turns naming a thing the knowledge bases know,
+// is about that thing; without the vocabulary, or when it names something
+// itself, it stands alone.
+func TestCondenseAsksOfKnownSubject(t *testing.T) {
+	ctx := context.Background()
+	store := openSQLite(t, ":memory:")
+	vocab := memory.NameList{"Acorn Guest House", "Cambridge"}
+	m := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{}), Vocabulary: vocab})
+	plain := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{})})
+	history := []llm.Message{{Role: llm.RoleUser, Content: "Which one would you suggest?"},
+		{Role: llm.RoleAssistant, Content: "How about Acorn Guest House?"}}
+	for _, tt := range []struct {
+		m    *memory.Manager
+		q    string
+		want string
+	}{
+		{m, "Can I get the phone number?", "Can I get the phone number of Acorn Guest House?"},
+		{m, "What is the address of Cambridge station?", "What is the address of Cambridge station?"},
+		{m, "Can you recommend a museum nearby?", "Can you recommend a museum nearby?"},
+		{plain, "Can I get the phone number?", "Can I get the phone number?"},
+	} {
+		c, err := tt.m.CondenseQuestion(ctx, history, tt.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Standalone != tt.want {
+			t.Errorf("%q → %q, want %q", tt.q, c.Standalone, tt.want)
+		}
+	}
+}
+
 // TestCondenseLastPairs: at most Condense.MaxPairs pairs are read (each
 // question a follow-up, so none of them makes the older ones unneeded).
 func TestCondenseLastPairs(t *testing.T) {
