@@ -257,7 +257,8 @@ func init() {
 // asksOfKnownSubject reports whether an English question that names
 // nothing but speaks of "the" something ("Can I get the phone number?",
 // "What is the address?") follows turns that name a thing the knowledge
-// bases know (a capitalised known name): it asks about that thing.
+// bases know (a known name written capitalised or of several words): it
+// asks about that thing.
 func (m *Manager) asksOfKnownSubject(history []llm.Message, question string) bool {
 	if m.vocab == nil || isCJKText(question) || !theNoun.MatchString(question) ||
 		len(m.vocab.NamesIn(question)) > 0 || len(properNouns(question)) > 0 {
@@ -265,7 +266,7 @@ func (m *Manager) asksOfKnownSubject(history []llm.Message, question string) boo
 	}
 	for _, h := range recentMessages(history, 2) {
 		for _, n := range m.vocab.NamesIn(h.Content) {
-			if hasUpper(n) {
+			if hasUpper(n) || strings.Contains(n, " ") {
 				return true
 			}
 		}

@@ -137,8 +137,11 @@ func referentEN(f FollowUp, vocab Vocabulary) string {
 		seen := map[string]bool{}
 		if vocab != nil {
 			for _, n := range vocab.NamesIn(h.Content) {
-				if !hasUpper(n) {
-					continue // "outdoor dining space" does not name the knowledge base "dining"
+				if !hasUpper(n) && !strings.Contains(n, " ") {
+					// "outdoor dining space" does not name the knowledge
+					// base "dining"; "golden wok" in lower-cased text is
+					// still the restaurant.
+					continue
 				}
 				known[n] = true
 				if !seen[n] {
