@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/text"
 )
 
 // Elliptical follow-ups that name only what changes ("那九二呢？" after
@@ -31,9 +32,11 @@ func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 		return "", false
 	}
 	x := m[1]
-	for _, w := range append(zhNotSwap, zhPronouns...) {
-		if strings.Contains(x, w) {
-			return "", false
+	for _, ws := range [][]string{zhNotSwap, zhPronouns} {
+		for _, w := range ws {
+			if strings.Contains(x, w) {
+				return "", false
+			}
 		}
 	}
 	prev, at := lastUserQuestion(f.History)
@@ -133,7 +136,7 @@ func counterpartZH(prev, x, subject string, vocab Vocabulary) (part string, kind
 		cand := pr[i : i+len(xr)]
 		same := 0
 		for j, r := range cand {
-			if !isCJKRune(r) {
+			if !text.IsCJK(r) {
 				same = 0
 				break
 			}
@@ -165,7 +168,7 @@ func lastRuneOf(s string) rune {
 
 func allHan(s string) bool {
 	for _, r := range s {
-		if !isCJKRune(r) {
+		if !text.IsCJK(r) {
 			return false
 		}
 	}
@@ -176,8 +179,4 @@ func allHan(s string) bool {
 func wholeMatch(re *regexp.Regexp, s string) bool {
 	loc := re.FindStringIndex(s)
 	return loc != nil && loc[0] == 0 && loc[1] == len(s)
-}
-
-func isCJKRune(r rune) bool {
-	return r != utf8.RuneError && isCJKText(string(r))
 }

@@ -24,11 +24,13 @@ func swapEllipsisEN(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 		return "", false
 	}
 	x := strings.TrimSpace(m[1])
-	if r := []rune(x); len(r) == 0 || !unicode.IsUpper(r[0]) || !isKnownName(vocab, x) {
+	// A name as the other rules take one: capitalised, or of several
+	// words in lower-cased text.
+	if r := []rune(x); len(r) == 0 || !unicode.IsUpper(r[0]) && !strings.Contains(x, " ") || !isKnownName(vocab, x) {
 		return "", false
 	}
 	prev, at := lastUserQuestion(f.History)
-	if prev == "" || isCJKText(prev) || asksBeyond(prev) || reWhatAbout.MatchString(prev) && at <= 0 {
+	if prev == "" || isCJKText(prev) || asksBeyond(prev) {
 		return "", false
 	}
 	prev = RewriteFollowUp(FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
