@@ -143,6 +143,8 @@ func docID(turn int64, role string) string {
 func (x *turnIndex) add(turns []Turn) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	first := x.session // the sessions this call adds to are indexed once, at the end
+	defer func() { x.indexSessions(first) }()
 	for _, t := range turns {
 		for _, m := range []Message{t.Question, t.Answer} {
 			c := strings.TrimSpace(m.Content)
@@ -176,8 +178,8 @@ func (x *turnIndex) add(turns []Turn) {
 	}
 }
 
-// addToSession adds the terms of a message to the document of the current
-// session, indexed again under the session's number.
+// addToSession adds the terms of a message to the term counts of the
+// current session.
 func (x *turnIndex) addToSession(terms []string) {
 	for len(x.sessionTF) <= x.session {
 		x.sessionTF = append(x.sessionTF, map[string]int{})
@@ -186,9 +188,14 @@ func (x *turnIndex) addToSession(terms []string) {
 	for _, t := range terms {
 		tf[t]++
 	}
-	id := strconv.Itoa(x.session)
-	x.sessions.Remove(id)
-	x.sessions.AddCounts(id, tf)
+}
+
+// indexSessions indexes (again) the documents of sessions first to the
+// current one under their numbers.
+func (x *turnIndex) indexSessions(first int) {
+	for i := first; i < len(x.sessionTF); i++ {
+		x.sessions.AddCounts(strconv.Itoa(i), x.sessionTF[i]) // replaces the session's previous document
+	}
 }
 
 // sessionRelevance returns, by session, its BM25 score for the query terms
