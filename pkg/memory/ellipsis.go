@@ -92,7 +92,7 @@ func lastUserQuestion(history []llm.Message) (string, int) {
 // same form: a line of a hexagram (初九, 九二, 上六, 用九), an ordinal
 // (第三章, 第二卦), a number with its unit (2021年, 三次).
 var zhKinds = []*regexp.Regexp{
-	regexp.MustCompile(`[初上][六九]|[六九][二三四五]|用[六九]`),
+	regexp.MustCompile(hexagramLine),
 	regexp.MustCompile(`第[一二三四五六七八九十百零〇两\d]+[章节回卦篇卷条部集季课期届]?`),
 	regexp.MustCompile(`[一二三四五六七八九十百千万两\d]+[年月日号岁个次位本]`),
 }

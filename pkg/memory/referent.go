@@ -604,7 +604,11 @@ func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
 var zhDefines = regexp.MustCompile(`^\s*(?:请问)?(?:什么是|何为|何谓|介绍一下|讲讲|说说|解释一下)|是什么[？?]?\s*$`)
 
 // hexagramPart matches the parts of a hexagram a question may ask for.
-var hexagramPart = regexp.MustCompile(`^的?(?:卦辞|彖|象|大象|爻|初[六九]|[六九][二三四五]|上[六九]|用[六九])`)
+var hexagramPart = regexp.MustCompile(`^的?(?:卦辞|彖|象|大象|爻|` + hexagramLine + `)`)
+
+// hexagramLine matches a line's position in a hexagram (初九, 六二, 上六,
+// 用九).
+const hexagramLine = `[初上][六九]|[六九][二三四五]|用[六九]`
 
 // zhAsks reports whether a Chinese sentence asks something.
 func zhAsks(q string) bool {
