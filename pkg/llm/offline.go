@@ -680,16 +680,18 @@ func (o *Offline) pick(q string, sents []sentence, maxTokens int) []sentence {
 	}
 	// A sentence another chosen one holds whole ("天行健" beside "《象》曰：
 	// 天行健，君子以自強不息") says nothing more.
-	held := map[int]bool{}
+	norm := make(map[int]string, len(chosen))
 	for _, i := range chosen {
-		ni := normalize(cands[i].text)
-		for _, j := range chosen {
-			if nj := normalize(cands[j].text); j != i && ni != "" && len(nj) > len(ni) && strings.Contains(nj, ni) {
-				held[i] = true
+		norm[i] = normalize(cands[i].text)
+	}
+	chosen = slices.DeleteFunc(chosen, func(i int) bool {
+		for j, nj := range norm {
+			if j != i && norm[i] != "" && len(nj) > len(norm[i]) && strings.Contains(nj, norm[i]) {
+				return true
 			}
 		}
-	}
-	chosen = slices.DeleteFunc(chosen, func(i int) bool { return held[i] })
+		return false
+	})
 	var out []sentence
 	for _, i := range chosen {
 		c := cands[i].sentence

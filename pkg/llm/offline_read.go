@@ -342,20 +342,16 @@ func allHan(s string) bool {
 // 《彖》曰, the Great Image is the 《象》曰 line right after the judgement or
 // the Tuan (or the first line of the hexagram's 象传 file).
 func readHexagram(fq string, lines []ctxLine) (string, bool) {
-	fq = strings.NewReplacer("《", "", "》", "", " ", "").Replace(fq)
-	m := hexPart.FindStringSubmatchIndex(fq)
-	part := ""
-	switch {
-	case m != nil:
-		part = fq[m[2]:m[3]]
-	default:
+	part, before, ok := askedPart(fq)
+	if !ok {
 		// "乾卦是什么？": the hexagram as a whole, its heading and judgement.
-		if m = hexWhole.FindStringSubmatchIndex(fq); m == nil {
+		fq = strings.NewReplacer("《", "", "》", "", " ", "").Replace(fq)
+		m := hexWhole.FindStringSubmatchIndex(fq)
+		if m == nil {
 			return "", false
 		}
-		m[0] = m[2]
+		part, before = "", []rune(fq[:m[2]])
 	}
-	before := []rune(fq[:m[0]])
 	var name string
 	for n := min(2, len(before)); n >= 1 && name == ""; n-- {
 		cand := string(before[len(before)-n:])
@@ -469,18 +465,14 @@ func readHexagram(fq string, lines []ctxLine) (string, bool) {
 // 哉乾元" for 坤卦的彖传), does not answer. It returns nil for other
 // questions.
 func partHolder(q string) func(text, path string) bool {
-	fq := strings.NewReplacer("《", "", "》", "", " ", "").Replace(text.Fold(q))
-	m := hexPart.FindStringSubmatchIndex(fq)
-	if m == nil {
+	part, before, ok := askedPart(text.Fold(q))
+	if !ok || len(before) == 0 {
 		return nil
 	}
-	part := fq[m[2]:m[3]]
-	before := []rune(fq[:m[0]])
-	if len(before) == 0 {
-		return nil
-	}
-	// The hexagram's name is one or two characters ("乾", "既济").
-	names := []string{string(before[len(before)-1:])}
+	// The hexagram's name is one or two characters ("乾", "既济"); its last
+	// one names it in a text, both start its judgement.
+	last := string(before[len(before)-1:])
+	names := []string{last}
 	if len(before) >= 2 {
 		names = append(names, string(before[len(before)-2:]))
 	}
@@ -508,19 +500,21 @@ func partHolder(q string) func(text, path string) bool {
 		holds = func(f string) bool { return strings.Contains(f, part) }
 	}
 	return func(s, path string) bool {
-		f, fp := text.Fold(s), text.Fold(path)
-		if !holds(f) {
-			return false
-		}
-		// The whole name when two characters make it ("既济"), else the
-		// one ("乾").
-		for _, n := range names {
-			if strings.Contains(f, n) || strings.Contains(fp, n) {
-				return true
-			}
-		}
-		return false
+		f := text.Fold(s)
+		return holds(f) && (strings.Contains(f, last) || strings.Contains(text.Fold(path), last))
 	}
+}
+
+// askedPart reads a (folded) question asking for a named part of a
+// hexagram ("乾卦的卦辞", "坤卦的六二", "蒙卦的彖传"): the part, and what
+// the question says before it, the hexagram's name at its end.
+func askedPart(fq string) (part string, before []rune, ok bool) {
+	fq = strings.NewReplacer("《", "", "》", "", " ", "").Replace(fq)
+	m := hexPart.FindStringSubmatchIndex(fq)
+	if m == nil {
+		return "", nil, false
+	}
+	return fq[m[2]:m[3]], []rune(fq[:m[0]]), true
 }
 
 // linePlace is the place of a line position, whatever its number: "初"
