@@ -262,12 +262,7 @@ func followUpItems(hexes []evalqa.Hexagram, n int, variants bool) []fuItem {
 	for k := 0; k < n; k++ {
 		i := k * len(hexes) / n
 		h := hexes[i]
-		var lines []evalqa.Line // the six places, without 用九/用六
-		for _, l := range h.Lines {
-			if !strings.HasPrefix(l.Position, "用") {
-				lines = append(lines, l)
-			}
-		}
+		lines := sixPlaces(h)
 		judgement := h.Name + "卦的卦辞是什么？"
 		id := func(typ string) string { return fmt.Sprintf("%02d-%s", i+1, typ) }
 		if len(lines) > 0 {
@@ -309,7 +304,8 @@ func variantItems(i int, h, h2 evalqa.Hexagram, lines []evalqa.Line, id func(str
 		return fuItem{ID: id(typ), Type: typ, Hexagram: h.Name, Turn1: turn1, Gold1: []string{gold1}, Turn2: turn2,
 			Gold: []string{gold}, Names: h.Name}
 	}
-	l, l4 := lines[(i+1)%len(lines)], lines[(i+4)%len(lines)]
+	k := (i + 1) % len(lines)
+	l, l4 := lines[k], lines[(i+4)%len(lines)]
 	bare := item(fuSwapBare, judgement, h.Judgement, "那"+h2.Name+"呢？", h2.Judgement)
 	bare.Names, bare.Part, bare.Not = h2.Name, []string{"卦辞"}, h.Name
 	after := item(fuLineAfterJudge, judgement, h.Judgement, "那"+l4.Position+"呢？", l4.Text)
@@ -320,24 +316,24 @@ func variantItems(i int, h, h2 evalqa.Hexagram, lines []evalqa.Line, id func(str
 	part.Part = []string{"象"}
 	// The same place of h2, whose line may be 六 where h's is 九.
 	var l2 evalqa.Line
-	for _, c := range h2.Lines {
-		if linePlace(c.Position) == linePlace(l.Position) {
-			l2 = c
-			break
-		}
+	if places := sixPlaces(h2); k < len(places) {
+		l2 = places[k]
 	}
 	swap := item(fuSwapLine, h.Name+"卦的"+l.Position+"爻辞是什么？", l.Text, h2.Name+"卦呢？", l2.Text)
 	swap.Names, swap.Part, swap.Not = h2.Name, []string{l.Position, l2.Position}, h.Name
 	return []fuItem{bare, after, zhe, part, swap}
 }
 
-// linePlace is the place a line's position names, without its 六 or 九:
-// 初 and 上, or 二 to 五.
-func linePlace(pos string) string {
-	if strings.HasPrefix(pos, "初") || strings.HasPrefix(pos, "上") {
-		return pos[:len("初")]
+// sixPlaces returns h's lines at its six places, bottom to top, without
+// 用九/用六: a line's index is its place whatever its number.
+func sixPlaces(h evalqa.Hexagram) []evalqa.Line {
+	var lines []evalqa.Line
+	for _, l := range h.Lines {
+		if !strings.HasPrefix(l.Position, "用") {
+			lines = append(lines, l)
+		}
 	}
-	return strings.TrimLeft(pos, "六九")
+	return lines
 }
 
 // fuChatReply is what the eval reads of a non-streamed reply of either
