@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
@@ -118,7 +119,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 		if i%256 == 0 && ctx.Err() != nil {
 			return Report{}, ctx.Err()
 		}
-		got := memory.RewriteFollowUp(FollowUp(it), nil)
+		got := extractive.RewriteFollowUp(FollowUp(it), nil)
 		if got != it.Question {
 			changed++
 		}

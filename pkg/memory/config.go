@@ -73,9 +73,17 @@ type Config struct {
 	TimeZone string `yaml:"time_zone"`
 	// Model names the configured model that writes summaries, extracts
 	// facts and rewrites follow-up questions ("" = the default model). The
-	// offline model makes all of these extractive, calling no model. The
-	// caller resolves it into Options.Model.
+	// wiring resolves it into Options: the offline model's are the
+	// extractive stand-ins, which call no model.
 	Model string `yaml:"model"`
+	// Rewrite is the policy of the follow-up rewrite (RewriteAuto,
+	// RewriteAlways, RewriteNever). "auto": whenever the conversation
+	// has history the Rewriter is asked and judges — a model's rewriter
+	// always asks the model, which decides the standalone question; the
+	// offline rewriter leaves a question that names its subject as it is.
+	// "always": the offline rewriter rewrites even such a question.
+	// "never": follow-ups are used as asked.
+	Rewrite string `yaml:"rewrite"`
 	// Language is the language of memory's headings and long-term memory
 	// message: "zh", "en", or "" (auto: the question's).
 	Language string `yaml:"language"`
@@ -172,6 +180,7 @@ func DefaultConfig() Config {
 		HistoryLen:         10,
 		MaxTokenLimit:      2000,
 		RecentTurns:        3,
+		Rewrite:            RewriteAuto,
 		CacheConversations: 256,
 		Retrieval: RetrievalConfig{
 			VectorWeight:   0.3,
@@ -279,6 +288,11 @@ func (c Config) Validate() error {
 	positive("compression.timeout", p.Timeout)
 	if p.CloseTimeout < 0 {
 		bad("compression.close_timeout", p.CloseTimeout, "want a non-negative duration")
+	}
+	switch c.Rewrite {
+	case RewriteAuto, RewriteAlways, RewriteNever:
+	default:
+		bad("rewrite", fmt.Sprintf("%q", c.Rewrite), "want auto, always or never")
 	}
 	d := c.Condense
 	within("condense.max_pairs", d.MaxPairs, 1, 5)
