@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,14 +16,13 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/internal/golden"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 // TestModelRewritesFollowUps: with an OpenAI-compatible model configured,
 // the app as served asks the model to rewrite every follow-up — one that
@@ -125,7 +122,7 @@ func TestModelRewritesFollowUps(t *testing.T) {
 	if len(calls) == 0 {
 		t.Fatal("no rewrite call reached the model")
 	}
-	golden(t, filepath.Join("testdata", "rewrite_prompt.golden"), calls[len(calls)-1])
+	golden.Check(t, filepath.Join("testdata", "rewrite_prompt.golden"), calls[len(calls)-1])
 	if made != 0 {
 		t.Errorf("the offline parts of memory were made %d times with a model configured", made)
 	}
@@ -173,24 +170,4 @@ func (m mustNotRun) Triples(context.Context, []memory.Line) ([]memory.Triple, er
 func (m mustNotRun) UserFacts(context.Context, []memory.Line, []string) ([]string, error) {
 	m.t.Error("an offline extractor ran")
 	return nil, nil
-}
-
-// golden compares got with the file at path (-update rewrites it).
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("prompt differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
