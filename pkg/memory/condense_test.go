@@ -253,3 +253,57 @@ func TestCondenseModelReadsTheExchanges(t *testing.T) {
 		}
 	}
 }
+
+// rewriterFunc is a Rewriter of a function.
+type rewriterFunc func(ctx context.Context, f memory.FollowUp) (memory.Condensed, error)
+
+func (r rewriterFunc) Rewrite(ctx context.Context, f memory.FollowUp) (memory.Condensed, error) {
+	return r(ctx, f)
+}
+
+// TestRewritePolicy: memory.rewrite decides whether the Rewriter is asked
+// and with what; what it returns is the standalone question.
+func TestRewritePolicy(t *testing.T) {
+	ctx := context.Background()
+	store := openSQLite(t, ":memory:")
+	var got []memory.FollowUp
+	r := rewriterFunc(func(_ context.Context, f memory.FollowUp) (memory.Condensed, error) {
+		got = append(got, f)
+		return memory.Condensed{Standalone: "rewritten: " + f.Question, Context: "a fact"}, nil
+	})
+	history := append([]llm.Message{{Role: llm.RoleSystem, Content: "关于用户，你已知道：\n- 用户住在北京"}}, eventsHistory...)
+	for _, tt := range []struct {
+		policy  string
+		history []llm.Message
+		calls   int
+		always  bool
+		want    string
+	}{
+		{memory.RewriteAuto, history, 1, false, "rewritten: What do they cost?"},
+		{memory.RewriteAlways, history, 1, true, "rewritten: What do they cost?"},
+		{memory.RewriteNever, history, 0, false, "What do they cost?"},
+		{memory.RewriteAuto, nil, 0, false, "What do they cost?"},
+	} {
+		got = nil
+		m := newManager(t, store, func(c *memory.Config) { c.Rewrite = tt.policy }, memory.Options{Rewriter: r})
+		c, err := m.CondenseQuestion(ctx, tt.history, " What do they cost? ")
+		if err != nil || c.Standalone != tt.want || len(got) != tt.calls {
+			t.Errorf("%s, %d messages: %+v, %v after %d calls; want %q after %d", tt.policy, len(tt.history), c, err, len(got), tt.want, tt.calls)
+			continue
+		}
+		if tt.calls == 0 {
+			continue
+		}
+		f := got[0]
+		if f.Always != tt.always || f.Question != "What do they cost?" || len(f.History) != 3 || len(f.Recent) != 2 ||
+			f.Recent[1].Role != llm.RoleAssistant || f.Recent[1].Text != eventsHistory[1].Content {
+			t.Errorf("%s: the rewriter read %+v", tt.policy, f)
+		}
+		if c.Context != "关于用户，你已知道：\n- 用户住在北京\na fact" {
+			t.Errorf("%s: context %q, want memory then the rewriter's facts", tt.policy, c.Context)
+		}
+	}
+	if err := (memory.Config{Rewrite: "sometimes"}).Validate(); err == nil || !strings.Contains(err.Error(), "memory.rewrite") {
+		t.Errorf("Validate of rewrite: sometimes = %v", err)
+	}
+}
