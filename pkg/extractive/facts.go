@@ -212,7 +212,7 @@ func statements(s string) []string {
 	var out []string
 	for _, sent := range text.Sentences(s) {
 		sent = strings.TrimSpace(leadingTag.ReplaceAllString(sent, ""))
-		if sent == "" || isQuestion(sent) || isRefusal(sent) {
+		if sent == "" || endsAsQuestion(sent) || isRefusal(sent) {
 			continue
 		}
 		out = append(out, sent)

@@ -51,7 +51,7 @@ func swapEllipsisZH(f memory.FollowUp, q string, vocab Vocabulary) (string, bool
 	// The thing the conversation is about. A bare name of its kind takes
 	// its classifier ("那坤呢？" after 乾卦 asks about 坤卦).
 	subject := referentZH(memory.FollowUp{Topic: f.Topic, History: f.History}, vocab, "", false)
-	if r := []rune(x); strings.HasSuffix(subject, "卦") && len(r) <= 2 && allHan(x) && !strings.HasSuffix(x, "卦") && !ofAKind(x) {
+	if r := []rune(x); strings.HasSuffix(subject, "卦") && len(r) <= 2 && text.AllCJK(x) && !strings.HasSuffix(x, "卦") && !ofAKind(x) {
 		x += "卦"
 	}
 	part, kind := counterpartZH(prev, x, subject, vocab)
@@ -165,15 +165,6 @@ func ofAKind(x string) bool {
 func lastRuneOf(s string) rune {
 	r, _ := utf8.DecodeLastRuneInString(s)
 	return r
-}
-
-func allHan(s string) bool {
-	for _, r := range s {
-		if !text.IsCJK(r) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // wholeMatch reports whether re matches all of s.

@@ -65,7 +65,7 @@ func extractiveSummary(prev string, lines []memory.Line, maxTokens int, count fu
 		for _, s := range text.Sentences(l.Text) {
 			bonus := 1.0
 			body := s
-			if isQuestion(body) {
+			if endsAsQuestion(body) {
 				bonus *= 0.5
 			} else if l.Entity() != "" && text.FirstPerson(body) {
 				bonus *= 1.6
@@ -141,7 +141,9 @@ func distinct(ts []string) []string {
 	return out
 }
 
-func isQuestion(s string) bool {
+// endsAsQuestion reports whether s ends as a question does (?, ？, 吗,
+// 呢, before closing quotes).
+func endsAsQuestion(s string) bool {
 	s = strings.TrimRight(strings.TrimSpace(s), `"'”’)）`)
 	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") || strings.HasSuffix(s, "吗") || strings.HasSuffix(s, "呢")
 }

@@ -123,6 +123,16 @@ func Words(s string) []string {
 	return out
 }
 
+// AllCJK reports whether s is not empty and all CJK characters.
+func AllCJK(s string) bool {
+	for _, r := range s {
+		if !IsCJK(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // ContainsWord reports whether s contains w as a whole word
 // (case-insensitive for Latin; as a substring for CJK).
 func ContainsWord(s, w string) bool {
