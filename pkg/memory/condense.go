@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/text"
 )
 
 // Condensed is a follow-up question made to stand alone.
@@ -172,7 +173,8 @@ func plausibleRewrite(question, s string) bool {
 
 // lastPairs returns the user and assistant messages of the last
 // question/answer pairs of history that fit Config.Condense.MaxTokens, at
-// most Config.Condense.MaxPairs pairs.
+// most Config.Condense.MaxPairs pairs, each message cut to its first
+// sentences within Config.Condense.MessageTokens.
 func (m *Manager) lastPairs(history []llm.Message) []line {
 	var ls []line
 	users := 0
@@ -186,8 +188,11 @@ func (m *Manager) lastPairs(history []llm.Message) []line {
 		if c == "" {
 			continue
 		}
-		if h.Role == llm.RoleUser && users == m.cfg.Condense.MaxPairs {
+		if users == m.cfg.Condense.MaxPairs {
 			break
+		}
+		if mt := m.cfg.Condense.MessageTokens; mt > 0 {
+			c = headOf(c, mt, m.count)
 		}
 		n := m.count(c) + 2
 		if used+n > m.cfg.Condense.MaxTokens && len(ls) > 0 {
@@ -271,4 +276,29 @@ func afterColon(l string) string {
 	}
 	_, size := utf8.DecodeRuneInString(l[i:])
 	return strings.TrimSpace(l[i+size:])
+}
+
+// headOf returns the start of s within maxTokens: its first sentences as
+// written, then "…" when it was cut (the first sentence cut by runes when
+// even it does not fit).
+func headOf(s string, maxTokens int, count func(string) int) string {
+	if count(s) <= maxTokens {
+		return s
+	}
+	end, rest := 0, s
+	for _, sent := range text.Sentences(s) {
+		i := strings.Index(rest, sent)
+		if i < 0 {
+			break
+		}
+		next := end + i + len(sent)
+		if count(s[:next]) > maxTokens {
+			break
+		}
+		end, rest = next, s[next:]
+	}
+	if end == 0 {
+		return fitTokens(s, maxTokens, count) + "…"
+	}
+	return s[:end] + "…"
 }

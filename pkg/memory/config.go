@@ -149,10 +149,16 @@ type CompressionConfig struct {
 
 // CondenseConfig controls follow-up question rewriting.
 type CondenseConfig struct {
-	// MaxPairs is the most question/answer pairs read (at most 5).
+	// MaxPairs is the most question/answer pairs read (at most 5); the
+	// compressed strategy condenses as many.
 	MaxPairs int `yaml:"max_pairs"`
 	// MaxTokens bounds the pairs read.
 	MaxTokens int `yaml:"max_tokens"`
+	// MessageTokens cuts each message read to its first sentences within
+	// this many tokens (0: whole messages): a follow-up's referents are
+	// named in the question and the start of the answer, and the rewrite
+	// runs on every turn with history.
+	MessageTokens int `yaml:"message_tokens"`
 	// Timeout bounds the LLM call.
 	Timeout time.Duration `yaml:"timeout"`
 }
@@ -200,7 +206,7 @@ func DefaultConfig() Config {
 			Timeout:           2 * time.Minute,
 			CloseTimeout:      10 * time.Second,
 		},
-		Condense: CondenseConfig{MaxPairs: 5, MaxTokens: 1500, Timeout: 30 * time.Second},
+		Condense: CondenseConfig{MaxPairs: 2, MaxTokens: 1500, MessageTokens: 30, Timeout: 30 * time.Second},
 		LongTerm: LongTermConfig{
 			Enabled:          true,
 			IdleClose:        time.Hour,
@@ -297,6 +303,9 @@ func (c Config) Validate() error {
 	d := c.Condense
 	within("condense.max_pairs", d.MaxPairs, 1, 5)
 	atLeast("condense.max_tokens", d.MaxTokens, 50)
+	if d.MessageTokens != 0 && d.MessageTokens < 10 {
+		bad("condense.message_tokens", d.MessageTokens, "want 0 (whole messages) or at least 10")
+	}
 	positive("condense.timeout", d.Timeout)
 	l := c.LongTerm
 	if l.IdleClose < 0 {

@@ -134,3 +134,37 @@ func TestFitTokens(t *testing.T) {
 		t.Errorf("fitTokens of one long sentence = %q", got)
 	}
 }
+
+// TestHeadOf: a message the rewrite reads is cut after whole sentences,
+// as written, within the budget.
+func TestHeadOf(t *testing.T) {
+	count := func(s string) int { return len([]rune(s)) }
+	for _, tt := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"短句。", 10, "短句。"},
+		{"乾卦的卦辞是元亨利贞。元为万物之始，亨为通达。", 12, "乾卦的卦辞是元亨利贞。…"},
+		{"It opens at noon. On Sundays at one.", 20, "It opens at noon.…"},
+		{"一二三四五六七八九十一二三四五", 5, "一二三四…"},
+	} {
+		if got := headOf(tt.s, tt.max, count); got != tt.want {
+			t.Errorf("headOf(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+		}
+	}
+}
+
+// TestLastPairs: at most MaxPairs whole exchanges (not the answer before
+// the oldest question), each message within MessageTokens.
+func TestLastPairs(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Condense.MaxPairs, cfg.Condense.MessageTokens = 1, 10
+	m := &Manager{cfg: cfg, tokens: estimator{}}
+	h := []llm.Message{{Role: llm.RoleUser, Content: "q1"}, {Role: llm.RoleAssistant, Content: "a1"},
+		{Role: llm.RoleUser, Content: "q2"}, {Role: llm.RoleAssistant, Content: strings.Repeat("This answer is long. ", 20)}}
+	ls := m.lastPairs(h)
+	if len(ls) != 2 || ls[0].text != "q2" || !strings.HasSuffix(ls[1].text, "…") || m.count(ls[1].text) > 12 {
+		t.Errorf("lastPairs = %+v", ls)
+	}
+}
