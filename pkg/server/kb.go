@@ -14,7 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/kb"
-	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/redact"
 )
 
 // The knowledge-base endpoints are wire-compatible with Langchain-Chatchat
@@ -65,7 +65,7 @@ func kbErrorCode(kbName string, err error) (int, string) {
 	case cl.kind == kindBadRequest:
 		return 400, err.Error()
 	default:
-		return cl.status, obs.PublicMessage(err) // no data paths or resolver addresses; the log has them
+		return cl.status, redact.Message(err) // no data paths or resolver addresses; the log has them
 	}
 }
 
@@ -79,7 +79,7 @@ func fileErrorMsg(kbName, file string, err error) string {
 	case errors.Is(err, kb.ErrInvalidName), errors.Is(err, kb.ErrEmptyName):
 		return "文件名 " + file + " 不合法：" + err.Error()
 	}
-	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, obs.PublicMessage(err))
+	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, redact.Message(err))
 }
 
 func failedFiles(kbName string, failed map[string]error) map[string]string {
@@ -120,13 +120,13 @@ func (s *Server) handleListKBs(c *gin.Context) {
 		names, err = s.visibleKBs(c.Request.Context(), names)
 	}
 	if err != nil {
-		kbReply(c, 500, obs.PublicMessage(err), []string{})
+		kbReply(c, 500, redact.Message(err), []string{})
 		return
 	}
 	if c.Query("detail") == "true" {
 		infos, err := s.kb.List(c.Request.Context())
 		if err != nil {
-			kbReply(c, 500, obs.PublicMessage(err), []string{})
+			kbReply(c, 500, redact.Message(err), []string{})
 			return
 		}
 		visible := map[string]bool{}
@@ -184,7 +184,7 @@ func (s *Server) handleCreateKB(c *gin.Context, req *createKBRequest) {
 		if code != 403 && code != 404 && !errors.Is(err, kb.ErrInvalidName) {
 			// Chatchat's code and words when the store cannot create it
 			// (an unavailable vector store or embedding model here).
-			code, msg = 500, "创建知识库出错： "+obs.PublicMessage(err)
+			code, msg = 500, "创建知识库出错： "+redact.Message(err)
 		}
 		kbReply(c, code, msg, nil)
 		return
@@ -469,7 +469,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context, req *recreateRequest)
 		case kb.StageDone, kb.StageSkipped:
 			send(recreateEvent{Code: 200, Msg: fmt.Sprintf("(%d / %d): %s", p.Index, p.Total, p.File), Total: p.Total, Finished: p.Index, Doc: p.File})
 		case kb.StageFailed:
-			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%s。已跳过。", p.File, req.Name, obs.PublicMessage(p.Err))})
+			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%s。已跳过。", p.File, req.Name, redact.Message(p.Err))})
 		}
 	})
 	if err != nil && sendErr == nil {
