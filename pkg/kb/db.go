@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mixchat/mixchat/internal/sqlrows"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 )
 
 // The rows of a knowledge base's database (see Catalog for its tables):
