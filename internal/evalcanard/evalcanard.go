@@ -1,4 +1,4 @@
-// Package evalcanard measures the offline follow-up rewrite of pkg/memory
+// Package evalcanard measures the offline follow-up rewrite of pkg/extractive
 // on CANARD (QuAC dialogues with human standalone rewrites): corpus BLEU-4
 // of the rewrites against the human ones, beside the BLEU of copying the
 // question unchanged.
