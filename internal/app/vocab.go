@@ -19,7 +19,7 @@ import (
 // kbLister is what the vocabulary reads of the knowledge bases;
 // *kb.Service satisfies it.
 type kbLister interface {
-	Names() ([]string, error)
+	Names(ctx context.Context) ([]string, error)
 	Files(ctx context.Context, name string) ([]kb.FileInfo, error)
 	ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]kb.Chunk, error)
 }
@@ -159,7 +159,7 @@ func (v *kbVocabulary) close() error {
 // kbStamp lists the knowledge bases and their documents, and a stamp that
 // changes when any of them does.
 func kbStamp(ctx context.Context, kbs kbLister) (string, map[string][]kb.FileInfo, error) {
-	names, err := kbs.Names()
+	names, err := kbs.Names(ctx)
 	if err != nil {
 		return "", nil, err
 	}

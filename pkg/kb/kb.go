@@ -233,7 +233,7 @@ func (s *Service) checkModel(b *base) error {
 
 // List returns the knowledge bases, sorted by name.
 func (s *Service) List(ctx context.Context) ([]Info, error) {
-	names, err := s.Names()
+	names, err := s.Names(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -249,8 +249,8 @@ func (s *Service) List(ctx context.Context) ([]Info, error) {
 }
 
 // Names returns the names of the knowledge bases, sorted.
-func (s *Service) Names() ([]string, error) {
-	all, err := s.cat.Names(context.Background())
+func (s *Service) Names(ctx context.Context) ([]string, error) {
+	all, err := s.cat.Names(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func kbNameBody(c *gin.Context) (string, error) {
 }
 
 func (s *Server) handleListKBs(c *gin.Context) {
-	names, err := s.kb.Names()
+	names, err := s.kb.Names(c.Request.Context())
 	if err == nil {
 		names, err = s.visibleKBs(c.Request.Context(), names)
 	}
