@@ -79,6 +79,12 @@ func WithQdrantClient(c *qdrant.Client) Option {
 	return func(s *Service) { s.vs.qdrant, s.vs.ownQdrant = c, false }
 }
 
+// WithOnChange sets fn to be called after each operation that may have
+// changed what the knowledge base name holds (creating or deleting it,
+// adding, updating or removing files), whether it succeeded or not. fn
+// must return quickly: it runs on the caller's path.
+func WithOnChange(fn func(name string)) Option { return func(s *Service) { s.onChange = fn } }
+
 // Service manages knowledge bases and answers from them. It is safe for
 // concurrent use. Close it to save the index snapshots.
 type Service struct {
@@ -86,6 +92,8 @@ type Service struct {
 	emb    llm.Embedder
 	models llm.Models
 	rerank Reranker
+	// onChange is WithOnChange's.
+	onChange func(name string)
 	// vectorWeight is the vector share of the hybrid score.
 	vectorWeight float64
 
@@ -169,6 +177,13 @@ func (s *Service) Close() error {
 	}
 	errs = append(errs, s.replicas.closeRetired(), s.cat.Close(), s.vs.close())
 	return errors.Join(errs...)
+}
+
+// changed reports a change to the knowledge base name (WithOnChange).
+func (s *Service) changed(name string) {
+	if s.onChange != nil {
+		s.onChange(name)
+	}
 }
 
 // kbDir is the folder of the knowledge base name.
@@ -319,6 +334,7 @@ func (c Config) resolveModel(m string) (string, error) {
 // Create makes an empty knowledge base. It fails with ErrEmptyName,
 // ErrInvalidName, ErrExists, ErrBadRequest (vector store) or ErrEmbedModel.
 func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (Info, error) {
+	defer s.changed(name)
 	if err := ValidName(name); err != nil {
 		return Info{}, err
 	}
@@ -429,6 +445,7 @@ func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base,
 
 // Delete removes a knowledge base with its originals and vectors.
 func (s *Service) Delete(ctx context.Context, name string) error {
+	defer s.changed(name)
 	if err := ValidName(name); err != nil {
 		return err
 	}
