@@ -154,7 +154,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Log: log, Version: opts.Version, Store: store, Models: a.Models, Chat: answerer, Memory: a.Memory,
 		KB: a.KB, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
-		PublicHosts: cfg.Server.PublicHosts,
+		PublicHosts: cfg.Server.PublicHosts, StreamWriteTimeout: cfg.Server.StreamWriteTimeout,
 	})
 	return a, nil
 }

@@ -455,7 +455,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context, req *recreateRequest)
 	allow := req.AllowEmptyKB == nil || *req.AllowEmptyKB
 	ctx, done := s.replyContext(c.Request.Context())
 	defer done()
-	out := newSSE(c)
+	out := s.newSSE(c)
 	var sendErr error
 	send := func(e recreateEvent) {
 		if sendErr == nil {
