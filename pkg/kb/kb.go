@@ -105,8 +105,13 @@ type Service struct {
 	// replicas is what this replica holds of each KB of a shared catalog.
 	replicas replicas
 
-	mu       sync.Mutex
-	open     map[string]*base
+	mu   sync.Mutex
+	open map[string]*base
+	// opening holds, for each KB being opened, a channel closed when it
+	// is open (or failed to open): the slow part of opening (reading the
+	// indexes, refilling Qdrant) runs without mu, so requests to other
+	// KBs go on, and those for the same KB wait for the one opening it.
+	opening  map[string]chan struct{}
 	deleting map[string]bool
 	closed   bool
 }
@@ -137,7 +142,7 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts
 	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared,
 		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
 		replicas: replicas{synced: map[string]syncState{}},
-		open:     map[string]*base{}, deleting: map[string]bool{}}
+		open:     map[string]*base{}, opening: map[string]chan struct{}{}, deleting: map[string]bool{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -195,43 +200,90 @@ func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, nil, err
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, nil, errors.New("kb: service closed")
-	}
-	b, ok := s.open[name]
-	if !ok {
-		found := false
-		if !s.deleting[name] {
-			var err error
-			if found, err = s.cat.Exists(ctx, name); err != nil {
-				s.mu.Unlock()
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, nil, errors.New("kb: service closed")
+		}
+		if b, ok := s.open[name]; ok {
+			s.mu.Unlock()
+			if err := b.acquire(); err != nil {
 				return nil, nil, err
 			}
+			return b, b.life.RUnlock, nil
 		}
-		if !found {
+		if ch, ok := s.opening[name]; ok {
+			s.mu.Unlock()
+			select {
+			case <-ch: // open now, or failed: look again
+				continue
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		if s.deleting[name] {
 			s.mu.Unlock()
 			return nil, nil, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
-		var err error
-		b, err = s.openKB(ctx, name)
+		ch := make(chan struct{})
+		s.opening[name] = ch
+		s.mu.Unlock()
+
+		b, err := s.openExisting(ctx, name)
+		s.mu.Lock()
+		delete(s.opening, name)
+		close(ch)
+		if err == nil && s.closed {
+			err = errors.New("kb: service closed")
+			defer b.close()
+		}
 		if err != nil {
 			s.mu.Unlock()
 			return nil, nil, err
 		}
-		if err := s.syncRemote(ctx, b); err != nil {
-			b.close()
-			s.mu.Unlock()
-			return nil, nil, err
-		}
 		s.open[name] = b
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
-	if err := b.acquire(); err != nil {
-		return nil, nil, err
+}
+
+// openExisting opens the knowledge base name when the catalog has it;
+// the caller has claimed the name in s.opening.
+func (s *Service) openExisting(ctx context.Context, name string) (*base, error) {
+	found, err := s.cat.Exists(ctx, name)
+	if err != nil {
+		return nil, err
 	}
-	return b, b.life.RUnlock, nil
+	if !found {
+		return nil, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
+	}
+	b, err := s.openKB(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.syncRemote(ctx, b); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// lockIdle locks s.mu once no operation is opening the KB name, so that
+// creating it cannot interleave with opening it.
+func (s *Service) lockIdle(ctx context.Context, name string) error {
+	for {
+		s.mu.Lock()
+		ch, ok := s.opening[name]
+		if !ok {
+			return nil
+		}
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // checkModel refuses a KB built with another embedding model than the
@@ -346,7 +398,9 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if err != nil {
 		return Info{}, err
 	}
-	s.mu.Lock()
+	if err := s.lockIdle(ctx, name); err != nil {
+		return Info{}, err
+	}
 	defer s.mu.Unlock()
 	if s.closed {
 		return Info{}, errors.New("kb: service closed")

@@ -420,7 +420,9 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 		if vs == "" {
 			vs = s.cfg.VectorStore
 		}
-		s.mu.Lock()
+		if err := s.lockIdle(ctx, name); err != nil {
+			return res, err
+		}
 		if found, err = s.cat.Exists(ctx, name); err == nil && !found {
 			_, err = s.createLocked(ctx, name, vs, model, "")
 		}
