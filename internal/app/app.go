@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	// The rewrite of follow-ups prefers the names the knowledge bases know;
 	// they open below, so the vocabulary reads them once they are set, in
 	// the background, and again whenever they change.
-	vocab := newKBVocabulary(vocabularyCheck)
+	vocab := newKBVocabulary(vocabularyCheck, vocabularySettle)
 	a.vocab = vocab
 	a.Memory, err = newMemory(cfg, store, a.Models, vocab, log)
 	if err != nil {

@@ -34,13 +34,16 @@ type kbLister interface {
 // builds it again when they change (changed, which the knowledge bases
 // call after a knowledge base is created or deleted and after files are
 // added, updated or removed) and, for changes another replica made to a
-// shared store, when a use finds the last check older than `every`. A
-// build compares the knowledge bases' names and documents (name, hash,
+// shared store, when a use finds the last check older than `every`.
+// Changes reported within `settle` of one another make one build (an
+// upload of many files in many requests reads the chunks once). A build
+// compares the knowledge bases' names and documents (name, hash,
 // update time) with those the names were built from and reads the chunks
 // only when they differ. Uses meanwhile see the names as they were (none
 // before the first build is done): NamesIn reads one atomic pointer.
 type kbVocabulary struct {
-	every time.Duration
+	every  time.Duration
+	settle time.Duration
 
 	names   atomic.Pointer[[]vocabName]
 	checked atomic.Int64 // when the last check was asked for, Unix ns
@@ -83,11 +86,15 @@ func chunkCount(fs []kb.FileInfo) int {
 }
 
 // vocabularyCheck is how often the served vocabulary looks for knowledge
-// bases changed elsewhere (another replica sharing the store).
-const vocabularyCheck = 5 * time.Second
+// bases changed elsewhere (another replica sharing the store);
+// vocabularySettle how long a build waits after a reported change for more.
+const (
+	vocabularyCheck  = 5 * time.Second
+	vocabularySettle = time.Second
+)
 
-func newKBVocabulary(every time.Duration) *kbVocabulary {
-	v := &kbVocabulary{every: every, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newKBVocabulary(every, settle time.Duration) *kbVocabulary {
+	v := &kbVocabulary{every: every, settle: settle, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	v.cond = sync.NewCond(&v.mu)
 	return v
 }
@@ -136,6 +143,20 @@ func (v *kbVocabulary) run(ctx context.Context, kbs kbLister) {
 		case <-ctx.Done():
 			return
 		case <-v.kick:
+		}
+		v.mu.Lock()
+		changed := v.asked > v.built && v.built > 0 // a change after the first build
+		v.mu.Unlock()
+		if changed && v.settle > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(v.settle): // more changes meanwhile join this build
+			}
+			select {
+			case <-v.kick:
+			default:
+			}
 		}
 		v.mu.Lock()
 		target := v.asked

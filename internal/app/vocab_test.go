@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,7 +26,7 @@ func TestKBVocabulary(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	v := newKBVocabulary(time.Hour) // only changes start a build
+	v := newKBVocabulary(time.Hour, 0) // only changes start a build, at once
 	svc, err := NewKB(cfg, NewModels(cfg.LLM), kb.WithOnChange(v.changed))
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +121,7 @@ func TestKBVocabularyNeverWaited(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	v := newKBVocabulary(0) // every use asks for a check, too
+	v := newKBVocabulary(0, 0) // every use asks for a check, too
 	store, err := openStore(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +167,7 @@ func TestKBVocabularyNeverWaited(t *testing.T) {
 	}
 
 	// A build in flight is cancelled by close.
-	v2 := newKBVocabulary(time.Hour)
+	v2 := newKBVocabulary(time.Hour, time.Hour)
 	slow2 := &slowKBs{release: make(chan struct{}), listed: make(chan struct{})}
 	v2.set(slow2)
 	<-slow2.listed
@@ -175,5 +177,44 @@ func TestKBVocabularyNeverWaited(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("close waits for a build blocked in the catalog")
+	}
+}
+
+// countingKBs is a catalog of one knowledge base whose documents change
+// with every listing; it counts the builds (chunk listings).
+type countingKBs struct{ listed, builds atomic.Int32 }
+
+func (c *countingKBs) Names(ctx context.Context) ([]string, error) { return []string{"guides"}, nil }
+
+func (c *countingKBs) Files(ctx context.Context, name string) ([]kb.FileInfo, error) {
+	n := c.listed.Add(1)
+	return []kb.FileInfo{{Name: "golden-wok.md", Hash: strconv.Itoa(int(n)), Chunks: 1}}, nil
+}
+
+func (c *countingKBs) ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]kb.Chunk, error) {
+	c.builds.Add(1)
+	return nil, nil
+}
+
+// TestKBVocabularySettles: changes reported close together (an upload of
+// many files in many requests) make one build after the first.
+func TestKBVocabularySettles(t *testing.T) {
+	ctx := context.Background()
+	v := newKBVocabulary(time.Hour, time.Second)
+	defer v.close()
+	c := &countingKBs{}
+	v.set(c)
+	if err := v.wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		v.changed("guides")
+		time.Sleep(20 * time.Millisecond) // each would start a build of its own
+	}
+	if err := v.wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.builds.Load(); got != 2 {
+		t.Errorf("%d builds, want 2: the first, and one for the five changes", got)
 	}
 }
