@@ -211,7 +211,8 @@ type emitter struct {
 
 	mu      sync.Mutex
 	queue   []Event
-	writing bool // a caller is writing the queue
+	spare   []Event // the last batch written, reused for the queue
+	writing bool    // a caller is writing the queue
 	err     error
 	// firstText is when the first piece of text (an answer's or the
 	// reply's) went out, after start.
@@ -234,15 +235,17 @@ func (e *emitter) emit(ev Event) error {
 	e.writing = true
 	for len(e.queue) > 0 && e.err == nil {
 		batch := e.queue
-		e.queue = nil
+		e.queue = e.spare[:0]
 		e.mu.Unlock()
 		err := e.write(batch)
 		e.mu.Lock()
+		clear(batch)
+		e.spare = batch[:0]
 		if err != nil {
 			e.err = err
 		}
 	}
-	e.queue, e.writing = nil, false
+	e.queue, e.writing = e.queue[:0], false
 	return e.err
 }
 
