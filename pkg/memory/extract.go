@@ -93,14 +93,6 @@ func turnLines(turns []Turn) []line {
 	return out
 }
 
-func lineStrings(ls []line) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.String()
-	}
-	return out
-}
-
 // summarize folds lines into the summary prev with the Summarizer (the
 // caller checks there is one), cut to whole sentences within maxTokens.
 func (m *Manager) summarize(ctx context.Context, prev string, lines []line, maxTokens int) (string, error) {

@@ -12,14 +12,13 @@ import (
 // text.Terms (CJK bigrams, stemmed English words).
 
 // The words of messages, from pkg/text.
-func docTerms(s string) []string           { return text.ChatTerms(s) }
-func queryTerms(q string) []string         { return text.QuestionTerms(q) }
-func isCJKText(s string) bool              { return text.MostlyCJK(s) }
-func words(s string) []string              { return text.Words(s) }
-func containsWord(s, w string) bool        { return text.ContainsWord(s, w) }
-func firstPerson(s string) bool            { return text.FirstPerson(s) }
-func truncateRunes(s string, n int) string { return text.Truncate(s, n) }
-func properNouns(s string) []string        { return text.ProperNouns(s) }
+func docTerms(s string) []string    { return text.ChatTerms(s) }
+func queryTerms(q string) []string  { return text.QuestionTerms(q) }
+func isCJKText(s string) bool       { return text.MostlyCJK(s) }
+func words(s string) []string       { return text.Words(s) }
+func containsWord(s, w string) bool { return text.ContainsWord(s, w) }
+func firstPerson(s string) bool     { return text.FirstPerson(s) }
+func properNouns(s string) []string { return text.ProperNouns(s) }
 
 // wordCount counts words the way the word trigger does: Latin words plus CJK
 // characters.
