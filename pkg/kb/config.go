@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Vector stores a knowledge base can keep its vectors in.
@@ -73,6 +74,9 @@ type Config struct {
 
 	// MaxUploadBytes caps one upload request (all its files together).
 	MaxUploadBytes int64 `yaml:"max_upload_bytes"`
+	// ParseTimeout bounds the loading and splitting of one document; a
+	// document that takes longer fails (the request's other files go on).
+	ParseTimeout time.Duration `yaml:"parse_timeout"`
 
 	// DefaultKnowledgeBases are searched by the KB answerer when a query
 	// names none (mix_chat with no knowledge_base_name).
@@ -122,6 +126,7 @@ func DefaultConfig() Config {
 		TopK:           3,
 		ScoreThreshold: 1.0,
 		MaxUploadBytes: 200 << 20,
+		ParseTimeout:   time.Minute,
 		Reranker:       RerankerConfig{Candidates: 20},
 	}
 }
@@ -182,6 +187,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxUploadBytes < 1 {
 		bad("kb.max_upload_bytes is %d: use a positive number of bytes", c.MaxUploadBytes)
+	}
+	if c.ParseTimeout < time.Second || c.ParseTimeout > time.Hour {
+		bad("kb.parse_timeout is %s: use 1s..1h", c.ParseTimeout)
 	}
 	for _, n := range c.DefaultKnowledgeBases {
 		if err := ValidName(n); err != nil {

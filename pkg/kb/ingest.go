@@ -59,6 +59,7 @@ type ingestJob struct {
 	force  bool       // re-index even when unchanged
 	split  Splitter
 	params fileParams
+	parse  time.Duration // loading and splitting stop after this long (kb.parse_timeout); 0: no limit
 }
 
 type fileParams struct {
@@ -123,10 +124,12 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			return ingestResult{}, err
 		}
 	}
+	pctx, cancel := parseContext(ctx, job.parse)
+	defer cancel()
 	docs := job.docs
 	if docs == nil {
 		var err error
-		if docs, err = LoadContext(ctx, job.name, job.data); err != nil {
+		if docs, err = LoadContext(pctx, job.name, job.data); err != nil {
 			return ingestResult{}, err
 		}
 	} else {
@@ -137,7 +140,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			docs[i].Metadata["source"] = job.name
 		}
 	}
-	pieces, err := job.split.SplitContext(ctx, docs)
+	pieces, err := job.split.SplitContext(pctx, docs)
 	if err != nil {
 		return ingestResult{}, err
 	}

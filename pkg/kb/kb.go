@@ -101,6 +101,12 @@ type Service struct {
 	open     map[string]*base
 	deleting map[string]bool
 	closed   bool
+
+	// stop is cancelled when Close begins: writes under way (uploads,
+	// rebuilds, deletions) stop at their next check and release their
+	// knowledge base, so Close does not wait on them.
+	stop    context.Context
+	stopNow context.CancelCauseFunc
 }
 
 // New returns a Service over the knowledge bases of cat, keeping their
@@ -130,6 +136,7 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts
 		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
 		replicas: replicas{synced: map[string]syncState{}},
 		open:     map[string]*base{}, deleting: map[string]bool{}}
+	s.stop, s.stopNow = context.WithCancelCause(context.Background())
 	for _, o := range opts {
 		o(s)
 	}
@@ -154,6 +161,7 @@ func (s *Service) Config() Config { return s.cfg }
 
 // Close saves every open KB's snapshots and closes it.
 func (s *Service) Close() error {
+	s.stopNow(errClosing)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -169,6 +177,17 @@ func (s *Service) Close() error {
 	}
 	errs = append(errs, s.replicas.closeRetired(), s.cat.Close(), s.vs.close())
 	return errors.Join(errs...)
+}
+
+// errClosing is the cause of the writes Close stops.
+var errClosing = fmt.Errorf("knowledge bases are closing: %w", context.Canceled)
+
+// writeContext is ctx, cancelled also when Close begins. Call done when
+// the write is over.
+func (s *Service) writeContext(ctx context.Context) (_ context.Context, done func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(s.stop, func() { cancel(context.Cause(s.stop)) })
+	return ctx, func() { unhook(); cancel(nil) }
 }
 
 // kbDir is the folder of the knowledge base name.

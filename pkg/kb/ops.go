@@ -219,6 +219,8 @@ func (w *writeBatch) addDocs(docs map[string][]Document) {
 // each job first and reports whether it dealt with it itself.
 func (s *Service) runJobs(ctx context.Context, w *writeBatch, progress func(Progress), handle func(i int, job ingestJob) bool) (AddResult, error) {
 	b := w.b
+	ctx, done := s.writeContext(ctx)
+	defer done()
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	defer b.saveSnapshots()
@@ -258,6 +260,7 @@ func report(fn func(Progress), p Progress) {
 // run ingests one job and records its outcome.
 func (s *Service) run(ctx context.Context, b *base, job ingestJob, i, n int, res *AddResult, progress func(Progress)) {
 	report(progress, Progress{File: job.name, Index: i, Total: n, Stage: StageStart})
+	job.parse = s.cfg.ParseTimeout
 	r, err := b.ingest(ctx, job, s.emb, s.cfg.EmbedBatch, func(p Progress) {
 		p.File, p.Index, p.Total = job.name, i, n
 		report(progress, p)
@@ -333,6 +336,8 @@ func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, 
 		return failed, err
 	}
 	defer release()
+	ctx, done := s.writeContext(ctx)
+	defer done()
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	defer b.saveSnapshots()
@@ -441,6 +446,8 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 		}
 	}
 	defer release()
+	ctx, done := s.writeContext(ctx)
+	defer done()
 
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
