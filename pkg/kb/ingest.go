@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -184,7 +185,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	var tmpPath string
 	if job.save && !b.dbOriginals {
 		dst := b.contentPath(job.name)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := contentDirs(b.dir, job.name, true); err != nil {
 			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
 		}
 		tmp, err := os.CreateTemp(filepath.Dir(dst), ".upload-*")
@@ -278,7 +279,7 @@ func titleOf(file string, meta map[string]any) string {
 // (temporary file, then rename).
 func (b *base) saveOriginal(name string, data []byte) error {
 	dst := b.contentPath(name)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := contentDirs(b.dir, name, true); err != nil {
 		return fmt.Errorf("save %s: %w", name, err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), ".upload-*")
@@ -426,7 +427,7 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 	if deleteContent {
 		// With the originals in the database, a copy an older version
 		// left in this replica's folder goes too.
-		if err := os.Remove(b.contentPath(name)); err != nil && !os.IsNotExist(err) {
+		if _, err := removeOriginal(b.dir, name); err != nil {
 			return fmt.Errorf("delete original of %s: %w", name, err)
 		}
 	}
@@ -492,11 +493,12 @@ func (b *base) readOriginal(ctx context.Context, name string) (data []byte, mtim
 			return data, mtime, false, err
 		}
 	}
-	p := b.contentPath(name)
-	st, err := os.Stat(p)
-	if err == nil && st.Mode().IsRegular() {
-		data, err = os.ReadFile(p)
-	} else if err == nil {
+	// What downloads serve: no hidden file, nothing through a link.
+	f, st, err := openOriginal(b.dir, name)
+	if err == nil {
+		data, err = io.ReadAll(f)
+		f.Close()
+	} else if errors.Is(err, errNotPlainFile) {
 		err = fs.ErrNotExist
 	}
 	if err != nil {

@@ -586,12 +586,12 @@ func (s *Service) OriginalPath(ctx context.Context, name, file string) (string, 
 	if b.dbOriginals {
 		return "", fmt.Errorf("file %q of %s: %w: the originals are in PostgreSQL", file, name, ErrNotFound)
 	}
-	p := b.contentPath(file)
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() {
+	f, _, err := openOriginal(b.dir, file) // no hidden file, nothing through a link
+	if err != nil {
 		return "", fmt.Errorf("file %q of %s: %w", file, name, ErrNotFound)
 	}
-	return p, nil
+	f.Close()
+	return b.contentPath(file), nil
 }
 
 // contentFiles lists the originals in a KB's content folder (relative

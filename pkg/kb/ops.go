@@ -359,8 +359,14 @@ func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, 
 					err = nil
 				}
 			}
-			if rerr := os.Remove(b.contentPath(f)); rerr == nil && !b.dbOriginals {
-				err = nil
+			// Only an original the knowledge base keeps: a plain file
+			// reached through no link, not hidden (a temporary upload).
+			if !hiddenName(f) {
+				if ok, rerr := removeOriginal(b.dir, f); rerr == nil && ok && !b.dbOriginals {
+					err = nil
+				} else if rerr != nil && !b.dbOriginals {
+					err = fmt.Errorf("file %s: %w", f, rerr)
+				}
 			}
 		}
 		if err != nil {
