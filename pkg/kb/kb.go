@@ -199,6 +199,10 @@ func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, nil, err
 	}
+	name, err := s.kbName(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -300,6 +304,10 @@ func (s *Service) Exists(ctx context.Context, name string) (bool, error) {
 	if ValidName(name) != nil {
 		return false, nil
 	}
+	name, err := s.kbName(ctx, name)
+	if err != nil {
+		return false, err
+	}
 	return s.cat.Exists(ctx, name)
 }
 
@@ -341,6 +349,7 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if err := ValidName(name); err != nil {
 		return Info{}, err
 	}
+	name = nfc(name)
 	vs, err := s.cfg.resolveStore(opts.VectorStore)
 	if err != nil {
 		return Info{}, err
@@ -369,6 +378,9 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 // createLocked registers a new KB with its settings and opens it; s.mu
 // is held.
 func (s *Service) createLocked(ctx context.Context, name, vs, model, info string) (*base, error) {
+	if err := s.checkNewKB(ctx, name); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(s.cfg.kbDir(name), contentDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
 	}
@@ -456,6 +468,7 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	release()
+	name = b.name // as get resolved the spelling
 	// Take the KB out of service first (get refuses it while it is being
 	// deleted), then wait for its running operations without holding s.mu,
 	// which they may need to open other KBs.
@@ -524,7 +537,7 @@ func (s *Service) File(ctx context.Context, name, file string) (FileInfo, error)
 		return FileInfo{}, err
 	}
 	defer release()
-	return getFile(ctx, b.db, file)
+	return getFile(ctx, b.db, b.fileName(ctx, file))
 }
 
 // Original is a document's original as uploaded, open for reading: close
@@ -549,6 +562,7 @@ func (s *Service) Original(ctx context.Context, name, file string) (*Original, e
 		return nil, err
 	}
 	defer release()
+	file = b.fileName(ctx, file)
 	if !b.dbOriginals {
 		// The originals the KB keeps: no temporary (hidden) file, no link.
 		if f, st, err := openOriginal(b.dir, file); err == nil {
