@@ -61,6 +61,7 @@ type ingestJob struct {
 	split  Splitter
 	params fileParams
 	parse  time.Duration // loading and splitting stop after this long (kb.parse_timeout); 0: no limit
+	chunks int           // the most chunks the document may split into (kb.max_chunks_per_file); 0: no limit
 }
 
 type fileParams struct {
@@ -147,6 +148,9 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	}
 	if len(pieces) == 0 {
 		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
+	}
+	if err := checkChunks(len(pieces), job.chunks); err != nil {
+		return ingestResult{}, err
 	}
 	chunks := make([]storedChunk, len(pieces))
 	inputs := make([]string, len(pieces))

@@ -18,3 +18,15 @@ func parseContext(ctx context.Context, d time.Duration) (context.Context, contex
 		Setting: "kb.parse_timeout",
 	})
 }
+
+// checkChunks refuses a document that splits into more than max chunks
+// (kb.max_chunks_per_file); max ≤ 0 is no limit.
+func checkChunks(n, max int) error {
+	if max > 0 && n > max {
+		return &LimitError{
+			Msg:     fmt.Sprintf("the document splits into %d chunks, more than the %d allowed per document", n, max),
+			Setting: "kb.max_chunks_per_file",
+		}
+	}
+	return nil
+}

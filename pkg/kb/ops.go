@@ -287,7 +287,7 @@ func report(fn func(Progress), p Progress) {
 // run ingests one job and records its outcome.
 func (s *Service) run(ctx context.Context, b *base, job ingestJob, i, n int, res *AddResult, progress func(Progress)) {
 	report(progress, Progress{File: job.name, Index: i, Total: n, Stage: StageStart})
-	job.parse = s.cfg.ParseTimeout
+	job.parse, job.chunks = s.cfg.ParseTimeout, s.cfg.MaxChunksPerFile
 	r, err := b.ingest(ctx, job, s.emb, s.cfg.EmbedBatch, func(p Progress) {
 		p.File, p.Index, p.Total = job.name, i, n
 		report(progress, p)
