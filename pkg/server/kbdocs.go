@@ -114,6 +114,9 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 		switch {
 		case errors.As(err, &tooBig):
 			writeError(c, &Error{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("upload larger than %d bytes (kb.max_upload_bytes)", limit)})
+		case errors.Is(err, errSlowBody):
+			writeError(c, &Error{Status: http.StatusRequestTimeout,
+				Msg: fmt.Sprintf("upload body slower than %d bytes a second (server.min_upload_rate)", s.opts.Conns.MinUploadRate)})
 		case errors.Is(err, multipart.ErrMessageTooLarge):
 			// mime/multipart's own cap: more than 1000 parts.
 			writeError(c, tooManyFiles)

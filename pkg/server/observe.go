@@ -113,6 +113,10 @@ func (w *observedWriter) end() {
 	}
 }
 
+// Unwrap lets http.ResponseController reach the connection (per-event
+// write deadlines of streams, conns.go's deadlines).
+func (w *observedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *observedWriter) WriteHeaderNow() {
 	w.check()
 	w.ResponseWriter.WriteHeaderNow()
