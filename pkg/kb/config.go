@@ -125,21 +125,21 @@ type RerankerConfig struct {
 // Chatchat's chunking (250 characters, overlap 50), top 3, threshold 1.0.
 func DefaultConfig() Config {
 	return Config{
-		Dir:            "data/kb",
-		VectorStore:    StoreEmbedded,
-		Qdrant:         QdrantConfig{Addr: "localhost:6334", CollectionPrefix: "mixchat_"},
-		EmbedModel:     "hash-512",
-		EmbedBatch:     32,
-		ChunkSize:      250,
-		ChunkOverlap:   50,
-		ChunkUnit:      UnitChars,
-		TopK:           3,
-		ScoreThreshold: 1.0,
+		Dir:              "data/kb",
+		VectorStore:      StoreEmbedded,
+		Qdrant:           QdrantConfig{Addr: "localhost:6334", CollectionPrefix: "mixchat_"},
+		EmbedModel:       "hash-512",
+		EmbedBatch:       32,
+		ChunkSize:        250,
+		ChunkOverlap:     50,
+		ChunkUnit:        UnitChars,
+		TopK:             3,
+		ScoreThreshold:   1.0,
 		MaxUploadBytes:   32 << 20,
 		MaxUploadFiles:   500,
 		MaxChunksPerFile: 50000,
 		ParseTimeout:     time.Minute,
-		Reranker:       RerankerConfig{Candidates: 20},
+		Reranker:         RerankerConfig{Candidates: 20},
 	}
 }
 

@@ -199,10 +199,6 @@ func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, nil, err
 	}
-	name, err := s.kbName(ctx, name)
-	if err != nil {
-		return nil, nil, err
-	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -303,10 +299,6 @@ func (s *Service) Info(ctx context.Context, name string) (Info, error) {
 func (s *Service) Exists(ctx context.Context, name string) (bool, error) {
 	if ValidName(name) != nil {
 		return false, nil
-	}
-	name, err := s.kbName(ctx, name)
-	if err != nil {
-		return false, err
 	}
 	return s.cat.Exists(ctx, name)
 }
@@ -468,7 +460,6 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	release()
-	name = b.name // as get resolved the spelling
 	// Take the KB out of service first (get refuses it while it is being
 	// deleted), then wait for its running operations without holding s.mu,
 	// which they may need to open other KBs.

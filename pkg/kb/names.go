@@ -20,8 +20,12 @@ import (
 // files are never listed, served or kept (".upload-*" are temporary
 // uploads, removed as leftovers).
 //
-// Lookups take the name as given when it exists so spelled (a name stored
-// before names were normalised), else its NFC form.
+// Document lookups take the name as given when it exists so spelled (a
+// name stored before names were normalised), else its NFC form. A
+// knowledge base is looked up by its name exactly as given: the server's
+// access rules (private knowledge bases) are kept by that name, so two
+// spellings must never reach one knowledge base. Create stores the NFC
+// form and refuses one that an existing name matches.
 
 // nfc is name in Unicode's composed form.
 func nfc(name string) string { return norm.NFC.String(name) }
@@ -52,8 +56,9 @@ func errLookalike(what, name, existing string) error {
 	return fmt.Errorf("%w: %s %s differs from the existing %s only by case or width", ErrExists, what, shortQuote(name), shortQuote(existing))
 }
 
-// kbName resolves a knowledge base's name as a client spelled it: as
-// given when a knowledge base of that very spelling exists, else NFC.
+// kbName resolves the name of a knowledge base a rebuild may create (an
+// admin's request): as given when a knowledge base of that very spelling
+// exists, else NFC.
 func (s *Service) kbName(ctx context.Context, name string) (string, error) {
 	n := nfc(name)
 	if n == name {

@@ -26,12 +26,13 @@ func TestKBNamesNormalisedAndLookalikesRefused(t *testing.T) {
 	if !slices.Equal(names, []string{"Café", "t1"}) { // "Café" in NFC
 		t.Errorf("names = %q", names)
 	}
-	// The decomposed spelling finds the composed one.
-	if ok, err := s.Exists(ctx, "Cafe\u0301"); !ok || err != nil {
-		t.Errorf("Exists(NFD) = %v, %v", ok, err)
+	// A knowledge base answers to its stored name only: access rules are
+	// kept by name, so another spelling must not reach it.
+	if ok, err := s.Exists(ctx, "Cafe\u0301"); ok || err != nil {
+		t.Errorf("Exists(NFD) = %v, %v: want false", ok, err)
 	}
-	if _, err := s.Files(ctx, "Cafe\u0301"); err != nil {
-		t.Errorf("Files(NFD): %v", err)
+	if _, err := s.Create(ctx, "Cafe\u0301", CreateOptions{}); !errors.Is(err, ErrExists) {
+		t.Errorf("Create(NFD) again: %v, want ErrExists", err)
 	}
 }
 

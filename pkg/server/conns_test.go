@@ -254,4 +254,3 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		t.Errorf("http.Server timeouts: idle %s header %s read %s write %s", hs.IdleTimeout, hs.ReadHeaderTimeout, hs.ReadTimeout, hs.WriteTimeout)
 	}
 }
-
