@@ -252,3 +252,25 @@ func TestCloseStopsIngestion(t *testing.T) {
 		t.Errorf("the upload ended with %v, want cancelled", err)
 	}
 }
+
+// A loop inside the PDF library itself (cross-reference sections whose
+// /Prev names themselves, walked while the file is opened) is stopped by
+// the parse deadline: the library's reads fail once it has passed.
+func TestLoadPDFLibraryLoopStopsAtDeadline(t *testing.T) {
+	good := rawPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>")
+	i := bytes.LastIndex(good, []byte("startxref\n"))
+	var off int
+	fmt.Sscanf(string(good[i+len("startxref\n"):]), "%d", &off)
+	loop := bytes.Replace(good, []byte("/Root 1 0 R >>"), []byte(fmt.Sprintf("/Root 1 0 R /Prev %d >>", off)), 1)
+	ctx, cancel := parseContext(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := loadWithin(t, ctx, 10*time.Second, "prev.pdf", loop)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Setting != "kb.parse_timeout" {
+		t.Fatalf("err = %v, want the parse deadline", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("stopped after %s", d)
+	}
+}
