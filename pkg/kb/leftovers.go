@@ -115,6 +115,11 @@ var errInTheWay = fmt.Errorf("%w: a link, or a file where a folder should be, is
 // link (an operator's choice); nothing below it may.
 func contentDirs(dir, rel string, create bool) error {
 	p := filepath.Join(dir, contentDir)
+	if create {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+	}
 	segs := strings.Split(rel, "/")
 	for i, seg := range segs {
 		p = filepath.Join(p, seg)
