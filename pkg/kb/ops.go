@@ -200,9 +200,11 @@ func (w *writeBatch) job(name string) ingestJob {
 	return ingestJob{name: name, force: w.force, split: w.sp, params: w.params}
 }
 
-// claim returns the name of the document name (as the client spelled it)
-// and whether it gets a job: not when the batch has seen it already, nor
-// when the name is invalid (a failure of the batch). It marks name seen.
+// claim resolves the document name a client gave (fileName: its stored
+// spelling, or NFC) and reports whether it gets a job: not when the batch
+// has seen it already, nor when the name is invalid or, for new
+// documents, a lookalike of another (a failure of the batch). It marks
+// the name seen.
 func (w *writeBatch) claim(ctx context.Context, name string) (string, bool) {
 	check := ValidFileName
 	if w.keys != nil {
