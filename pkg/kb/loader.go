@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -107,7 +108,7 @@ func LoadContext(ctx context.Context, name string, data []byte) ([]Document, err
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	docs, err := load(ctx, data)
+	docs, err := runLoader(ctx, load, data)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +131,48 @@ func LoadContext(ctx context.Context, name string, data []byte) ([]Document, err
 		return nil, fmt.Errorf("%w: %s holds no extractable text", ErrNoText, ext)
 	}
 	return out, nil
+}
+
+// abandonAfter is how long a loader has to stop once its context is done
+// before runLoader stops waiting for it.
+const abandonAfter = time.Second
+
+// runLoader runs load on its own goroutine and returns what it returns,
+// or, when load has not stopped abandonAfter after ctx is done, the
+// context's cause. The loaders check ctx inside their loops and the PDF
+// loader guards the library it calls (pdf.go), so they stop within a step;
+// this is the last resort for a loop in a library nobody has found yet: the
+// upload fails in time and releases its knowledge base, and shutdown is
+// not held up, while the goroutine is left to finish (or spin) on its own.
+// A panic in a loader is the file's fault (ErrCorrupt), not the server's.
+func runLoader(ctx context.Context, load loadFunc, data []byte) ([]Document, error) {
+	type result struct {
+		docs []Document
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("%w: %v", ErrCorrupt, r)}
+			}
+		}()
+		docs, err := load(ctx, data)
+		done <- result{docs, err}
+	}()
+	select {
+	case r := <-done:
+		return r.docs, r.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(abandonAfter)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.docs, r.err
+	case <-t.C:
+		return nil, fmt.Errorf("%w (the loader did not stop in time and was left behind)", context.Cause(ctx))
+	}
 }
 
 // cleanText normalises line ends, drops NULs and other control characters

@@ -24,10 +24,18 @@ import (
 //
 // The library has other loops a hostile file can steer (object streams
 // that extend each other, cross-reference sections chained by /Prev). They
-// all read the file as they go, and every read goes through ctxReaderAt,
-// which stops once the parse's context is done (kb.parse_timeout, the
-// request, shutdown): the library's walk is abandoned from inside, on the
-// goroutine that runs it, so no goroutine is left spinning.
+// read the file as they go, and every read goes through ctxReaderAt, which
+// stops once the parse's context is done (kb.parse_timeout, the request,
+// shutdown): the library's walk is abandoned from inside, on the goroutine
+// that runs it, so no goroutine is left spinning. One loop reads no more
+// of the file: its lexer, at the end of a stream (a page's content, a
+// font's ToUnicode map) inside a hex string ("<4142" and no ">"), reads
+// end-of-stream as white space forever. So every stream the library will
+// interpret is scanned first (streamSafe), with the same lexer rules, and a
+// page whose content stream would hang it is refused, a font whose map
+// would is read without its map. Running the parse on a goroutine that
+// could be abandoned was the other way; it would leave that goroutine
+// spinning a core for the life of the process.
 
 // maxPDFPages bounds the pages read from one PDF, so a damaged page count
 // cannot keep the loader busy.
@@ -93,15 +101,30 @@ func loadPDF(ctx context.Context, data []byte) (docs []Document, err error) {
 		return nil, fmt.Errorf("%w: pdf has no pages", ErrCorrupt)
 	}
 	fonts := map[string]*pdf.Font{}
+	badFonts := map[string]bool{}
 	for i, pv := range pages {
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
 		}
+		if err := streamSafe(ctx, pv.Key("Contents")); err != nil {
+			return nil, fmt.Errorf("pdf page %d: %w", i+1, err)
+		}
 		font := pdfResources(pv).Key("Font")
 		for _, name := range font.Keys() {
-			if _, ok := fonts[name]; !ok {
-				fonts[name] = &pdf.Font{V: font.Key(name)}
+			if _, ok := fonts[name]; ok || badFonts[name] {
+				continue
 			}
+			fv := font.Key(name)
+			if tu := fv.Key("ToUnicode"); !tu.IsNull() && streamSafe(ctx, tu) != nil {
+				if err := context.Cause(ctx); err != nil {
+					return nil, err
+				}
+				// The library would read its map forever: left out of
+				// fonts, the font's text comes out undecoded.
+				badFonts[name] = true
+				continue
+			}
+			fonts[name] = &pdf.Font{V: fv}
 		}
 		// With fonts given, GetPlainText looks up no resources itself.
 		t, err := pdf.Page{V: pv}.GetPlainText(fonts)
@@ -243,3 +266,115 @@ func sentenceEndRune(r rune) bool {
 	}
 	return false
 }
+
+// streamSafe scans the stream v (or the streams of the array v, as one:
+// the library reads a page's content array so) with the library's lexer
+// rules and fails with ErrCorrupt when a hex string is still open at the
+// end, where the library's lexer would loop forever, and with ErrTooLarge
+// past MaxDecompressedBytes. A null v is safe.
+func streamSafe(ctx context.Context, v pdf.Value) error {
+	var parts []pdf.Value
+	switch v.Kind() {
+	case pdf.Null:
+		return nil
+	case pdf.Array:
+		for i := 0; i < v.Len(); i++ {
+			parts = append(parts, v.Index(i))
+		}
+	default:
+		parts = []pdf.Value{v}
+	}
+	var sc hexScanner
+	buf := make([]byte, 32<<10)
+	total := 0
+	for _, p := range parts {
+		if p.Kind() != pdf.Stream {
+			continue // the library reads it as empty
+		}
+		rd := p.Reader()
+		for {
+			if err := context.Cause(ctx); err != nil {
+				rd.Close()
+				return err
+			}
+			n, err := rd.Read(buf)
+			sc.scan(buf[:n])
+			if total += n; total > MaxDecompressedBytes {
+				rd.Close()
+				return fmt.Errorf("%w: pdf: a content stream decompresses to more than %d MB (the limit per document)", ErrTooLarge, MaxDecompressedBytes>>20)
+			}
+			if err != nil {
+				break // the end, or an error the library meets too and reports
+			}
+		}
+		rd.Close()
+	}
+	if sc.openHex() {
+		return fmt.Errorf("%w: pdf: a content stream ends inside a hex string", ErrCorrupt)
+	}
+	return nil
+}
+
+// hexScanner follows the library's lexer through a content stream as far
+// as hex strings go: outside literal strings and comments, "<" not
+// followed by "<" opens one and ">" closes it.
+type hexScanner struct {
+	state   int // scanNormal, ...
+	depth   int // of parentheses in a literal string
+	escaped bool
+}
+
+const (
+	scanNormal  = iota
+	scanLT      // a "<" was seen: a hex string or "<<"
+	scanHex     // inside a hex string
+	scanComment // after "%" up to the end of the line
+	scanLiteral // inside a literal string
+)
+
+func (s *hexScanner) scan(p []byte) {
+	for _, c := range p {
+		switch s.state {
+		case scanLT:
+			s.state = scanHex
+			if c == '<' {
+				s.state = scanNormal
+				continue
+			}
+			fallthrough
+		case scanHex:
+			if c == '>' {
+				s.state = scanNormal
+			}
+		case scanComment:
+			if c == '\r' || c == '\n' {
+				s.state = scanNormal
+			}
+		case scanLiteral:
+			switch {
+			case s.escaped:
+				s.escaped = false
+			case c == '\\':
+				s.escaped = true
+			case c == '(':
+				s.depth++
+			case c == ')':
+				if s.depth--; s.depth == 0 {
+					s.state = scanNormal
+				}
+			}
+		default:
+			switch c {
+			case '<':
+				s.state = scanLT
+			case '%':
+				s.state = scanComment
+			case '(':
+				s.state, s.depth = scanLiteral, 1
+			}
+		}
+	}
+}
+
+// openHex reports whether the stream ended inside a hex string.
+func (s *hexScanner) openHex() bool { return s.state == scanLT || s.state == scanHex }

@@ -35,6 +35,11 @@ func pageContent(text string) string {
 	return fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(cs), cs)
 }
 
+// rawStream is a stream object holding data as it is.
+func rawStream(data string) string {
+	return fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(data), data)
+}
+
 const helvetica = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
 
 // loadWithin runs LoadContext and fails the test when it has not
@@ -92,6 +97,20 @@ func TestLoadPDFHostilePageTrees(t *testing.T) {
 			"<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>",
 			pageContent("Inherited font"), helvetica), nil, "Inherited font"},
 		{"a tree deeper than the limit", deepPDF(maxPDFDepth + 5), ErrCorrupt, ""},
+		// The library's lexer reads the end of a stream inside a hex
+		// string as white space forever.
+		{"content ends inside a hex string", rawPDF(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+			"<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>",
+			rawStream("BT (Hello) Tj <4142")), ErrCorrupt, ""},
+		{"font map ends inside a hex string", rawPDF(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+			"<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+			pageContent("Undecoded map"),
+			"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
+			rawStream("begincmap 1 beginbfchar <01> <0041")), nil, "Undecoded map"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,5 +291,30 @@ func TestLoadPDFLibraryLoopStopsAtDeadline(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("stopped after %s", d)
+	}
+}
+
+// A loader that never looks at its context (a loop in a library nobody
+// has found yet) is left behind once the deadline has passed: the load
+// fails in time with the deadline's error, and a loader's panic is a
+// corrupt file.
+func TestRunLoaderLastResort(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	stuck := func(context.Context, []byte) ([]Document, error) { <-release; return nil, nil }
+	ctx, cancel := parseContext(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := runLoader(ctx, stuck, nil)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Setting != "kb.parse_timeout" {
+		t.Errorf("err = %v, want the parse deadline", err)
+	}
+	if d := time.Since(start); d > 100*time.Millisecond+abandonAfter+time.Second {
+		t.Errorf("returned after %s", d)
+	}
+	boom := func(context.Context, []byte) ([]Document, error) { panic("boom") }
+	if _, err := runLoader(context.Background(), boom, nil); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("panic: %v, want ErrCorrupt", err)
 	}
 }
