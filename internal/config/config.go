@@ -74,7 +74,7 @@ type ServerConfig struct {
 	ReadTimeout       time.Duration `yaml:"read_timeout"`        // a request's body (the first stretch of an upload's)
 	WriteTimeout      time.Duration `yaml:"write_timeout"`       // a reply that is not a stream (streams: per event)
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`        // a keep-alive connection with no request
-	MinUploadRate     int64         `yaml:"min_upload_rate"`     // bytes a second an upload's body must average after read_timeout
+	MinTransferRate   int64         `yaml:"min_transfer_rate"`   // bytes a second an upload's body or a reply must average after read_timeout / write_timeout
 	MaxConnsPerClient int           `yaml:"max_conns_per_client"`
 	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
 	// whose X-Forwarded-For names the client (access log); none by default.
@@ -140,14 +140,14 @@ func defaultServerConfig() ServerConfig {
 	cl := server.DefaultConnLimits()
 	return ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second,
 		ReadHeaderTimeout: cl.ReadHeaderTimeout, ReadTimeout: cl.ReadTimeout, WriteTimeout: cl.WriteTimeout, IdleTimeout: cl.IdleTimeout,
-		MinUploadRate: cl.MinUploadRate, MaxConnsPerClient: cl.MaxConnsPerClient, TrustedProxies: []string{}}
+		MinTransferRate: cl.MinTransferRate, MaxConnsPerClient: cl.MaxConnsPerClient, TrustedProxies: []string{}}
 }
 
 // ConnLimits are the server's connection settings as pkg/server takes
 // them.
 func (c ServerConfig) ConnLimits() server.ConnLimits {
 	return server.ConnLimits{ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
-		IdleTimeout: c.IdleTimeout, MinUploadRate: c.MinUploadRate, MaxConnsPerClient: c.MaxConnsPerClient, TrustedProxies: c.TrustedProxies}
+		IdleTimeout: c.IdleTimeout, MinTransferRate: c.MinTransferRate, MaxConnsPerClient: c.MaxConnsPerClient, TrustedProxies: c.TrustedProxies}
 }
 
 // DefaultConfig returns the embedded defaults: a single machine, zero setup.
@@ -404,8 +404,8 @@ func (c *Config) Validate() error {
 			add(fieldError(d.name, d.v, "want 1s to 24h"))
 		}
 	}
-	if c.Server.MinUploadRate < 1 {
-		add(fieldError("server.min_upload_rate", c.Server.MinUploadRate, "want at least 1 (bytes a second)"))
+	if c.Server.MinTransferRate < 1 {
+		add(fieldError("server.min_transfer_rate", c.Server.MinTransferRate, "want at least 1 (bytes a second)"))
 	}
 	if c.Server.MaxConnsPerClient < 0 {
 		add(fieldError("server.max_conns_per_client", c.Server.MaxConnsPerClient, "want 0 (no cap) or more"))

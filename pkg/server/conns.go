@@ -25,12 +25,15 @@ import (
 // context. Instead the deadlines middleware sets them per request with
 // http.ResponseController:
 //   - the body must arrive within ReadTimeout of the request's start, or,
-//     for uploads (multipart bodies), at MinUploadRate bytes a second on
+//     for uploads (multipart bodies), at MinTransferRate bytes a second on
 //     average after that first ReadTimeout; the deadline is cleared once
 //     the body is read, so the background read never times out;
 //   - a reply that is not an SSE stream must be written within
-//     WriteTimeout of its first byte; an SSE stream ("text/event-stream")
-//     gets no deadline here: the SSE writer sets one per event (sse.go).
+//     WriteTimeout of its first byte, plus the time its bytes take at
+//     MinTransferRate (a large download on a slow link goes on, a client
+//     that stops reading does not hold the connection); an SSE stream
+//     ("text/event-stream") gets no deadline here: the SSE writer sets one
+//     per event (sse.go).
 //
 // Each request starts with the write deadline cleared, since net/http does
 // not reset it between the requests of a keep-alive connection when its
@@ -50,9 +53,10 @@ type ConnLimits struct {
 	// IdleTimeout closes a keep-alive connection that has sent nothing for
 	// that long.
 	IdleTimeout time.Duration
-	// MinUploadRate is the slowest average rate, in bytes a second, at
-	// which an upload's body may arrive after its first ReadTimeout.
-	MinUploadRate int64
+	// MinTransferRate is the slowest average rate, in bytes a second, at
+	// which an upload's body may arrive after its first ReadTimeout, and a
+	// reply may be written after its first WriteTimeout.
+	MinTransferRate int64
 	// MaxConnsPerClient caps the connections open from one client address
 	// (Listener); 0 means no cap. Connections from TrustedProxies are not
 	// counted: a proxy carries many clients.
@@ -70,7 +74,7 @@ func DefaultConnLimits() ConnLimits {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MinUploadRate:     8 << 10,
+		MinTransferRate:   8 << 10,
 		MaxConnsPerClient: 64,
 	}
 }
@@ -91,8 +95,8 @@ func (l ConnLimits) withDefaults() ConnLimits {
 	if l.IdleTimeout <= 0 {
 		l.IdleTimeout = d.IdleTimeout
 	}
-	if l.MinUploadRate <= 0 {
-		l.MinUploadRate = d.MinUploadRate
+	if l.MinTransferRate <= 0 {
+		l.MinTransferRate = d.MinTransferRate
 	}
 	return l
 }
@@ -125,12 +129,12 @@ func (s *Server) deadlines() gin.HandlerFunc {
 		if c.Request.Body != nil && c.Request.Body != http.NoBody {
 			b := &deadlineBody{r: c.Request.Body, rc: rc, start: start, grace: l.ReadTimeout}
 			if c.ContentType() == "multipart/form-data" {
-				b.rate = l.MinUploadRate
+				b.rate = l.MinTransferRate
 			}
 			b.extend()
 			c.Request.Body = b
 		}
-		c.Writer = &deadlineWriter{ResponseWriter: c.Writer, rc: rc, timeout: l.WriteTimeout}
+		c.Writer = &deadlineWriter{ResponseWriter: c.Writer, rc: rc, timeout: l.WriteTimeout, rate: l.MinTransferRate}
 		c.Next()
 	}
 }
@@ -176,14 +180,18 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 func (b *deadlineBody) Close() error { return b.r.Close() }
 
 // deadlineWriter sets the write deadline when the reply's headers go out
-// (gin's WriteHeader only records the status): WriteTimeout from then for
-// a reply that is not an SSE stream, none for a stream. A 401 closes the
-// connection after the reply.
+// (gin's WriteHeader only records the status): for a reply that is not an
+// SSE stream WriteTimeout from then, extended by what each write adds at
+// rate; none for a stream. A 401 closes the connection after the reply.
 type deadlineWriter struct {
 	gin.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
+	rate    int64
 	checked bool
+	timed   bool      // the reply has a deadline (not a stream)
+	first   time.Time // when the headers went out
+	n       int64     // bytes written
 }
 
 // Unwrap lets http.ResponseController reach the connection.
@@ -198,8 +206,19 @@ func (w *deadlineWriter) check() {
 		w.Header().Set("Connection", "close")
 	}
 	if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
-		_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+		w.timed, w.first = true, time.Now()
+		_ = w.rc.SetWriteDeadline(w.first.Add(w.timeout))
 	}
+}
+
+// wrote extends the deadline by the time n more bytes take at rate.
+func (w *deadlineWriter) wrote(n int) {
+	if !w.timed || n <= 0 {
+		return
+	}
+	w.n += int64(n)
+	extra := time.Duration(float64(w.n) / float64(w.rate) * float64(time.Second))
+	_ = w.rc.SetWriteDeadline(w.first.Add(w.timeout + extra))
 }
 
 func (w *deadlineWriter) WriteHeaderNow() {
@@ -209,11 +228,13 @@ func (w *deadlineWriter) WriteHeaderNow() {
 
 func (w *deadlineWriter) Write(b []byte) (int, error) {
 	w.check()
+	w.wrote(len(b))
 	return w.ResponseWriter.Write(b)
 }
 
 func (w *deadlineWriter) WriteString(s string) (int, error) {
 	w.check()
+	w.wrote(len(s))
 	return w.ResponseWriter.WriteString(s)
 }
 

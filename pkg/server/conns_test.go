@@ -80,10 +80,10 @@ func trickle(t *testing.T, addr, head string, body []byte, gap, limit time.Durat
 }
 
 // A client sending an upload's body at one byte every 200 ms is cut off
-// once it falls below server.min_upload_rate, with 408.
+// once it falls below server.min_transfer_rate, with 408.
 func TestSlowUploadBodyCutOff(t *testing.T) {
 	ts := newKBTestServerWith(t, nil, func(o *Options) {
-		o.Conns = ConnLimits{ReadTimeout: time.Second, MinUploadRate: 1000}
+		o.Conns = ConnLimits{ReadTimeout: time.Second, MinTransferRate: 1000}
 	})
 	addr := strings.TrimPrefix(ts.url, "http://")
 	body := []byte(strings.Repeat("x", 5000))

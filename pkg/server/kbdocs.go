@@ -116,7 +116,7 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 			writeError(c, &Error{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("upload larger than %d bytes (kb.max_upload_bytes)", limit)})
 		case errors.Is(err, errSlowBody):
 			writeError(c, &Error{Status: http.StatusRequestTimeout,
-				Msg: fmt.Sprintf("upload body slower than %d bytes a second (server.min_upload_rate)", s.opts.Conns.MinUploadRate)})
+				Msg: fmt.Sprintf("upload body slower than %d bytes a second (server.min_transfer_rate)", s.opts.Conns.MinTransferRate)})
 		case errors.Is(err, multipart.ErrMessageTooLarge):
 			// mime/multipart's own cap: more than 1000 parts.
 			writeError(c, tooManyFiles)
