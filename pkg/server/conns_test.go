@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -252,5 +253,42 @@ func TestHTTPServerTimeouts(t *testing.T) {
 	hs := s.NewHTTPServer()
 	if hs.IdleTimeout != 7*time.Second || hs.ReadHeaderTimeout != DefaultConnLimits().ReadHeaderTimeout || hs.ReadTimeout != 0 || hs.WriteTimeout != 0 {
 		t.Errorf("http.Server timeouts: idle %s header %s read %s write %s", hs.IdleTimeout, hs.ReadHeaderTimeout, hs.ReadTimeout, hs.WriteTimeout)
+	}
+}
+
+// A download longer than server.write_timeout goes on while the client
+// reads at server.min_transfer_rate or faster.
+func TestSlowDownloadWithinRate(t *testing.T) {
+	ts := newKBTestServerWith(t, nil, func(o *Options) {
+		o.Conns = ConnLimits{WriteTimeout: time.Second, MinTransferRate: 512 << 10}
+	})
+	var env envelope
+	ts.postJSON(t, "/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "dl"}, &env)
+	big := bytes.Repeat([]byte("乾，元亨，利贞。\n"), (6<<20)/25)
+	env = ts.upload(t, map[string]string{"knowledge_base_name": "dl", "to_vector_store": "false"}, map[string][]byte{"big.txt": big})
+	if env.Code != 200 {
+		t.Fatalf("upload: %+v", env)
+	}
+	resp, err := http.Get(ts.url + "/knowledge_base/download_doc?knowledge_base_name=dl&file_name=big.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		m, err := resp.Body.Read(buf)
+		n += m
+		if err != nil {
+			break
+		}
+		time.Sleep(40 * time.Millisecond) // about 1.5 MB a second
+	}
+	if n != len(big) {
+		t.Errorf("downloaded %d of %d bytes in %s", n, len(big), time.Since(start))
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond {
+		t.Logf("the download took %s, not longer than write_timeout: the test proves little", d)
 	}
 }
