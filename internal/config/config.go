@@ -63,6 +63,10 @@ type ServerConfig struct {
 	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
 	MaxQueryChars   int           `yaml:"max_query_chars"` // longest question of a chat endpoint, in characters
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// StreamWriteTimeout bounds the write of each event of a streamed
+	// reply: a client that stops reading for longer loses its stream
+	// (the turn is stored as interrupted) instead of holding it open.
+	StreamWriteTimeout time.Duration `yaml:"stream_write_timeout"`
 	// PublicHosts are the names clients reach the server by besides IP
 	// addresses and localhost ("chat.example.com", "*.example.com", "*"
 	// for any); requests for other Host names are refused (DNS rebinding).
@@ -138,7 +142,7 @@ type ChatConfig struct {
 
 func defaultServerConfig() ServerConfig {
 	cl := server.DefaultConnLimits()
-	return ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second,
+	return ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second, StreamWriteTimeout: 15 * time.Second,
 		ReadHeaderTimeout: cl.ReadHeaderTimeout, ReadTimeout: cl.ReadTimeout, WriteTimeout: cl.WriteTimeout, IdleTimeout: cl.IdleTimeout,
 		MinTransferRate: cl.MinTransferRate, MaxConnsPerClient: cl.MaxConnsPerClient, TrustedProxies: []string{}}
 }
@@ -416,6 +420,9 @@ func (c *Config) Validate() error {
 				add(fieldError("server.trusted_proxies", strconv.Quote(p), "want an IP address or a CIDR range such as 10.0.0.0/8"))
 			}
 		}
+	}
+	if c.Server.StreamWriteTimeout <= 0 {
+		add(fieldError("server.stream_write_timeout", c.Server.StreamWriteTimeout, "want a positive duration"))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

@@ -22,7 +22,7 @@ func TestKBNamesNormalisedAndLookalikesRefused(t *testing.T) {
 			t.Errorf("Create(%q) = %v, want ErrExists", n, err)
 		}
 	}
-	names, _ := s.Names()
+	names, _ := s.Names(ctx)
 	if !slices.Equal(names, []string{"Café", "t1"}) { // "Café" in NFC
 		t.Errorf("names = %q", names)
 	}

@@ -113,10 +113,6 @@ func (w *observedWriter) end() {
 	}
 }
 
-// Unwrap lets http.ResponseController reach the connection (per-event
-// write deadlines of streams, conns.go's deadlines).
-func (w *observedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 func (w *observedWriter) WriteHeaderNow() {
 	w.check()
 	w.ResponseWriter.WriteHeaderNow()
@@ -131,6 +127,10 @@ func (w *observedWriter) WriteString(s string) (int, error) {
 	w.check()
 	return w.ResponseWriter.WriteString(s)
 }
+
+// Unwrap returns the writer observed (http.ResponseController reaches the
+// connection through it).
+func (w *observedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *observedWriter) Flush() {
 	w.check()
