@@ -33,11 +33,12 @@ import (
 //     MinTransferRate (a large download on a slow link goes on, a client
 //     that stops reading does not hold the connection); an SSE stream
 //     ("text/event-stream") gets no deadline here: the SSE writer sets one
-//     per event (sse.go).
+//     per event (sse.go, server.stream_write_timeout).
 //
 // Each request starts with the write deadline cleared, since net/http does
 // not reset it between the requests of a keep-alive connection when its
-// WriteTimeout is 0. IdleTimeout and ReadHeaderTimeout are the
+// WriteTimeout is 0 (the last SSE event's deadline would otherwise outlive
+// its stream). IdleTimeout and ReadHeaderTimeout are the
 // http.Server's (NewHTTPServer).
 
 // ConnLimits are the server's connection settings (server.* in the
