@@ -103,7 +103,7 @@ func (m *Manager) Flush(ctx context.Context) error {
 func (m *Manager) compress(ctx context.Context, id string) (err error) {
 	// The turns the digest does not cover yet (and, for summary_buffer,
 	// those the buffer holds) are all compression reads.
-	cs, err := m.open(ctx, id, false)
+	cs, err := m.open(ctx, id, false, 1)
 	if err != nil || cs == nil {
 		return err
 	}

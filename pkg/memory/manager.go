@@ -236,8 +236,7 @@ func (c *convState) met(n need) bool {
 	return (n.after < 0 || reached) && (n.tokens < 0 || covered)
 }
 
-// fillTurns is how many of the latest turns a conversation's memory is
-// first read with; operations that need more read further back.
+// fillTurns is the fewest turns ensure reads at a time.
 const fillTurns = 16
 
 // entry returns the cache entry of id, marking it recently used. A
@@ -277,7 +276,7 @@ func (m *Manager) forget(id string) {
 // holding every turn (nil when the conversation does not exist), cached and
 // locked; the caller unlocks it.
 func (m *Manager) load(ctx context.Context, id string) (*convState, error) {
-	cs, err := m.open(ctx, id, true)
+	cs, err := m.open(ctx, id, true, 0)
 	if err != nil || cs == nil {
 		return cs, err
 	}
@@ -290,15 +289,16 @@ func (m *Manager) load(ctx context.Context, id string) (*convState, error) {
 
 // open returns the conversation's state brought up to date with the store,
 // holding its latest turns (nil when the conversation does not exist),
-// locked; the caller unlocks it and calls ensure for more turns. keep
-// caches a conversation not cached yet (see entry): work that reads little
-// of a conversation (compression, the rewrite's recall) leaves the cache
-// to the conversations whose retrieval index is worth keeping.
-func (m *Manager) open(ctx context.Context, id string, keep bool) (*convState, error) {
+// locked; the caller unlocks it and calls ensure for more turns. A
+// conversation not cached is read with its last first turns (0: all).
+// keep caches a conversation not cached yet (see entry): work that reads
+// little of a conversation (compression, the rewrite's recall) leaves the
+// cache to the conversations whose retrieval index is worth keeping.
+func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*convState, error) {
 	cs := m.entry(id, keep)
 	cs.mu.Lock()
 	if !cs.loaded {
-		if err := m.fill(ctx, cs); err != nil {
+		if err := m.fill(ctx, cs, first); err != nil {
 			cs.mu.Unlock()
 			if errors.Is(err, ErrNotFound) {
 				m.forget(id)
@@ -321,7 +321,7 @@ func (m *Manager) open(ctx context.Context, id string, keep bool) (*convState, e
 	if (len(last) == 0 && cs.lastID() > 0) || (len(last) == 1 && last[0].ID < cs.lastID()) {
 		// The conversation was deleted and made again elsewhere.
 		cs.loaded = false
-		if err := m.fill(ctx, cs); err != nil {
+		if err := m.fill(ctx, cs, first); err != nil {
 			cs.mu.Unlock()
 			if errors.Is(err, ErrNotFound) {
 				m.forget(id)
@@ -362,13 +362,15 @@ func (m *Manager) open(ctx context.Context, id string, keep bool) (*convState, e
 	return cs, nil
 }
 
-// fill loads a conversation's latest turns into an empty cache entry.
-func (m *Manager) fill(ctx context.Context, cs *convState) error {
+// fill loads a conversation's last first turns (0: all) into an empty
+// cache entry.
+func (m *Manager) fill(ctx context.Context, cs *convState, first int) error {
 	conv, err := m.store.Conversation(ctx, cs.id)
 	if err != nil {
 		return fmt.Errorf("load memory of %s: %w", cs.id, err)
 	}
-	turns, err := m.store.Turns(ctx, cs.id, fillTurns)
+	first = max(first, 0)
+	turns, err := m.store.Turns(ctx, cs.id, first)
 	if err != nil {
 		return fmt.Errorf("load memory of %s: %w", cs.id, err)
 	}
@@ -377,7 +379,7 @@ func (m *Manager) fill(ctx context.Context, cs *convState) error {
 		return fmt.Errorf("load memory of %s: %w", cs.id, err)
 	}
 	cs.conv, cs.state, cs.index, cs.derived = conv, st, nil, nil
-	m.setTurns(cs, turns, len(turns) < fillTurns)
+	m.setTurns(cs, turns, first == 0 || len(turns) < first)
 	cs.loaded = true
 	return nil
 }
@@ -544,7 +546,16 @@ func (m *Manager) recall(ctx context.Context, conversationID, question, strategy
 		return nil, fmt.Errorf("%w %q", ErrUnknownStrategy, strategy)
 	}
 	retrieves := historyLen < 0 && needsIndex(strategy) && !exchanges
-	cs, err := m.open(ctx, conversationID, !exchanges)
+	first := 0 // every turn
+	if n := m.need(strategy, historyLen, windowK, 0, Digest{}); !retrieves && !n.all {
+		first = max(n.last, 1)
+		if n.tokens >= 0 {
+			// Read back through a budget: a few turns tell little of
+			// how many it takes.
+			first = max(first, fillTurns)
+		}
+	}
+	cs, err := m.open(ctx, conversationID, !exchanges, first)
 	if err != nil || cs == nil {
 		return nil, err
 	}
@@ -716,7 +727,7 @@ func (m *Manager) Inspect(ctx context.Context, conversationID, strategy string) 
 
 // SystemMessages returns the system messages of a running conversation.
 func (m *Manager) SystemMessages(ctx context.Context, conversationID string) ([]string, error) {
-	cs, err := m.open(ctx, conversationID, true)
+	cs, err := m.open(ctx, conversationID, true, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -737,7 +748,7 @@ func (m *Manager) SystemMessages(ctx context.Context, conversationID string) ([]
 // SetSystemMessages replaces the system messages of a running conversation;
 // the next Recall starts with them.
 func (m *Manager) SetSystemMessages(ctx context.Context, conversationID string, msgs []string) error {
-	cs, err := m.open(ctx, conversationID, true)
+	cs, err := m.open(ctx, conversationID, true, 1)
 	if err != nil {
 		return err
 	}
