@@ -17,13 +17,13 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/internal/config"
-	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/server"
 )
@@ -39,9 +39,9 @@ type Options struct {
 	// benchmark with many connections to one upstream sizes its pool).
 	LLMHTTPClient *http.Client
 	// Answerers, when set, may replace or wrap mix_chat's answerers (keyed
-	// by mix.LLM, mix.KB, mix.Search) before they are measured and handed
+	// by rag.LLM, rag.KB, rag.Search) before they are measured and handed
 	// to the mixer. Only benchmarks set it; models is the app's registry.
-	Answerers func(models *llm.Registry, answerers map[string]mix.Answerer)
+	Answerers func(models *llm.Registry, answerers map[string]rag.Answerer)
 }
 
 // App is mixchat wired from a configuration. Close it when done.
@@ -84,7 +84,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	o := obs.New(obs.Options{Tracing: a.tracing.Provider, Prices: cfg.LLM.Prices, Log: log})
 	o.InstrumentRegistry(a.Models)
-	auth.MeterRegistry(a.Models) // tokens-per-minute: prompt up front, output even when cut
+	meterRegistry(a.Models) // tokens-per-minute: prompt up front, output even when cut
 
 	// Stores.
 	store, err := openStore(ctx, cfg)
@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	answerers := map[string]mix.Answerer{mix.LLM: answerer, mix.KB: a.KB, mix.Search: searcher}
+	answerers := map[string]rag.Answerer{rag.LLM: answerer, rag.KB: a.KB, rag.Search: searcher}
 	if opts.Answerers != nil {
 		opts.Answerers(a.Models, answerers)
 	}

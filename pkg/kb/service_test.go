@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
@@ -525,7 +525,7 @@ func TestAnswer(t *testing.T) {
 	mustAdd(t, s, "zy", FileData{Name: "qian.txt", Data: []byte(qianText)}, FileData{Name: "kun.txt", Data: []byte(kunText)})
 
 	var streamed strings.Builder
-	ans, err := s.Answer(ctx, mix.Query{Text: "它的卦辞呢？", Standalone: "乾卦的卦辞是什么？潜龙勿用", ScoreThreshold: 0.01,
+	ans, err := s.Answer(ctx, rag.Query{Text: "它的卦辞呢？", Standalone: "乾卦的卦辞是什么？潜龙勿用", ScoreThreshold: 0.01,
 		History: []llm.Message{{Role: llm.RoleUser, Content: "乾卦"}}}, func(d string) error {
 		streamed.WriteString(d)
 		return nil
@@ -552,7 +552,7 @@ func TestAnswer(t *testing.T) {
 	// model call.
 	calls := len(model.reqs)
 	streamed.Reset()
-	ans, err = s.Answer(ctx, mix.Query{Text: "量子计算机的原理", ScoreThreshold: 0.99}, func(d string) error {
+	ans, err = s.Answer(ctx, rag.Query{Text: "量子计算机的原理", ScoreThreshold: 0.99}, func(d string) error {
 		streamed.WriteString(d)
 		return nil
 	})
@@ -565,7 +565,7 @@ func TestAnswer(t *testing.T) {
 
 	// No KB named and none configured.
 	s.cfg.DefaultKnowledgeBases = nil
-	if _, err := s.Answer(ctx, mix.Query{Text: "x"}, nil); !errors.Is(err, ErrBadRequest) {
+	if _, err := s.Answer(ctx, rag.Query{Text: "x"}, nil); !errors.Is(err, ErrBadRequest) {
 		t.Errorf("no KB: %v", err)
 	}
 }
@@ -702,5 +702,30 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if info, _ := s.Info(ctx, "a"); info.Files != 6 {
 		t.Errorf("files: %+v", info)
+	}
+}
+
+// TestEmbedderCalibration: the hash embedder reports its calibration,
+// which sets the relevance scale and the vector weight; an embedder without
+// one (an embedding model) keeps the plain scale; kb.vector_weight wins.
+func TestEmbedderCalibration(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		emb            llm.Embedder
+		weight         float64
+		wantW, wantMid float64
+	}{
+		{"hash", retrieve.NewHashEmbedder(256), 0, 0.25, 0.37},
+		{"uncalibrated", newFakeEmbedder(), 0, 0.5, 0.5},
+		{"configured weight", retrieve.NewHashEmbedder(256), 0.8, 0.8, 0.37},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.VectorWeight = tc.weight
+			s := newService(t, cfg, tc.emb, nil)
+			if s.vectorWeight != tc.wantW || s.scale().mid != tc.wantMid {
+				t.Errorf("vector weight %v, relevance mid %v; want %v, %v", s.vectorWeight, s.scale().mid, tc.wantW, tc.wantMid)
+			}
+		})
 	}
 }
