@@ -386,7 +386,7 @@ func TestRunRewriteOnly(t *testing.T) {
 		return "乾卦的卦辞是什么？", "", nil
 	})
 	kbA := &streamer{pieces: []string{"元亨利贞"}}
-	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.KB: kbA}, Condenser: condenser})
+	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.KB: kbA}, Condenser: condenser})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,8 +396,8 @@ func TestRunRewriteOnly(t *testing.T) {
 		return history, nil
 	}}
 	r := turn.New(turn.Deps{Store: openStore(t), Memory: mem, Mixer: m})
-	req := turn.Request{ConversationID: "c1", Query: mix.Query{Text: "它的卦辞是什么？"}, HistoryLen: -1,
-		Condense: true, RewriteOnly: true, From: mix.KB, Answerer: kbA}
+	req := turn.Request{ConversationID: "c1", Query: rag.Query{Text: "它的卦辞是什么？"}, HistoryLen: -1,
+		Condense: true, RewriteOnly: true, From: rag.KB, Answerer: kbA}
 	res, err := r.Run(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
