@@ -101,8 +101,18 @@ func (m *Manager) Flush(ctx context.Context) error {
 // while the uncovered turns exceed the trigger, then extraction of the turns
 // not yet extracted. Progress made before a failure is saved.
 func (m *Manager) compress(ctx context.Context, id string) (err error) {
-	cs, err := m.load(ctx, id)
+	// The turns the digest does not cover yet (and, for summary_buffer,
+	// those the buffer holds) are all compression reads.
+	cs, err := m.open(ctx, id, false, 1)
 	if err != nil || cs == nil {
+		return err
+	}
+	n := need{after: min(cs.state.Digest.Through, cs.state.Digest.ExtractedThrough), tokens: -1}
+	if m.cfg.Strategy == SummaryBuffer {
+		n.tokens = m.cfg.MaxTokenLimit
+	}
+	if err := m.ensure(ctx, cs, n); err != nil {
+		cs.mu.Unlock()
 		return err
 	}
 	v := m.snapshot(cs, false)

@@ -3,11 +3,15 @@ package memory
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/viterin/vek/vek32"
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
@@ -60,9 +64,16 @@ import (
 // each gain since time words holds on both halves of its conversations
 // (0-4 and 5-9), at worst unchanged on one.
 type turnIndex struct {
-	mu       sync.RWMutex
-	bm25     *retrieve.BM25
-	vec      *retrieve.Flat
+	mu   sync.RWMutex
+	bm25 *retrieve.BM25
+	// vecs holds the unit vector of docs[i] at [i*dim, (i+1)*dim) (zero
+	// until embedded; embedded counts those that are), scored against a
+	// question in place: what a flat vector index and a fusion of hit
+	// lists would compute, without their maps and sorts of every message.
+	dim      int
+	vecs     []float32
+	embedded []bool
+	nvecs    int
 	embedder llm.Embedder
 	docs     []indexDoc
 	pos      map[string]int // doc id → position in docs
@@ -124,7 +135,7 @@ func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string)
 		count:    count,
 		bm25:     retrieve.NewBM25(retrieve.BM25Params{}),
 		sessions: retrieve.NewBM25(retrieve.BM25Params{}),
-		vec:      retrieve.NewFlat(dim),
+		dim:      dim,
 		embedder: e,
 		pos:      map[string]int{},
 		speakers: map[string]bool{},
@@ -171,6 +182,8 @@ func (x *turnIndex) add(turns []Turn) {
 			x.pos[id] = len(x.docs)
 			x.pending = append(x.pending, len(x.docs))
 			x.docs = append(x.docs, d)
+			x.vecs = append(x.vecs, make([]float32, x.dim)...)
+			x.embedded = append(x.embedded, false)
 			terms := docTerms(c)
 			x.bm25.Add(id, withPairs(terms))
 			x.addToSession(terms)
@@ -232,13 +245,59 @@ func (x *turnIndex) embedPending(ctx context.Context) error {
 	}
 	for i, p := range x.pending {
 		if i < len(vecs) {
-			if err := x.vec.Add(x.docs[p].id, vecs[i]); err != nil {
-				return err
+			if len(vecs[i]) != x.dim {
+				return fmt.Errorf("embed message %s: dimension %d, want %d", x.docs[p].id, len(vecs[i]), x.dim)
+			}
+			v := x.vecs[p*x.dim : (p+1)*x.dim]
+			copy(v, vecs[i])
+			retrieve.Normalize(v)
+			if !x.embedded[p] {
+				x.embedded[p] = true
+				x.nvecs++
 			}
 		}
 	}
 	x.pending = x.pending[:0]
 	return nil
+}
+
+// baseScores returns each message's relevance to the query terms lexical
+// (BM25) and the question's vector qvec (nil: none), fused as
+// retrieve.Hybrid fuses the two complete lists with weight vectorWeight
+// (the vector list's share), and scaled up when there is no vector list
+// as rank undoes Hybrid's weighting of a missing one.
+func (x *turnIndex) baseScores(lexical []string, qvec []float32, vectorWeight float64) []float64 {
+	n := len(x.docs)
+	w := min(max(vectorWeight, 1e-9), 1)
+	base := make([]float64, n)
+	lex := x.bm25.Search(lexical, n, nil)
+	norm := 0.0
+	for _, h := range lex {
+		norm = math.Max(norm, h.Score)
+	}
+	for _, h := range lex {
+		if p, ok := x.pos[h.ID]; ok && norm > 0 && h.Score > 0 {
+			base[p] = math.Min(h.Score/norm, 1)
+		}
+	}
+	vectors := qvec != nil && x.dim > 0 && len(qvec) == x.dim && x.nvecs > 0
+	var u []float32
+	if vectors {
+		u = slices.Clone(qvec)
+		retrieve.Normalize(u)
+	}
+	for i := range base {
+		var v float64
+		if vectors && x.embedded[i] {
+			v = retrieve.CosineToRelevance(float64(vek32.Dot(u, x.vecs[i*x.dim:(i+1)*x.dim])))
+		}
+		s := math.Min(math.Max((1-w)*base[i]+w*v, 0), 1)
+		if !vectors {
+			s /= 1 - w
+		}
+		base[i] = s
+	}
+	return base
 }
 
 // ranked is one message with its retrieval score.
@@ -321,24 +380,7 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 			qt = kept
 		}
 	}
-	lex := x.bm25.Search(withPairs(qt), n, nil)
-	var vec []retrieve.Hit
-	if qvec != nil {
-		vec = x.vec.Search(qvec, n, nil)
-	}
-	fused := retrieve.Hybrid(lex, vec, retrieve.HybridParams{VectorWeight: max(vectorWeight, 1e-9)})
-	if len(vec) == 0 {
-		// Hybrid weighs the missing vector list as zeros: undo the scaling.
-		for i := range fused {
-			fused[i].Score /= 1 - max(vectorWeight, 1e-9)
-		}
-	}
-	base := make([]float64, n)
-	for _, h := range fused {
-		if p, ok := x.pos[h.ID]; ok {
-			base[p] = h.Score
-		}
-	}
+	base := x.baseScores(withPairs(qt), qvec, vectorWeight)
 
 	final := make([]float64, n)
 	sessRel := x.sessionRelevance(qt)
@@ -413,11 +455,13 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int {
-		if final[a] != final[b] {
-			return cmp.Compare(final[b], final[a])
+	// Best first, later first among equals: a total order, so the
+	// unstable sort gives the one result.
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(final[b], final[a]); c != 0 {
+			return c
 		}
-		return cmp.Compare(b, a) // later first
+		return cmp.Compare(b, a)
 	})
 	out := make([]ranked, n)
 	for i, p := range order {

@@ -38,7 +38,7 @@ type Closed struct {
 // long-term memory is enabled) and it is marked closed. Closing again after
 // new turns consolidates those. ErrNotFound if it does not exist.
 func (m *Manager) CloseConversation(ctx context.Context, conversationID string) (Closed, error) {
-	cs, err := m.load(ctx, conversationID)
+	cs, err := m.open(ctx, conversationID, true, 1)
 	if err != nil {
 		return Closed{}, err
 	}
@@ -99,7 +99,7 @@ func (m *Manager) CloseConversation(ctx context.Context, conversationID string) 
 	if err := m.state.MarkClosed(ctx, conversationID, now, last); err != nil {
 		return Closed{}, err
 	}
-	if cs, err := m.load(ctx, conversationID); err == nil && cs != nil {
+	if cs, err := m.open(ctx, conversationID, true, 1); err == nil && cs != nil {
 		cs.state.ClosedAt, cs.state.ConsolidatedThrough = now, max(cs.state.ConsolidatedThrough, last)
 		cs.mu.Unlock()
 	}

@@ -190,15 +190,23 @@ func (m *Manager) Strategies() []string { return slices.Clone(strategyNames) }
 
 // convState is the cached memory of one conversation. Turns only grow; a
 // view takes the slice as it is, so readers never see it change.
+//
+// turns holds the conversation's latest turns, not necessarily all of
+// them (complete says when it does): an operation reads as far back as it
+// needs (ensure), so a turn late in a long conversation reads what its
+// strategy shows, not the whole conversation. The retrieval index, built
+// once from every turn, is then kept up to date turn by turn.
 type convState struct {
-	mu     sync.Mutex
-	id     string
-	loaded bool
-	conv   Conversation
-	turns  []Turn
-	tokens []int // per turn: its messages' tokens
-	state  State
-	index  *turnIndex
+	mu       sync.Mutex
+	id       string
+	loaded   bool
+	complete bool // turns holds every turn of the conversation
+	conv     Conversation
+	turns    []Turn
+	tokens   []int // per turn: its messages' tokens
+	tokenSum int   // of tokens
+	state    State
+	index    *turnIndex // nil until a recall needs it; then over every turn
 	// derived caches what recalls compute from state.Digest; nil when the
 	// digest changed since.
 	derived *derived
@@ -211,9 +219,49 @@ func (c *convState) lastID() int64 {
 	return c.turns[len(c.turns)-1].ID
 }
 
-// entry returns the cache entry of id, creating it, and marks it recently
-// used; the least recently used entries beyond the limit are dropped.
-func (m *Manager) entry(id string) *convState {
+// need is what an operation reads of a conversation's turns, counting back
+// from the latest: at least the last turns; every turn after turn after
+// (-1: no such need); turns until their tokens exceed tokens, the budget a
+// strategy walks back through (-1: no such need) — with either, whichever of
+// those two comes first, else both; or, with all, every turn.
+type need struct {
+	all    bool
+	last   int
+	after  int64
+	tokens int
+	either bool
+}
+
+// needAll asks for every turn.
+var needAll = need{all: true, after: -1, tokens: -1}
+
+// needLast asks for the last k turns.
+func needLast(k int) need { return need{last: k, after: -1, tokens: -1} }
+
+// met reports whether c holds the turns n asks for.
+func (c *convState) met(n need) bool {
+	if c.complete {
+		return true
+	}
+	if n.all || len(c.turns) < n.last {
+		return false
+	}
+	reached := n.after >= 0 && len(c.turns) > 0 && c.turns[0].ID <= n.after+1
+	covered := n.tokens >= 0 && c.tokenSum > n.tokens
+	if n.either {
+		return reached || covered || (n.after < 0 && n.tokens < 0)
+	}
+	return (n.after < 0 || reached) && (n.tokens < 0 || covered)
+}
+
+// fillTurns is the fewest turns ensure reads at a time.
+const fillTurns = 16
+
+// entry returns the cache entry of id, marking it recently used. A
+// conversation not cached is cached when keep is set (the least recently
+// used entries beyond the limit are dropped); otherwise it gets an entry of
+// its own, dropped after use.
+func (m *Manager) entry(id string, keep bool) *convState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.cache[id]; ok {
@@ -221,6 +269,9 @@ func (m *Manager) entry(id string) *convState {
 		return e.Value.(*convState)
 	}
 	cs := &convState{id: id}
+	if !keep {
+		return cs
+	}
 	m.cache[id] = m.lru.PushFront(cs)
 	for m.lru.Len() > m.cfg.CacheConversations {
 		old := m.lru.Back()
@@ -239,11 +290,42 @@ func (m *Manager) forget(id string) {
 	}
 }
 
-// load returns the conversation's state brought up to date with the store
-// (nil when the conversation does not exist), locked; the caller unlocks it.
+// load returns the conversation's state brought up to date with the store,
+// holding every turn (nil when the conversation does not exist), cached and
+// locked; the caller unlocks it.
 func (m *Manager) load(ctx context.Context, id string) (*convState, error) {
-	cs := m.entry(id)
+	cs, err := m.open(ctx, id, true, 0)
+	if err != nil || cs == nil {
+		return cs, err
+	}
+	if err := m.ensure(ctx, cs, needAll); err != nil {
+		cs.mu.Unlock()
+		return nil, err
+	}
+	return cs, nil
+}
+
+// open returns the conversation's state brought up to date with the store,
+// holding its latest turns (nil when the conversation does not exist),
+// locked; the caller unlocks it and calls ensure for more turns. A
+// conversation not cached is read with its last first turns (0: all).
+// keep caches a conversation not cached yet (see entry): work that reads
+// little of a conversation (compression, the rewrite's recall) leaves the
+// cache to the conversations whose retrieval index is worth keeping.
+func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*convState, error) {
+	cs := m.entry(id, keep)
 	cs.mu.Lock()
+	if !cs.loaded {
+		if err := m.fill(ctx, cs, first); err != nil {
+			cs.mu.Unlock()
+			if errors.Is(err, ErrNotFound) {
+				m.forget(id)
+				return nil, nil
+			}
+			return nil, err
+		}
+		return cs, nil
+	}
 	last, err := m.store.Turns(ctx, id, 1)
 	if errors.Is(err, ErrNotFound) {
 		cs.mu.Unlock()
@@ -254,18 +336,15 @@ func (m *Manager) load(ctx context.Context, id string) (*convState, error) {
 		cs.mu.Unlock()
 		return nil, fmt.Errorf("load memory of %s: %w", id, err)
 	}
-	if !cs.loaded {
-		if err := m.fill(ctx, cs); err != nil {
-			cs.mu.Unlock()
-			return nil, err
-		}
-		return cs, nil
-	}
 	if (len(last) == 0 && cs.lastID() > 0) || (len(last) == 1 && last[0].ID < cs.lastID()) {
 		// The conversation was deleted and made again elsewhere.
 		cs.loaded = false
-		if err := m.fill(ctx, cs); err != nil {
+		if err := m.fill(ctx, cs, first); err != nil {
 			cs.mu.Unlock()
+			if errors.Is(err, ErrNotFound) {
+				m.forget(id)
+				return nil, nil
+			}
 			return nil, err
 		}
 		return cs, nil
@@ -301,13 +380,15 @@ func (m *Manager) load(ctx context.Context, id string) (*convState, error) {
 	return cs, nil
 }
 
-// fill loads a conversation into an empty cache entry.
-func (m *Manager) fill(ctx context.Context, cs *convState) error {
+// fill loads a conversation's last first turns (0: all) into an empty
+// cache entry.
+func (m *Manager) fill(ctx context.Context, cs *convState, first int) error {
 	conv, err := m.store.Conversation(ctx, cs.id)
 	if err != nil {
 		return fmt.Errorf("load memory of %s: %w", cs.id, err)
 	}
-	turns, err := m.store.Turns(ctx, cs.id, 0)
+	first = max(first, 0)
+	turns, err := m.store.Turns(ctx, cs.id, first)
 	if err != nil {
 		return fmt.Errorf("load memory of %s: %w", cs.id, err)
 	}
@@ -315,17 +396,68 @@ func (m *Manager) fill(ctx context.Context, cs *convState) error {
 	if err != nil {
 		return fmt.Errorf("load memory of %s: %w", cs.id, err)
 	}
-	cs.conv, cs.state, cs.turns, cs.tokens, cs.index, cs.derived = conv, st, nil, nil, nil, nil
-	m.appendTurns(cs, turns)
+	cs.conv, cs.state, cs.index, cs.derived = conv, st, nil, nil
+	m.setTurns(cs, turns, first == 0 || len(turns) < first)
 	cs.loaded = true
 	return nil
+}
+
+// ensure reads further back into the conversation until cs (locked) holds
+// the turns n asks for. A conversation whose retrieval index exists holds
+// them all already.
+func (m *Manager) ensure(ctx context.Context, cs *convState, n need) error {
+	for !cs.met(n) {
+		want := 0 // every turn
+		if !n.all {
+			want = max(n.last, 2*len(cs.turns), fillTurns)
+			if n.tokens >= 0 && cs.tokenSum > 0 {
+				// As many more turns as the tokens missing take at the
+				// turns' mean size, and a quarter more.
+				mean := float64(cs.tokenSum) / float64(len(cs.turns))
+				want = max(n.last, len(cs.turns)+int(1.25*float64(n.tokens-cs.tokenSum)/mean)+1, fillTurns)
+			}
+			if n.after >= 0 && !n.either {
+				// Turn ids count up by one from 1.
+				want = max(want, int(cs.lastID()-n.after))
+			}
+		}
+		turns, err := m.store.Turns(ctx, cs.id, want)
+		if err != nil {
+			return fmt.Errorf("load memory of %s: %w", cs.id, err)
+		}
+		m.setTurns(cs, turns, want == 0 || len(turns) < want)
+	}
+	return nil
+}
+
+// setTurns replaces the turns of cs (which has no index) with turns, the
+// latest of the conversation, every one of them when complete. Token
+// counts already made are kept.
+func (m *Manager) setTurns(cs *convState, turns []Turn, complete bool) {
+	known := make(map[int64]int, len(cs.turns))
+	for i, t := range cs.turns {
+		known[t.ID] = cs.tokens[i]
+	}
+	cs.turns, cs.tokens, cs.tokenSum, cs.complete = make([]Turn, 0, len(turns)), make([]int, 0, len(turns)), 0, complete
+	for _, t := range turns {
+		t.Question.Metadata, t.Answer.Metadata = leanMetadata(t.Question.Metadata), leanMetadata(t.Answer.Metadata)
+		n, ok := known[t.ID]
+		if !ok {
+			n = m.turnTokens(t)
+		}
+		cs.turns = append(cs.turns, t)
+		cs.tokens = append(cs.tokens, n)
+		cs.tokenSum += n
+	}
 }
 
 func (m *Manager) appendTurns(cs *convState, turns []Turn) {
 	for _, t := range turns {
 		t.Question.Metadata, t.Answer.Metadata = leanMetadata(t.Question.Metadata), leanMetadata(t.Answer.Metadata)
+		n := m.turnTokens(t)
 		cs.turns = append(cs.turns, t)
-		cs.tokens = append(cs.tokens, m.turnTokens(t))
+		cs.tokens = append(cs.tokens, n)
+		cs.tokenSum += n
 	}
 	if cs.index != nil && len(turns) > 0 {
 		cs.index.add(turns)
@@ -386,7 +518,8 @@ type view struct {
 }
 
 // snapshot takes a view of cs (locked by the caller), building the
-// retrieval index first when withIndex.
+// retrieval index first when withIndex (cs then holds every turn: ensure
+// with needAll).
 func (m *Manager) snapshot(cs *convState, withIndex bool) view {
 	if withIndex && cs.index == nil {
 		cs.index = newTurnIndex(m.embedder, m.embedDim, m.cfg.Retrieval.SessionGap, m.count)
@@ -418,18 +551,29 @@ func needsIndex(strategy string) bool { return strategy == Retrieval || strategy
 // historyLen >= 0 asks for exactly the last historyLen turns instead of a
 // strategy. A conversation that does not exist has no history.
 func (m *Manager) Recall(ctx context.Context, conversationID, question, strategy string, historyLen int) ([]llm.Message, error) {
-	return m.recall(ctx, conversationID, question, strategy, historyLen, 0)
+	return m.recall(ctx, conversationID, question, strategy, historyLen, 0, false)
 }
 
-// recall is Recall with the window strategy's size (0 = configured).
-func (m *Manager) recall(ctx context.Context, conversationID, question, strategy string, historyLen, windowK int) ([]llm.Message, error) {
+// recall is Recall with the window strategy's size (0 = configured) and,
+// with exchanges, only the exchanges of the history (Choice.Exchanges).
+func (m *Manager) recall(ctx context.Context, conversationID, question, strategy string, historyLen, windowK int, exchanges bool) ([]llm.Message, error) {
 	if strategy == "" {
 		strategy = m.cfg.Strategy
 	}
 	if !validStrategy(strategy) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownStrategy, strategy)
 	}
-	cs, err := m.load(ctx, conversationID)
+	retrieves := historyLen < 0 && needsIndex(strategy) && !exchanges
+	first := 0 // every turn
+	if n := m.need(strategy, historyLen, windowK, 0, Digest{}); !retrieves && !n.all {
+		first = max(n.last, 1)
+		if n.tokens >= 0 {
+			// Read back through a budget: a few turns tell little of
+			// how many it takes.
+			first = max(first, fillTurns)
+		}
+	}
+	cs, err := m.open(ctx, conversationID, !exchanges, first)
 	if err != nil || cs == nil {
 		return nil, err
 	}
@@ -437,10 +581,22 @@ func (m *Manager) recall(ctx context.Context, conversationID, question, strategy
 		cs.mu.Unlock()
 		return nil, err
 	}
-	v := m.snapshot(cs, historyLen < 0 && needsIndex(strategy))
+	out := systemMessages(cs.state.System)
+	budget := m.cfg.MaxTokenLimit
+	for _, s := range out {
+		budget -= m.messageTokens(s.Content)
+	}
+	n := m.need(strategy, historyLen, windowK, max(budget, 0), cs.state.Digest)
+	if retrieves {
+		n = needAll
+	}
+	if err := m.ensure(ctx, cs, n); err != nil {
+		cs.mu.Unlock()
+		return nil, err
+	}
+	v := m.snapshot(cs, retrieves)
 	cs.mu.Unlock()
 
-	out := systemMessages(v.system)
 	if historyLen >= 0 {
 		from := max(0, len(v.turns)-historyLen)
 		for _, t := range v.turns[from:] {
@@ -448,15 +604,52 @@ func (m *Manager) recall(ctx context.Context, conversationID, question, strategy
 		}
 		return out, nil
 	}
-	budget := m.cfg.MaxTokenLimit
-	for _, s := range out {
-		budget -= m.messageTokens(s.Content)
+	if exchanges {
+		msgs, err := m.exchanges(ctx, strategy, &v, question, budget, windowK)
+		if err != nil {
+			return nil, err
+		}
+		return append(out, msgs...), nil
 	}
 	msgs, err := m.assemble(ctx, strategy, &v, question, budget, windowK)
 	if err != nil {
 		return nil, err
 	}
 	return append(out, msgs...), nil
+}
+
+// need returns the turns strategy reads (see assemble) within budget, for
+// a conversation whose digest is d; historyLen >= 0 asks for that many.
+// Retrieval reads every turn through its index; without it (for the
+// exchanges alone) it reads its recent turns.
+func (m *Manager) need(strategy string, historyLen, windowK, budget int, d Digest) need {
+	if historyLen >= 0 {
+		return needLast(historyLen)
+	}
+	n := needLast(labelTurns)
+	switch strategy {
+	case Buffer:
+		return needAll
+	case Window:
+		if windowK <= 0 {
+			windowK = m.cfg.windowK()
+		}
+		n.last = max(n.last, windowK)
+	case TokenBuffer:
+		n.tokens = budget
+	case Summary:
+		// The turns the summary does not cover, as far back as the budget.
+		n.after, n.tokens, n.either = d.Through, budget, true
+	case SummaryBuffer:
+		// The turns the buffer holds, and those the summary does not
+		// cover, which are folded into it or shown.
+		n.after, n.tokens = d.Through, budget
+	case Entity, KnowledgeGraph, Retrieval, Combined:
+		n.last = max(n.last, m.cfg.RecentTurns)
+	case Compressed:
+		n.last = max(n.last, m.cfg.Condense.MaxPairs)
+	}
+	return n
 }
 
 func systemMessages(system []string) []llm.Message {
@@ -552,7 +745,7 @@ func (m *Manager) Inspect(ctx context.Context, conversationID, strategy string) 
 
 // SystemMessages returns the system messages of a running conversation.
 func (m *Manager) SystemMessages(ctx context.Context, conversationID string) ([]string, error) {
-	cs, err := m.load(ctx, conversationID)
+	cs, err := m.open(ctx, conversationID, true, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -573,7 +766,7 @@ func (m *Manager) SystemMessages(ctx context.Context, conversationID string) ([]
 // SetSystemMessages replaces the system messages of a running conversation;
 // the next Recall starts with them.
 func (m *Manager) SetSystemMessages(ctx context.Context, conversationID string, msgs []string) error {
-	cs, err := m.load(ctx, conversationID)
+	cs, err := m.open(ctx, conversationID, true, 1)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,13 @@ type Choice struct {
 	// WindowK is the window strategy's number of exchanges; 0 means the
 	// configured one (Config.WindowK, else Config.HistoryLen).
 	WindowK int `json:"window_k,omitempty"`
+	// Exchanges asks for the exchanges alone: the conversation's system
+	// messages and the user and assistant messages the strategy gives,
+	// without the memory it adds as system messages (summary, facts,
+	// retrieved excerpts), for a caller that reads only the exchanges,
+	// such as a follow-up rewrite. Retrieval then searches nothing, and
+	// the conversation is read as far back as its recent turns only.
+	Exchanges bool `json:"-"`
 }
 
 // ErrContradiction is returned by ResolveRequest when a request's memory
@@ -92,9 +99,9 @@ const NoHistory = "none"
 func (m *Manager) RecallChoice(ctx context.Context, conversationID, question string, c Choice) ([]llm.Message, error) {
 	switch {
 	case c.Strategy == NoHistory:
-		return m.Recall(ctx, conversationID, question, Window, 0)
+		return m.recall(ctx, conversationID, question, Window, 0, 0, c.Exchanges)
 	case c.Strategy == Window && c.WindowK > 0:
-		return m.recall(ctx, conversationID, question, Window, -1, c.WindowK)
+		return m.recall(ctx, conversationID, question, Window, -1, c.WindowK, c.Exchanges)
 	}
-	return m.Recall(ctx, conversationID, question, c.Strategy, -1)
+	return m.recall(ctx, conversationID, question, c.Strategy, -1, 0, c.Exchanges)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,6 +25,7 @@ type SQLStore struct {
 	write *sql.DB // the connection(s) that write
 	read  *sql.DB // the connections that read; may be write
 	d     SQLDialect
+	stmts sync.Map // stmtKey → *sql.Stmt
 }
 
 // SQLDialect is what differs between the SQL engines SQLStore runs on.
@@ -61,6 +63,64 @@ func (s *SQLStore) q(query string) string {
 	}
 	return s.d.Rebind(query)
 }
+
+// stmtKey names a prepared statement: its database and query text.
+type stmtKey struct {
+	db    *sql.DB
+	query string
+}
+
+// prepared returns query prepared on db, preparing it the first time: a
+// turn runs the same few statements, and parsing one costs more than
+// running it. It returns nil when preparing fails; the caller then runs
+// the query as it is, which reports the error.
+func (s *SQLStore) prepared(ctx context.Context, db *sql.DB, query string) *sql.Stmt {
+	k := stmtKey{db, query}
+	if st, ok := s.stmts.Load(k); ok {
+		return st.(*sql.Stmt)
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	if prev, loaded := s.stmts.LoadOrStore(k, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt)
+	}
+	return st
+}
+
+// preparedDB runs the store's queries on db as prepared statements.
+type preparedDB struct {
+	s  *SQLStore
+	db *sql.DB
+}
+
+func (p preparedDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := p.s.prepared(ctx, p.db, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return p.db.QueryContext(ctx, query, args...)
+}
+
+func (p preparedDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := p.s.prepared(ctx, p.db, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return p.db.QueryRowContext(ctx, query, args...)
+}
+
+func (p preparedDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := p.s.prepared(ctx, p.db, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return p.db.ExecContext(ctx, query, args...)
+}
+
+// reader and writer run queries on the read and write connections as
+// prepared statements.
+func (s *SQLStore) reader() preparedDB { return preparedDB{s, s.read} }
+func (s *SQLStore) writer() preparedDB { return preparedDB{s, s.write} }
 
 // jsonText is column read as JSON text.
 func (s *SQLStore) jsonText(col string) string { return fmt.Sprintf(s.d.JSONText, col) }
@@ -178,7 +238,7 @@ func affectedOne(res sql.Result, op string) error {
 
 // queryRows runs query and scans each row with scan; an empty result is
 // an empty, non-nil slice.
-func queryRows[T any](ctx context.Context, db *sql.DB, query string, args []any, scan func(sqlrows.Scanner) (T, error)) ([]T, error) {
+func queryRows[T any](ctx context.Context, db sqlrows.Querier, query string, args []any, scan func(sqlrows.Scanner) (T, error)) ([]T, error) {
 	out, err := sqlrows.Collect(ctx, db, query, args, scan)
 	if out == nil && err == nil {
 		out = []T{}

@@ -45,7 +45,7 @@ func scanConversation(sc interface{ Scan(...any) error }) (Conversation, error) 
 
 // Conversation implements Store.
 func (s *SQLStore) Conversation(ctx context.Context, id string) (Conversation, error) {
-	c, err := scanConversation(s.read.QueryRowContext(ctx, s.q(`SELECT `+conversationColumns+` FROM conversations WHERE id = ?`), id))
+	c, err := scanConversation(s.reader().QueryRowContext(ctx, s.q(`SELECT `+conversationColumns+` FROM conversations WHERE id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Conversation{}, fmt.Errorf("conversation %s: %w", id, ErrNotFound)
 	}
@@ -57,7 +57,7 @@ func (s *SQLStore) Conversation(ctx context.Context, id string) (Conversation, e
 
 // conversations runs a query listing conversations.
 func (s *SQLStore) conversations(ctx context.Context, query string, args ...any) ([]Conversation, error) {
-	return queryRows(ctx, s.read, s.q(query), args, scanConversation)
+	return queryRows(ctx, s.reader(), s.q(query), args, scanConversation)
 }
 
 // Conversations implements Store.
@@ -124,6 +124,15 @@ func (s *SQLStore) AppendTurn(ctx context.Context, conversationID string, questi
 const txTimeout = time.Minute
 
 func (s *SQLStore) appendTurn(ctx context.Context, q, a Message, qmeta, ameta string) (int64, error) {
+	next := s.q(`INSERT INTO conversations AS c (id, created_at, updated_at, last_turn_id) VALUES (?, ?, ?, 1)
+		ON CONFLICT (id) DO UPDATE SET last_turn_id = c.last_turn_id + 1, updated_at = ` + s.d.Greatest + `(c.updated_at, excluded.updated_at)
+		RETURNING last_turn_id`)
+	j := s.d.JSONArg
+	insert := s.q(`INSERT INTO messages (id, conversation_id, turn_id, seq, role, content, timestamp, metadata)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ` + j + `), (?, ?, ?, ?, ?, ?, ?, ` + j + `) ON CONFLICT (id) DO NOTHING`)
+	// Prepared before the connection is taken: the write connections may
+	// be one.
+	nextSt, insertSt := s.prepared(ctx, s.write, next), s.prepared(ctx, s.write, insert)
 	conn, err := s.write.Conn(ctx)
 	if err != nil {
 		return 0, err
@@ -142,17 +151,23 @@ func (s *SQLStore) appendTurn(ctx context.Context, q, a Message, qmeta, ameta st
 	}
 	defer tx.Rollback()
 	var turnID int64
-	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO conversations AS c (id, created_at, updated_at, last_turn_id) VALUES (?, ?, ?, 1)
-		ON CONFLICT (id) DO UPDATE SET last_turn_id = c.last_turn_id + 1, updated_at = `+s.d.Greatest+`(c.updated_at, excluded.updated_at)
-		RETURNING last_turn_id`), q.ConversationID, q.Timestamp, a.Timestamp).Scan(&turnID)
+	nextArgs := []any{q.ConversationID, q.Timestamp, a.Timestamp}
+	if nextSt != nil {
+		err = tx.StmtContext(ctx, nextSt).QueryRowContext(ctx, nextArgs...).Scan(&turnID)
+	} else {
+		err = tx.QueryRowContext(ctx, next, nextArgs...).Scan(&turnID)
+	}
 	if err != nil {
 		return 0, err
 	}
-	j := s.d.JSONArg
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO messages (id, conversation_id, turn_id, seq, role, content, timestamp, metadata)
-		VALUES (?, ?, ?, ?, ?, ?, ?, `+j+`), (?, ?, ?, ?, ?, ?, ?, `+j+`) ON CONFLICT (id) DO NOTHING`),
-		q.ID, q.ConversationID, turnID, seqQuestion, q.Role, q.Content, q.Timestamp, qmeta,
-		a.ID, a.ConversationID, turnID, seqAnswer, a.Role, a.Content, a.Timestamp, ameta)
+	insertArgs := []any{q.ID, q.ConversationID, turnID, seqQuestion, q.Role, q.Content, q.Timestamp, qmeta,
+		a.ID, a.ConversationID, turnID, seqAnswer, a.Role, a.Content, a.Timestamp, ameta}
+	var res sql.Result
+	if insertSt != nil {
+		res, err = tx.StmtContext(ctx, insertSt).ExecContext(ctx, insertArgs...)
+	} else {
+		res, err = tx.ExecContext(ctx, insert, insertArgs...)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -201,7 +216,7 @@ func (s *SQLStore) Turns(ctx context.Context, conversationID string, limit int) 
 	}
 	if len(ms) == 0 {
 		var one int
-		err := s.read.QueryRowContext(ctx, s.q(`SELECT 1 FROM conversations WHERE id = ?`), conversationID).Scan(&one)
+		err := s.reader().QueryRowContext(ctx, s.q(`SELECT 1 FROM conversations WHERE id = ?`), conversationID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("turns of %s: %w", conversationID, ErrNotFound)
 		}
@@ -213,7 +228,7 @@ func (s *SQLStore) Turns(ctx context.Context, conversationID string, limit int) 
 }
 
 func (s *SQLStore) messages(ctx context.Context, query string, args ...any) ([]messageRow, error) {
-	return queryRows(ctx, s.read, s.q(query), args, scanMessage)
+	return queryRows(ctx, s.reader(), s.q(query), args, scanMessage)
 }
 
 // Message implements Store.

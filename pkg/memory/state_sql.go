@@ -61,7 +61,7 @@ func encodeDigest(d Digest) (entities, triples string, err error) {
 func (s *SQLStore) State(ctx context.Context, conversationID string) (State, error) {
 	var r stateRow
 	d := &r.st.Digest
-	err := s.read.QueryRowContext(ctx, s.q(`SELECT summary, through, `+s.jsonText("entities")+`, `+s.jsonText("triples")+`,
+	err := s.reader().QueryRowContext(ctx, s.q(`SELECT summary, through, `+s.jsonText("entities")+`, `+s.jsonText("triples")+`,
 			extracted_through, digest_updated_at, `+s.jsonText("system")+`, closed_at, consolidated_through
 		FROM memory_state WHERE conversation_id = ?`), conversationID).
 		Scan(&d.Summary, &d.Through, &r.entities, &r.triples, &d.ExtractedThrough, &d.UpdatedAt, &r.syst, &r.st.ClosedAt, &r.st.ConsolidatedThrough)
@@ -85,7 +85,7 @@ func (s *SQLStore) SaveDigest(ctx context.Context, conversationID string, d Dige
 		return fmt.Errorf("save digest of %s: %w", conversationID, err)
 	}
 	j := s.d.JSONArg
-	res, err := s.write.ExecContext(ctx, s.q(`INSERT INTO memory_state (conversation_id, summary, through, entities, triples, extracted_through, digest_updated_at)
+	res, err := s.writer().ExecContext(ctx, s.q(`INSERT INTO memory_state (conversation_id, summary, through, entities, triples, extracted_through, digest_updated_at)
 		SELECT ?, ?, ?, `+j+`, `+j+`, ?, ? WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?)
 		ON CONFLICT (conversation_id) DO UPDATE SET summary = excluded.summary, through = excluded.through,
 			entities = excluded.entities, triples = excluded.triples, extracted_through = excluded.extracted_through,

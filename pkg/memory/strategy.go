@@ -71,6 +71,31 @@ func (m *Manager) assemble(ctx context.Context, strategy string, v *view, questi
 	return nil, ErrUnknownStrategy
 }
 
+// exchanges returns the user and assistant messages of what assemble
+// returns, without memory's system messages: for retrieval and combined,
+// their recent turns, which the retrieved messages do not change, so no
+// index is searched.
+func (m *Manager) exchanges(ctx context.Context, strategy string, v *view, question string, budget, windowK int) ([]llm.Message, error) {
+	budget = max(budget, 0)
+	switch strategy {
+	case Retrieval:
+		return m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*retrievalRecentShare)), nil
+	case Combined:
+		return m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*combinedRecentShare)), nil
+	}
+	msgs, err := m.assemble(ctx, strategy, v, question, budget, windowK)
+	if err != nil {
+		return nil, err
+	}
+	out := msgs[:0:0]
+	for _, msg := range msgs {
+		if msg.Role != llm.RoleSystem {
+			out = append(out, msg)
+		}
+	}
+	return out, nil
+}
+
 func (m *Manager) messagesTokens(msgs []llm.Message) int {
 	n := 0
 	for _, msg := range msgs {
@@ -135,6 +160,9 @@ func (m *Manager) labelsFor(turns []Turn, question string) labels {
 	return labelsEN
 }
 
+// labelTurns is how many of the latest turns labelsFor reads.
+const labelTurns = 3
+
 // chinese reports whether memory speaks Chinese for question in a
 // conversation with turns (see labelsFor).
 func (m *Manager) chinese(turns []Turn, question string) bool {
@@ -148,7 +176,7 @@ func (m *Manager) chinese(turns []Turn, question string) bool {
 		return isCJKText(question)
 	}
 	var b strings.Builder
-	for i := max(0, len(turns)-3); i < len(turns); i++ {
+	for i := max(0, len(turns)-labelTurns); i < len(turns); i++ {
 		b.WriteString(turns[i].Question.Content)
 	}
 	return isCJKText(b.String())

@@ -117,12 +117,14 @@ func (s *Server) rewriteMemory(f memoryFields) (rewriteSettings, error) {
 		historyLen: historyLen, strategy: strategy, windowK: windowK}, nil
 }
 
-// apply sets the rewrite on tr. Without condensing nothing is recalled.
+// apply sets the rewrite on tr. Without condensing nothing is recalled;
+// with it the recalled history serves the rewrite alone (the answerers of
+// kb and search chat answer from the client's history).
 func (r rewriteSettings) apply(tr *turn.Request) {
 	if !r.condense {
 		return
 	}
-	tr.Condense, tr.HistoryLen, tr.Memory, tr.WindowK = true, r.historyLen, r.strategy, r.windowK
+	tr.Condense, tr.RewriteOnly, tr.HistoryLen, tr.Memory, tr.WindowK = true, true, r.historyLen, r.strategy, r.windowK
 }
 
 // withStandalone adds the turn's standalone question to a stored record

@@ -109,6 +109,12 @@ type Request struct {
 	// condenser, as a mixed turn does; a Query.Standalone already set is
 	// kept. A failed rewrite leaves the question as asked.
 	Condense bool
+	// RewriteOnly says a recalled history serves the rewrite alone: the
+	// answerer answers from Query.History as given. The recall then asks
+	// for the exchanges only (memory.Choice.Exchanges), which is all a
+	// rewrite reads, and skips the memory it does not (summary, facts,
+	// retrieved excerpts) and the search that finds them.
+	RewriteOnly bool
 
 	// Either one answerer, named From ("llm", "kb", "search") ...
 	From     string
@@ -211,6 +217,7 @@ func (r *Runner) Run(ctx context.Context, req Request, emit func(Event) error) (
 		if err != nil {
 			return res, fmt.Errorf("turn: %w", err)
 		}
+		c.Exchanges = req.RewriteOnly && req.Condense && req.Mix == nil
 		h, err := r.recall(ctx, req.ConversationID, q.Text, c)
 		if err != nil {
 			return res, err
@@ -220,6 +227,9 @@ func (r *Runner) Run(ctx context.Context, req Request, emit func(Event) error) (
 	if req.Condense && req.Mix == nil {
 		if err := r.condense(ctx, &q, &res); err != nil {
 			return res, err
+		}
+		if req.RewriteOnly {
+			q.History = req.Query.History
 		}
 	}
 

@@ -373,3 +373,51 @@ func TestRunCondensesForSingleAnswerer(t *testing.T) {
 		t.Errorf("condenser called %d times, want twice", len(calls))
 	}
 }
+
+// A history recalled for the rewrite alone is the exchanges only
+// (memory.Choice.Exchanges), and the answerer answers without it.
+func TestRunRewriteOnly(t *testing.T) {
+	models := llm.NewRegistry("offline")
+	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	history := []llm.Message{{Role: llm.RoleUser, Content: "周易第一卦是什么？"}, {Role: llm.RoleAssistant, Content: "第一卦是乾卦。"}}
+	var condensed []llm.Message
+	condenser := mix.CondenseFunc(func(_ context.Context, h []llm.Message, q string) (string, string, error) {
+		condensed = h
+		return "乾卦的卦辞是什么？", "", nil
+	})
+	kbA := &streamer{pieces: []string{"元亨利贞"}}
+	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.KB: kbA}, Condenser: condenser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var choices []memory.Choice
+	mem := &fakeMemory{recall: func(_ string, c memory.Choice) ([]llm.Message, error) {
+		choices = append(choices, c)
+		return history, nil
+	}}
+	r := turn.New(turn.Deps{Store: openStore(t), Memory: mem, Mixer: m})
+	req := turn.Request{ConversationID: "c1", Query: rag.Query{Text: "它的卦辞是什么？"}, HistoryLen: -1,
+		Condense: true, RewriteOnly: true, From: rag.KB, Answerer: kbA}
+	res, err := r.Run(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(choices) != 1 || !choices[0].Exchanges {
+		t.Errorf("recalled with %+v, want the exchanges only", choices)
+	}
+	if len(condensed) != 2 || res.Standalone != "乾卦的卦辞是什么？" {
+		t.Errorf("condensed against %+v into %q", condensed, res.Standalone)
+	}
+	if got := kbA.asked[0]; len(got.History) != 0 || got.Retrieval() != "乾卦的卦辞是什么？" {
+		t.Errorf("answerer asked %+v, want the standalone question and no history", got)
+	}
+	// Without RewriteOnly the recalled history is the whole memory and
+	// the answerer's.
+	choices, req.RewriteOnly = nil, false
+	if _, err := r.Run(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(choices) != 1 || choices[0].Exchanges || len(kbA.asked[1].History) != 2 {
+		t.Errorf("recalled with %+v, answerer asked %+v", choices, kbA.asked[1])
+	}
+}
