@@ -10,6 +10,7 @@ import (
 
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/auth"
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -37,7 +38,7 @@ func newModels(cfg config.LLMConfig, hc *http.Client) *llm.Registry {
 		}
 	}
 	r := llm.NewRegistry(def)
-	r.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	r.Add("offline", extractive.New(extractive.Options{}))
 	if cfg.BaseURL != "" {
 		r.Add(cfg.Model, llm.NewClient(llm.ClientConfig{
 			Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model,

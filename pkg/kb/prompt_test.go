@@ -29,7 +29,7 @@ func TestPromptGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
-			req, empty, err := Request(ChatRequest{Query: tt.query, PromptName: tt.prompt, History: []llm.Message{{Role: llm.RoleUser, Content: "上一问"}}}, tt.results)
+			req, _, empty, err := Request(ChatRequest{Query: tt.query, PromptName: tt.prompt, History: []llm.Message{{Role: llm.RoleUser, Content: "上一问"}}}, tt.results)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +43,7 @@ func TestPromptGolden(t *testing.T) {
 			golden.Check(t, filepath.Join("testdata", "prompts", tt.golden+".golden"), got)
 		})
 	}
-	if _, _, err := Request(ChatRequest{Query: "q", PromptName: "nope"}, results); err == nil {
+	if _, _, _, err := Request(ChatRequest{Query: "q", PromptName: "nope"}, results); err == nil {
 		t.Error("an unknown prompt name must fail")
 	}
 }

@@ -99,8 +99,6 @@ func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, q
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: p}},
 		Temperature: &zero,
 		MaxTokens:   600,
-		Question:    question,
-		Context:     lineStrings(lines),
 	})
 	if err != nil {
 		return Condensed{Standalone: question}, fmt.Errorf("condense question: %w", err)

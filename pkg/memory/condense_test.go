@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -101,7 +102,7 @@ func TestCondenseModel(t *testing.T) {
 func TestCondenseOffline(t *testing.T) {
 	ctx := context.Background()
 	store := openSQLite(t, ":memory:")
-	m := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{})})
+	m := newManager(t, store, nil, memory.Options{Model: extractive.New(extractive.Options{})})
 	c, err := m.CondenseQuestion(ctx, eventsHistory, "Can you give me their registration links?")
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +135,8 @@ func TestCondenseAsksOfKnownSubject(t *testing.T) {
 	ctx := context.Background()
 	store := openSQLite(t, ":memory:")
 	vocab := memory.NameList{"Acorn Guest House", "Cambridge"}
-	m := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{}), Vocabulary: vocab})
-	plain := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{})})
+	m := newManager(t, store, nil, memory.Options{Model: extractive.New(extractive.Options{}), Vocabulary: vocab})
+	plain := newManager(t, store, nil, memory.Options{Model: extractive.New(extractive.Options{})})
 	history := []llm.Message{{Role: llm.RoleUser, Content: "Which one would you suggest?"},
 		{Role: llm.RoleAssistant, Content: "How about Acorn Guest House?"}}
 	for _, tt := range []struct {
@@ -247,7 +248,7 @@ func TestCondenseKeepsMemory(t *testing.T) {
 		{Role: llm.RoleSystem, Content: "此前对话的摘要：\nHuman: 我在学周易。"},
 		{Role: llm.RoleSystem, Content: "本次对话中较早的相关内容：\n[1 Jan 2026]\nHuman: 乾卦是第几卦？\nAI: 第一卦。"},
 	}, []llm.Message{{Role: llm.RoleUser, Content: "什么是太极？"}, {Role: llm.RoleAssistant, Content: "太极是万物的本原。"}}...)
-	for _, model := range []llm.Model{modelOf(srv), llm.NewOffline(llm.OfflineOptions{})} {
+	for _, model := range []llm.Model{modelOf(srv), extractive.New(extractive.Options{})} {
 		m := newManager(t, store, nil, memory.Options{Model: model})
 		srv.Script(llmtest.Reply{Text: "事实：\n- 太极是万物的本原。\n问题：太极生出什么？"})
 		c, err := m.CondenseQuestion(ctx, history, "它生出什么？")

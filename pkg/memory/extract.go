@@ -144,8 +144,6 @@ func (m *Manager) complete(ctx context.Context, group string, data any, maxToken
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: p}},
 		Temperature: &zero,
 		MaxTokens:   maxTokens,
-		Question:    question,
-		Context:     context,
 	})
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", group, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
@@ -290,7 +291,7 @@ func mustTurns(t testing.TB, s memory.Store, conv string) []memory.Turn {
 func TestRememberName(t *testing.T) {
 	ctx := context.Background()
 	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models.Add("offline", extractive.New(extractive.Options{}))
 	answerer := chat.New(models, chat.Options{})
 	store := openSQLite(t, ":memory:")
 	m := newManager(t, store, nil, memory.Options{})

@@ -17,6 +17,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
@@ -55,8 +56,8 @@ func openSQLite(t testing.TB) *sqlite.Conversations {
 }
 
 // offlineModels is a registry with the offline model as its default.
-func offlineModels() (*llm.Registry, *llm.Offline) {
-	offline := llm.NewOffline(llm.OfflineOptions{})
+func offlineModels() (*llm.Registry, *extractive.Model) {
+	offline := extractive.New(extractive.Options{})
 	models := llm.NewRegistry("offline")
 	models.Add("offline", offline)
 	return models, offline

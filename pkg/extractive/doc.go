@@ -1,0 +1,23 @@
+// Package extractive holds mixchat's offline stand-ins: the parts that
+// work with no network and no model weights, each implementing the same
+// contract a real model's implementation fills, so the wiring (internal/app
+// and the evals) chooses one or the other and nothing else knows which
+// runs. Only the wiring imports this package.
+//
+// Every stand-in reads structured input, never prompt text: the question
+// (as asked and standing alone), the evidence with its section path, title
+// and citation number, the conversation as messages, the answers to fuse.
+// Its output is composed of that input's own sentences and names, never
+// invented.
+//
+// The answering half is Model, the extractive chat model: an llm.Model and
+// an llm.Generator that reads the llm.Grounding an answerer builds beside
+// its prompt. It answers the question from the sentences of the evidence or
+// the conversation (model.go, material.go, pick.go), reads questions whose
+// form the evidence's structure settles (read.go), and fuses the answers of
+// several answerers into one reply (fuse.go).
+//
+// The memory half stands in for the conversation memory's model calls:
+// rewriting a follow-up into a standalone question, summarising a
+// conversation, and extracting facts and triples from it.
+package extractive
