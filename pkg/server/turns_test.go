@@ -23,6 +23,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
@@ -82,7 +83,7 @@ func newSingleAnswererServer(t *testing.T, edit func(*Options)) (*observedServer
 	models.Add("offline", extractive.New(extractive.Options{}))
 	kbs, searcher := newKBAndSearch(t, models)
 	answerer := chat.New(models, chat.Options{})
-	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.LLM: answerer, mix.KB: kbs}})
+	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.LLM: answerer, rag.KB: kbs}})
 	if err != nil {
 		t.Fatal(err)
 	}
