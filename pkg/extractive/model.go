@@ -3,6 +3,7 @@ package extractive
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/mixchat/mixchat/pkg/llm"
 )
@@ -52,7 +53,8 @@ type Options struct {
 // reads the messages as a conversation: the last user message is the
 // question, the messages before it the history.
 //
-// Replies are deterministic. Model is safe for concurrent use.
+// Replies are deterministic and valid UTF-8 (the material's invalid bytes
+// become U+FFFD). Model is safe for concurrent use.
 type Model struct {
 	name     string
 	maxSent  int
@@ -162,6 +164,7 @@ func nothingText(zh bool) string {
 // respond wraps a reply with its usage, estimated: the prompt is the
 // material read.
 func (m *Model) respond(g llm.Grounding, reply string, nothingFound bool) llm.Response {
+	reply = strings.ToValidUTF8(reply, "\uFFFD") // the material's invalid bytes
 	prompt := m.tok.Count(g.Question)
 	for _, e := range g.Evidence {
 		prompt += m.tok.Count(e.Text)
