@@ -104,6 +104,14 @@ func TestFusion(t *testing.T) {
 			exclude: []string{"没有找到"},
 		},
 		{
+			name: "an answer marked as a refusal dropped, whatever its words",
+			g: fusion("李雷的生日是哪天？",
+				llm.Draft{From: "kb", Text: "李雷的生日不在这里。", Refusal: true},
+				llm.Draft{From: "search", Text: "李雷的生日是四月一日[1]。"}),
+			want:    []string{"李雷的生日是四月一日（据网络资料）。"},
+			exclude: []string{"不在这里"},
+		},
+		{
 			name: "english",
 			g: fusion("When is Li Lei's birthday?",
 				llm.Draft{From: "kb", Text: "Li Lei's birthday is March 5 [1]."},
