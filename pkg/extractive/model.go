@@ -114,17 +114,17 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, g llm.Grounding, 
 
 // Complete answers req's messages read as a conversation.
 func (m *Model) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	return m.Generate(ctx, req, Conversation(req.Messages), nil)
+	return m.Generate(ctx, req, conversation(req.Messages), nil)
 }
 
 // Stream answers req's messages read as a conversation, in pieces.
 func (m *Model) Stream(ctx context.Context, req llm.Request, fn func(delta string) error) (llm.Response, error) {
-	return m.Generate(ctx, req, Conversation(req.Messages), fn)
+	return m.Generate(ctx, req, conversation(req.Messages), fn)
 }
 
-// Conversation is the grounding of a conversation given as messages: the
+// conversation is the grounding of a conversation given as messages: the
 // last user message is the question, the messages before it the history.
-func Conversation(msgs []llm.Message) llm.Grounding {
+func conversation(msgs []llm.Message) llm.Grounding {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == llm.RoleUser {
 			return llm.Grounding{Question: msgs[i].Content, History: slices.Clip(msgs[:i])}

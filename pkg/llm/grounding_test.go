@@ -64,3 +64,21 @@ func TestAsGenerator(t *testing.T) {
 		t.Error("a model that does not read groundings is not wrapped in a ModelGenerator")
 	}
 }
+
+// TestRegistryGenerates: the registry passes the grounding to the model
+// the request names.
+func TestRegistryGenerates(t *testing.T) {
+	r := llm.NewRegistry("m")
+	r.Add("m", answering("from m"))
+	r.Add("offline", grounded{})
+	g := llm.Grounding{Question: "the question"}
+	for _, tt := range []struct{ model, want string }{{"", "from m"}, {"offline", "the question"}} {
+		resp, err := r.Generate(context.Background(), llm.Request{Model: tt.model}, g, nil)
+		if err != nil || resp.Text != tt.want || resp.Model == "" {
+			t.Errorf("model %q: %+v, %v; want %q", tt.model, resp, err, tt.want)
+		}
+	}
+	if _, err := r.Generate(context.Background(), llm.Request{Model: "nope"}, g, nil); err == nil {
+		t.Error("unknown model: no error")
+	}
+}
