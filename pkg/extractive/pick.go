@@ -126,7 +126,7 @@ type scored struct {
 	rank float64 // rel with a penalty for length
 }
 
-// pick returns the sentences of the reply, in context order.
+// pick returns the sentences of the reply, in the material's order.
 func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	qr := newQuery(q)
 	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
@@ -358,7 +358,7 @@ func unbalanced(s string) bool {
 
 // render joins the chosen sentences; consecutive sentences the user said
 // are quoted together as what the user said, and a run of sentences from
-// one numbered context entry ends with its citation ("…利贞[1]。").
+// one cited passage ends with its citation ("…利贞[1]。").
 func render(sents []sentence, zh bool) string {
 	out := ""
 	for i := 0; i < len(sents); {

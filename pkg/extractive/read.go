@@ -24,7 +24,7 @@ type ctxLine struct {
 
 // maxReplyRunes is the length the generic reading keeps a reply within
 // (its first sentence excepted, which clip shortens): an answer, not a
-// dump of the context.
+// dump of the material.
 const maxReplyRunes = 180
 
 // isHeading reports whether a line names what follows rather than says
@@ -148,9 +148,9 @@ var (
 	greatImage     = regexp.MustCompile(`(君子|先王|后|大人|上)以`)
 )
 
-// readStructured answers a question whose form the context's structure
+// readStructured answers a question whose form the material's structure
 // settles: the source of a quoted phrase, or a named part of a hexagram.
-// It returns false when the question has no such form or the context does
+// It returns false when the question has no such form or the material does
 // not hold the answer; the generic reading then takes over. An empty reply
 // with true means the material cannot answer that form.
 func readStructured(q string, lines []ctxLine) (string, bool) {
