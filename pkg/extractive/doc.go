@@ -12,7 +12,7 @@
 //
 // The answering half is Model, the extractive chat model: an llm.Model and
 // an llm.Generator that reads the llm.Grounding an answerer builds beside
-// its prompt. It answers the question from the sentences of the evidence or
+// its prompt. It answers the question from the sentences of the evidence and
 // the conversation (model.go, material.go, pick.go), reads questions whose
 // form the evidence's structure settles (read.go), and fuses the answers of
 // several answerers into one reply (fuse.go).

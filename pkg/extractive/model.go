@@ -34,8 +34,8 @@ type Options struct {
 // and never reads the prompt.
 //
 // Given answers to fuse (Grounding.Answers) it fuses them (see fuse.go).
-// Otherwise it answers Grounding.Question from the evidence, or, when there
-// is none, from the conversation (Grounding.History): it ranks the
+// Otherwise it answers Grounding.Question from what the grounding holds,
+// the evidence and then the conversation (Grounding.History): it ranks the
 // sentences by lexical similarity to the question (CJK characters and
 // bigrams, English stems, weighted by their rarity in the material), drops
 // near duplicates (maximal marginal relevance), keeps the best few in their
@@ -45,9 +45,12 @@ type Options struct {
 // as the Zhouyi is) is read from that structure first (see read.go). It
 // never invents text: every sentence of a reply is a sentence of the
 // material, except the fixed phrases that say who said it, where it comes
-// from, or that nothing was found. A sentence of evidence carries the
-// evidence's citation ("…利贞[1]。"); one the user said is reported as such
-// ("你之前说过：“...”" / "You said earlier: ...").
+// from, or that nothing was found. Evidence with a section path is read as
+// a document's section (a heading line sets the path of the lines below it;
+// a run of its sentences ends with its citation, "…利贞[1]。"); evidence
+// without one, such as a web page's excerpt, sentence by sentence, each
+// cited. A sentence the user said is reported as such ("你之前说过：“...”" /
+// "You said earlier: ...").
 //
 // As an llm.Model (Complete, Stream: a request without a grounding) it
 // reads the messages as a conversation: the last user message is the
