@@ -17,7 +17,9 @@
 // form the evidence's structure settles (read.go), and fuses the answers of
 // several answerers into one reply (fuse.go).
 //
-// The memory half stands in for the conversation memory's model calls:
-// rewriting a follow-up into a standalone question, summarising a
-// conversation, and extracting facts and triples from it.
+// The memory half stands in for the conversation memory's model calls
+// behind the interfaces memory declares (memory.Rewriter, memory.Summarizer,
+// memory.Extractor): rewriting a follow-up into a standalone question,
+// summarising a conversation, and extracting facts and triples from it, from
+// the transcript as messages with their speakers.
 package extractive
