@@ -130,12 +130,12 @@ func Request(req ChatRequest, results []Result) (llm.Request, llm.Grounding, boo
 		data.Context = FormatContext(results)
 		for i, r := range results {
 			path, text := entryText(r)
-			g.Evidence = append(g.Evidence, llm.Evidence{ID: i + 1, Title: titleOf(r.File, nil), Path: path, Text: text, From: "kb"})
+			g.Evidence = append(g.Evidence, llm.Evidence{ID: i + 1, Title: titleOf(r.File, nil), Path: path, Text: text, From: rag.KB})
 		}
 	}
 	text, err := prompts.Render(PromptGroup, name, data)
 	if err != nil {
-		return llm.Request{}, g, empty, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return llm.Request{}, llm.Grounding{}, empty, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	msgs := append([]llm.Message{}, req.History...)
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: text})

@@ -283,7 +283,7 @@ func (s *Service) AnswerWith(ctx context.Context, q rag.Query, o AnswerOptions, 
 	// section path).
 	g := llm.Grounding{Question: question, Asked: q.Text}
 	for _, d := range ret.Docs {
-		g.Evidence = append(g.Evidence, llm.Evidence{ID: d.N, Title: d.Title, Text: d.Text, From: "search"})
+		g.Evidence = append(g.Evidence, llm.Evidence{ID: d.N, Title: d.Title, Text: d.Text, From: rag.Search})
 	}
 	resp, err := llm.AsGenerator(model).Generate(ctx, req, g, fn)
 	if err != nil {
