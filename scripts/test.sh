@@ -52,7 +52,7 @@ fuzztime="${MIXCHAT_TEST_FUZZTIME:-10000x}"
 fuzz_targets=(
   "pkg/server FuzzDecodeChatRequest" "pkg/server FuzzDecodeMixRequest"
   "pkg/llm FuzzStreamSSE"
-  "pkg/extractive FuzzExtractiveReply"
+  "pkg/extractive FuzzExtractiveReply" "pkg/extractive FuzzRewrite"
   "pkg/search FuzzParseSearxNG"
   "pkg/text FuzzSplitLongLine"
   "pkg/kb FuzzSplit" "pkg/kb FuzzLoadPDF" "pkg/kb FuzzLoadDOCX" "pkg/kb FuzzLoadHTML"

@@ -6,9 +6,9 @@
 //
 // Every stand-in reads structured input, never prompt text: the question
 // (as asked and standing alone), the evidence with its section path, title
-// and citation number, the conversation as messages, the answers to fuse.
-// Its output is composed of that input's own sentences and names, never
-// invented.
+// and citation number, the conversation with its speakers, the answers to
+// fuse. Its output is composed of that input's own sentences and names,
+// never invented.
 //
 // The answering half is Model, the extractive chat model: an llm.Model and
 // an llm.Generator that reads the llm.Grounding an answerer builds beside
@@ -21,5 +21,6 @@
 // behind the interfaces memory declares (memory.Rewriter, memory.Summarizer,
 // memory.Extractor): rewriting a follow-up into a standalone question,
 // summarising a conversation, and extracting facts and triples from it, from
-// the transcript as messages with their speakers.
+// the transcript as lines with their speakers: they quote or recombine what
+// was said rather than write anything new.
 package extractive

@@ -63,6 +63,12 @@ func offlineModels() (*llm.Registry, *extractive.Model) {
 	return models, offline
 }
 
+// offlineMemory is memory.Options with the offline rewriter, summarizer
+// and extractor, as the wiring gives them without a model.
+func offlineMemory() memory.Options {
+	return memory.Options{Rewriter: extractive.NewRewriter(nil, nil), Summarizer: extractive.NewSummarizer(nil), Extractor: extractive.NewExtractor()}
+}
+
 // serveTest serves s's handler on a test server closed with the test.
 func serveTest(t testing.TB, s *Server) *httptest.Server {
 	hs := httptest.NewServer(s.Handler())
