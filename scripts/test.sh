@@ -52,9 +52,9 @@ fuzztime="${MIXCHAT_TEST_FUZZTIME:-10000x}"
 fuzz_targets=(
   "pkg/server FuzzDecodeChatRequest" "pkg/server FuzzDecodeMixRequest"
   "pkg/llm FuzzStreamSSE"
+  "pkg/extractive FuzzExtractiveReply" "pkg/extractive FuzzRewrite"
   "pkg/search FuzzParseSearxNG"
   "pkg/text FuzzSplitLongLine"
-  "pkg/extractive FuzzRewrite"
   "pkg/kb FuzzSplit" "pkg/kb FuzzLoadPDF" "pkg/kb FuzzLoadDOCX" "pkg/kb FuzzLoadHTML"
   "pkg/kb FuzzLoadMarkdown" "pkg/kb FuzzLoadCSV" "pkg/kb FuzzLoadJSON" "pkg/kb FuzzLoadJSONL"
   "pkg/kb FuzzLoadText"
@@ -62,7 +62,7 @@ fuzz_targets=(
 if [ "$fuzztime" != "0" ]; then
   fuzz_dir="$(mktemp -d)"
   fuzz_cache="$(go env GOCACHE)/fuzz/$(go list -m)"
-  for pkg in pkg/server pkg/llm pkg/search pkg/kb pkg/text pkg/extractive; do
+  for pkg in $(for t in "${fuzz_targets[@]}"; do echo "${t%% *}"; done | sort -u); do
     go test -c -fuzz . -o "$fuzz_dir/${pkg//\//_}.test" "./$pkg"
   done
   for t in "${fuzz_targets[@]}"; do

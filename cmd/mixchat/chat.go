@@ -17,7 +17,6 @@ import (
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/internal/sseclient"
-	"github.com/mixchat/mixchat/pkg/llm"
 )
 
 const chatUsage = `Usage:
@@ -164,7 +163,9 @@ type chatEvent struct {
 	Done       bool   `json:"done"`
 	Error      string `json:"error"`
 	Extractive bool   `json:"extractive"`
-	Model      string `json:"model"`
+	// NothingFound: the extractive model found nothing to quote.
+	NothingFound bool   `json:"nothing_found"`
+	Model        string `json:"model"`
 }
 
 // ask sends one question and prints the reply as it streams.
@@ -186,14 +187,14 @@ func (c *chatClient) ask(ctx context.Context, query string, stdout io.Writer) er
 		last = ev
 		return ev.Done, nil
 	})
-	fmt.Fprintln(stdout, replyNote(last, reply.String()))
+	fmt.Fprintln(stdout, replyNote(last))
 	return err
 }
 
 // replyNote is what follows a reply: an extractive model's reply says that
 // it quotes the conversation, unless it found nothing to quote.
-func replyNote(last chatEvent, reply string) string {
-	if !last.Done || !last.Extractive || llm.IsOfflineNothing(reply) {
+func replyNote(last chatEvent) string {
+	if !last.Done || !last.Extractive || last.NothingFound {
 		return ""
 	}
 	return "  [" + last.Model + ": extractive, quoted from the conversation]"

@@ -155,19 +155,17 @@ func TestChatFailedQuestionFails(t *testing.T) {
 
 func TestChatReplyNote(t *testing.T) {
 	tests := []struct {
-		name  string
-		reply string
-		last  chatEvent
-		want  string
+		name string
+		last chatEvent
+		want string
 	}{
-		{"quoted reply", "乾：元，亨，利，贞。", chatEvent{Done: true, Extractive: true, Model: "offline"}, "[offline: extractive, quoted from the conversation]"},
-		{"nothing found (zh)", "（离线抽取式模型）在已知内容中没有找到与问题相关的信息。", chatEvent{Done: true, Extractive: true, Model: "offline"}, ""},
-		{"nothing found (en)", "(offline extractive model) Nothing in the given context is relevant to the question.", chatEvent{Done: true, Extractive: true, Model: "offline"}, ""},
-		{"generative model", "Qian is heaven.", chatEvent{Done: true, Model: "gpt"}, ""},
-		{"cut off", "乾", chatEvent{Extractive: true}, ""},
+		{"quoted reply", chatEvent{Done: true, Extractive: true, Model: "offline"}, "[offline: extractive, quoted from the conversation]"},
+		{"nothing found", chatEvent{Done: true, Extractive: true, NothingFound: true, Model: "offline"}, ""},
+		{"generative model", chatEvent{Done: true, Model: "gpt"}, ""},
+		{"cut off", chatEvent{Extractive: true}, ""},
 	}
 	for _, tt := range tests {
-		if got := strings.TrimSpace(replyNote(tt.last, tt.reply)); got != tt.want {
+		if got := strings.TrimSpace(replyNote(tt.last)); got != tt.want {
 			t.Errorf("%s: note %q, want %q", tt.name, got, tt.want)
 		}
 	}

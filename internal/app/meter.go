@@ -20,7 +20,10 @@ type meteredModel struct {
 	tok *llm.Tokenizer
 }
 
-var _ llm.Model = (*meteredModel)(nil)
+var (
+	_ llm.Model     = (*meteredModel)(nil)
+	_ llm.Generator = (*meteredModel)(nil)
+)
 
 // newMeteredModel wraps m; name picks the tokenizer (llm.NewTokenizer).
 func newMeteredModel(name string, m llm.Model) *meteredModel {
@@ -51,26 +54,43 @@ func (m *meteredModel) Extractive() bool { return llm.IsExtractive(m.m) }
 
 // Complete calls the wrapped model's Complete.
 func (m *meteredModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	metered, prompt := m.start(ctx, req)
-	resp, err := m.m.Complete(ctx, req)
-	if metered {
-		m.finish(ctx, prompt, resp, resp.Text)
-	}
-	return resp, err
+	return m.call(ctx, req, nil, func(ctx context.Context, _ func(string) error) (llm.Response, error) {
+		return m.m.Complete(ctx, req)
+	})
 }
 
 // Stream calls the wrapped model's Stream.
 func (m *meteredModel) Stream(ctx context.Context, req llm.Request, fn func(delta string) error) (llm.Response, error) {
+	if fn == nil {
+		fn = func(string) error { return nil }
+	}
+	return m.call(ctx, req, fn, func(ctx context.Context, fn func(string) error) (llm.Response, error) {
+		return m.m.Stream(ctx, req, fn)
+	})
+}
+
+// Generate calls the wrapped model's Generate (llm.AsGenerator: g reaches
+// a model that reads groundings), metered like Stream or Complete.
+func (m *meteredModel) Generate(ctx context.Context, req llm.Request, g llm.Grounding, fn func(delta string) error) (llm.Response, error) {
+	return m.call(ctx, req, fn, func(ctx context.Context, fn func(string) error) (llm.Response, error) {
+		return llm.AsGenerator(m.m).Generate(ctx, req, g, fn)
+	})
+}
+
+// call meters do: fn, when set, is wrapped to count what streams.
+func (m *meteredModel) call(ctx context.Context, req llm.Request, fn func(string) error, do func(context.Context, func(string) error) (llm.Response, error)) (llm.Response, error) {
 	metered, prompt := m.start(ctx, req)
 	if !metered {
-		return m.m.Stream(ctx, req, fn)
+		return do(ctx, fn)
+	}
+	if fn == nil {
+		resp, err := do(ctx, nil)
+		m.finish(ctx, prompt, resp, resp.Text)
+		return resp, err
 	}
 	var got strings.Builder
-	resp, err := m.m.Stream(ctx, req, func(d string) error {
+	resp, err := do(ctx, func(d string) error {
 		got.WriteString(d)
-		if fn == nil {
-			return nil
-		}
 		return fn(d)
 	})
 	m.finish(ctx, prompt, resp, got.String())

@@ -38,7 +38,7 @@ func newModels(cfg config.LLMConfig, hc *http.Client) *llm.Registry {
 		}
 	}
 	r := llm.NewRegistry(def)
-	r.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	r.Add("offline", extractive.New(extractive.Options{}))
 	if cfg.BaseURL != "" {
 		r.Add(cfg.Model, llm.NewClient(llm.ClientConfig{
 			Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model,

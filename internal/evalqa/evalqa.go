@@ -24,6 +24,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
@@ -208,7 +209,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 	cfg.Dir = dir
 	emb := retrieve.NewHashEmbedder(retrieve.DefaultEmbedDim)
 	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models.Add("offline", extractive.New(extractive.Options{}))
 	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), emb, models)
 	if err != nil {
 		return Report{}, err

@@ -115,11 +115,6 @@ func (a *Answerer) Request(q rag.Query) (llm.Request, error) {
 		Messages:    msgs,
 		Temperature: a.opts.Temperature,
 		MaxTokens:   a.opts.MaxTokens,
-		// The extractive model cannot resolve "那九二呢？" against the
-		// transcript: it reads with the standalone question when the turn
-		// has one.
-		Question: q.Retrieval(),
-		Context:  append(Transcript(system), lines...),
 	}
 	if q.Temperature != nil {
 		req.Temperature = q.Temperature
@@ -128,6 +123,25 @@ func (a *Answerer) Request(q rag.Query) (llm.Request, error) {
 		req.MaxTokens = q.MaxTokens
 	}
 	return req, nil
+}
+
+// Grounding is the material of q's reply (llm.Generator): the question,
+// standing alone when the turn rewrote it (a model that does not generate
+// cannot resolve "那九二呢？" against the transcript), and the history the
+// prompt carries, its system messages first as the prompt puts them.
+func Grounding(q rag.Query) llm.Grounding {
+	var system, dialog []llm.Message
+	for _, m := range q.History {
+		switch {
+		case strings.TrimSpace(m.Content) == "":
+		case m.Role == llm.RoleSystem:
+			system = append(system, m)
+		default:
+			dialog = append(dialog, m)
+		}
+	}
+	history := append(system, dialog...)
+	return llm.Grounding{Question: q.Retrieval(), Asked: q.Text, History: history}
 }
 
 // Answer asks the model. With fn it streams the reply through fn.
@@ -141,7 +155,7 @@ func (a *Answerer) Answer(ctx context.Context, q rag.Query, fn func(delta string
 		return rag.Answer{}, err
 	}
 	req.Model = name
-	resp, err := llm.Generate(ctx, model, req, fn)
+	resp, err := llm.AsGenerator(model).Generate(ctx, req, Grounding(q), fn)
 	ans := rag.Answer{From: "llm", Text: resp.Text, Response: resp}
 	if err != nil {
 		return ans, fmt.Errorf("llm chat: %w", err)

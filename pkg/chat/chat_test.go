@@ -40,6 +40,17 @@ func (m *fakeModel) Stream(ctx context.Context, req llm.Request, fn func(string)
 	return llm.Response{Text: m.text, Model: req.Model}, m.err
 }
 
+// groundedModel records the grounding it is given (llm.Generator).
+type groundedModel struct {
+	fakeModel
+	g llm.Grounding
+}
+
+func (m *groundedModel) Generate(ctx context.Context, req llm.Request, g llm.Grounding, fn func(string) error) (llm.Response, error) {
+	m.g = g
+	return m.Complete(ctx, req)
+}
+
 type models map[string]llm.Model
 
 func (ms models) Get(name string) (llm.Model, string, error) {
@@ -85,19 +96,20 @@ func TestRequestPrompts(t *testing.T) {
 				b.WriteString("[" + m.Role + "]\n" + m.Content + "\n")
 			}
 			golden(t, tt.golden, b.String())
-			if req.Question != tt.q.Text {
-				t.Errorf("Question hint = %q", req.Question)
+			if g := Grounding(tt.q); g.Question != tt.q.Text || len(g.History) != len(tt.q.History) {
+				t.Errorf("grounding %+v", g)
 			}
 		})
 	}
-	// The prompt keeps the question as asked; the extractive model's hint
-	// is the standalone question when the turn has one.
-	req, err := a.Request(rag.Query{Text: "那九二呢？", Standalone: "乾卦的九二爻辞是什么？", History: history})
+	// The prompt keeps the question as asked; the grounding's question is
+	// the standalone one when the turn has one.
+	q := rag.Query{Text: "那九二呢？", Standalone: "乾卦的九二爻辞是什么？", History: history}
+	req, err := a.Request(q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.Question != "乾卦的九二爻辞是什么？" || !strings.Contains(req.Messages[len(req.Messages)-1].Content, "那九二呢？") {
-		t.Errorf("with a standalone question: hint %q, prompt %q", req.Question, req.Messages[len(req.Messages)-1].Content)
+	if g := Grounding(q); g.Question != "乾卦的九二爻辞是什么？" || g.Asked != "那九二呢？" || !strings.Contains(req.Messages[len(req.Messages)-1].Content, "那九二呢？") {
+		t.Errorf("with a standalone question: grounding %+v, prompt %q", g, req.Messages[len(req.Messages)-1].Content)
 	}
 	if _, err := a.Request(rag.Query{Text: "x", PromptName: "nope"}); err == nil || !strings.Contains(err.Error(), "with_history") {
 		t.Errorf("unknown prompt: %v, want an error listing the templates", err)
@@ -122,8 +134,13 @@ func TestAnswer(t *testing.T) {
 	if m.got.Model != "m" || *m.got.Temperature != 0.2 || m.got.MaxTokens != 50 {
 		t.Errorf("request = model %q temperature %v max tokens %d; want the query's max tokens over the default", m.got.Model, *m.got.Temperature, m.got.MaxTokens)
 	}
-	if len(m.got.Context) != 3 || m.got.Context[1] != "Human: 我的名字是李雷。" {
-		t.Errorf("context hint = %q", m.got.Context)
+	// A model that reads groundings gets the question and the history.
+	gm := &groundedModel{}
+	if _, err := New(models{"m": gm}, Options{}).Answer(context.Background(), rag.Query{Text: "我叫什么名字？", History: history}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if gm.g.Question != "我叫什么名字？" || len(gm.g.History) != len(history) || gm.g.History[1].Content != "我的名字是李雷。" {
+		t.Errorf("grounding = %+v", gm.g)
 	}
 
 	if _, err := a.Answer(context.Background(), rag.Query{Text: "x", Model: "gpt-9"}, nil); err == nil {

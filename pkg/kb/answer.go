@@ -74,57 +74,68 @@ func FormatContext(rs []Result) string {
 
 // contextEntry is one numbered chunk as the model sees it: "[n] ", the
 // section path on its own line (a heading: document title, then the
-// headings the chunk is under), then the text. The offline model reads the
-// number as the citation of the sentences it takes from the entry and the
-// path as their source.
-//
-// A chunk that starts with the Markdown heading the path ends with
-// ("## 第一卦 乾" under "… > 第一卦 乾") starts after it: the path already
-// says it.
+// headings the chunk is under), then the text (entryText).
 func contextEntry(n int, r Result) string {
 	head := "[" + strconv.Itoa(n) + "] "
-	text := r.Text
-	if p := titleOf(r.File, r.Metadata); p != "" {
-		head += p + "\n"
-		last := p
-		if i := strings.LastIndex(p, " > "); i >= 0 {
-			last = p[i+len(" > "):]
-		}
-		first, rest, _ := strings.Cut(text, "\n")
-		if h := strings.TrimLeft(first, "#"); h != first && strings.TrimSpace(h) == last && strings.TrimSpace(rest) != "" {
-			text = rest
-		}
+	path, text := entryText(r)
+	if path != "" {
+		head += path + "\n"
 	}
 	return head + text
 }
 
+// entryText is a chunk's section path and its text as the model gets
+// them. A chunk that starts with the Markdown heading the path ends with
+// ("## 第一卦 乾" under "… > 第一卦 乾") starts after it: the path already
+// says it.
+func entryText(r Result) (path, text string) {
+	text = r.Text
+	p := titleOf(r.File, r.Metadata)
+	if p == "" {
+		return "", text
+	}
+	last := p
+	if i := strings.LastIndex(p, " > "); i >= 0 {
+		last = p[i+len(" > "):]
+	}
+	first, rest, _ := strings.Cut(text, "\n")
+	if h := strings.TrimLeft(first, "#"); h != first && strings.TrimSpace(h) == last && strings.TrimSpace(rest) != "" {
+		text = rest
+	}
+	return p, text
+}
+
 // Request builds the model request for a question and the chunks found for
 // it: the strict prompt over the numbered chunks, or the "empty" prompt
-// when there are none. Question and Context are filled for the offline
-// extractive model.
-func Request(req ChatRequest, results []Result) (llm.Request, bool, error) {
+// when there are none, after the history; and the grounding of the reply
+// (llm.Generator): the question and the chunks as evidence, numbered as the
+// prompt numbers them (the strict prompt answers from them alone), or,
+// with no chunks, the history (the "empty" prompt answers from the
+// conversation).
+func Request(req ChatRequest, results []Result) (llm.Request, llm.Grounding, bool, error) {
 	name := req.PromptName
 	if name == "" {
 		name = "default"
 	}
 	empty := len(results) == 0
 	data := promptData{Question: req.Query}
-	var ctxTexts []string
+	g := llm.Grounding{Question: req.Query}
 	if empty {
+		g.History = req.History
 		name = "empty"
 		if req.PromptName != "" && prompts.Has(PromptGroup, "empty_"+req.PromptName) {
 			name = "empty_" + req.PromptName
 		}
 	} else {
 		data.Context = FormatContext(results)
-		ctxTexts = make([]string, len(results))
 		for i, r := range results {
-			ctxTexts[i] = contextEntry(i+1, r)
+			path, text := entryText(r)
+			g.Evidence = append(g.Evidence, llm.Evidence{ID: i + 1, Title: titleOf(r.File, nil), Path: path, Text: text, From: rag.KB})
 		}
 	}
 	text, err := prompts.Render(PromptGroup, name, data)
 	if err != nil {
-		return llm.Request{}, empty, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return llm.Request{}, llm.Grounding{}, empty, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	msgs := append([]llm.Message{}, req.History...)
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: text})
@@ -133,9 +144,7 @@ func Request(req ChatRequest, results []Result) (llm.Request, bool, error) {
 		Messages:    msgs,
 		Temperature: req.Temperature,
 		MaxTokens:   req.MaxTokens,
-		Question:    req.Query,
-		Context:     ctxTexts,
-	}, empty, nil
+	}, g, empty, nil
 }
 
 // Sources turns results into the answer's sources (file, download link,
@@ -179,12 +188,12 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 	if err != nil {
 		return ChatReply{}, err
 	}
-	lreq, empty, err := Request(req, results)
+	lreq, g, empty, err := Request(req, results)
 	if err != nil {
 		return ChatReply{}, err
 	}
 	lreq.Model = name
-	resp, err := llm.Generate(ctx, model, lreq, fn)
+	resp, err := llm.AsGenerator(model).Generate(ctx, lreq, g, fn)
 	reply := ChatReply{
 		Answer:        rag.Answer{From: "kb", Text: resp.Text, Sources: Sources(results), Empty: empty, Response: resp},
 		Results:       results,

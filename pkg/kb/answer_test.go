@@ -7,13 +7,14 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
 func offlineModels() *llm.Registry {
 	r := llm.NewRegistry("offline")
-	r.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	r.Add("offline", extractive.New(extractive.Options{}))
 	return r
 }
 

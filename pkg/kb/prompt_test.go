@@ -29,12 +29,18 @@ func TestPromptGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
-			req, empty, err := Request(ChatRequest{Query: tt.query, PromptName: tt.prompt, History: []llm.Message{{Role: llm.RoleUser, Content: "上一问"}}}, tt.results)
+			req, g, empty, err := Request(ChatRequest{Query: tt.query, PromptName: tt.prompt, History: []llm.Message{{Role: llm.RoleUser, Content: "上一问"}}}, tt.results)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if empty != tt.empty {
 				t.Errorf("empty = %v", empty)
+			}
+			// The grounding: the chunks, numbered as the prompt numbers
+			// them, for the strict prompt; the history for the empty one.
+			if g.Question != tt.query || (tt.empty && (len(g.History) != 1 || len(g.Evidence) != 0)) ||
+				(!tt.empty && (len(g.History) != 0 || len(g.Evidence) != len(tt.results) || g.Evidence[0].ID != 1 || g.Evidence[0].Path == "")) {
+				t.Errorf("grounding %+v", g)
 			}
 			if len(req.Messages) != 2 || req.Messages[0].Content != "上一问" {
 				t.Errorf("history goes first as its own message: %+v", req.Messages)
@@ -43,7 +49,7 @@ func TestPromptGolden(t *testing.T) {
 			golden.Check(t, filepath.Join("testdata", "prompts", tt.golden+".golden"), got)
 		})
 	}
-	if _, _, err := Request(ChatRequest{Query: "q", PromptName: "nope"}, results); err == nil {
+	if _, _, _, err := Request(ChatRequest{Query: "q", PromptName: "nope"}, results); err == nil {
 		t.Error("an unknown prompt name must fail")
 	}
 }

@@ -9,6 +9,13 @@ import (
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
+// This file is how a question becomes a retrieval query: which of its
+// terms are sought (stripQuestion, lexicalQuery) and which parts of a
+// knowledge base it names (questionScopes, applyScopes). It is retrieval
+// behaviour, the same whatever model answers: it decides which chunks are
+// found and in what order, never what the model is asked: the prompt
+// carries the question as the answerer was given it.
+
 // questionWords are the scaffolding of Chinese questions ("…是什么？",
 // "请问…", "…吗"): they carry no content, and documents, classical texts
 // above all, rarely contain them, so as query terms they only dilute the
@@ -29,7 +36,8 @@ var questionReplacer = func() *strings.Replacer {
 
 // stripQuestion removes question scaffolding from a query, leaving a space
 // where it was (so no new character pair is made across it). A query that
-// is nothing but scaffolding is kept as it is.
+// is nothing but scaffolding is kept as it is. The result is what the
+// embedder and BM25 see; the model sees the question whole.
 func stripQuestion(q string) string {
 	out := questionReplacer.Replace(q)
 	if strings.TrimSpace(strings.Trim(out, " ？?！!。，,")) == "" {
@@ -182,7 +190,10 @@ func allCJK(rs []rune) bool {
 const outOfScope = 0.75
 
 // applyScopes lowers the relevance of results outside the question's
-// scopes (see questionScopes) when any result is inside, and re-sorts.
+// scopes (see questionScopes) when any result is inside, and re-sorts: a
+// question that names a book or a section prefers the chunks under it.
+// Like the rest of retrieval it runs for every model and changes what is
+// found, not the question.
 func applyScopes(q string, rs []Result) {
 	scopes := questionScopes(q)
 	if len(scopes) == 0 || len(rs) == 0 {

@@ -41,6 +41,12 @@ func (e *fakeEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 type fakeModel struct {
 	reply string
 	reqs  []llm.Request
+	gs    []llm.Grounding // what it was given beside each request (llm.Generator)
+}
+
+func (m *fakeModel) Generate(ctx context.Context, req llm.Request, g llm.Grounding, fn func(string) error) (llm.Response, error) {
+	m.gs = append(m.gs, g)
+	return llm.ModelGenerator{Model: m}.Generate(ctx, req, g, fn)
 }
 
 func (m *fakeModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -536,11 +542,12 @@ func TestAnswer(t *testing.T) {
 	if ans.From != "kb" || ans.Text != "元亨，利贞。" || streamed.String() != ans.Text || ans.Empty {
 		t.Errorf("answer %+v streamed %q", ans, streamed.String())
 	}
-	req := model.reqs[0]
-	if req.Question != "乾卦的卦辞是什么？潜龙勿用" || len(req.Context) == 0 {
-		t.Errorf("the offline model needs Question and Context: %+v", req)
+	req, g := model.reqs[0], model.gs[0]
+	if g.Question != "乾卦的卦辞是什么？潜龙勿用" || len(g.Evidence) == 0 || g.Evidence[0].ID != 1 || g.Evidence[0].Path == "" || len(g.History) != 0 {
+		t.Errorf("the grounding holds the standalone question and the numbered chunks under their paths: %+v", g)
 	}
-	if len(req.Messages) != 1 || !strings.Contains(req.Messages[0].Content, "<指令>根据已知信息") || !strings.Contains(req.Messages[0].Content, "[1] ") {
+	if len(req.Messages) != 1 || !strings.Contains(req.Messages[0].Content, "<指令>根据已知信息") || !strings.Contains(req.Messages[0].Content, "[1] ") ||
+		!strings.Contains(req.Messages[0].Content, "乾卦的卦辞是什么？潜龙勿用") { // retrieval strips question words; the prompt does not
 		t.Errorf("strict prompt with numbered chunks and no history expected: %q", req.Messages)
 	}
 	if len(ans.Sources) == 0 || ans.Sources[0].File != "qian.txt" || ans.Sources[0].KB != "zy" ||

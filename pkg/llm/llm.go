@@ -1,7 +1,8 @@
 // Package llm is mixchat's vocabulary for language models: messages, requests
 // and responses, the Model contract every answerer calls, the client for any
-// OpenAI-compatible endpoint, the offline extractive model that is the
-// zero-setup default, and token counting.
+// OpenAI-compatible endpoint, the Grounding a reply rests on and the
+// Generator that reads either it or the prompt, and token counting. The
+// offline extractive model, the zero-setup default, is package extractive.
 package llm
 
 import (
@@ -22,22 +23,13 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Request is one chat completion request.
-//
-// Question and Context are hints for models that do not generate text: the
-// offline extractive model answers Question from the sentences of Context
-// (history lines, document chunks, search results). Generative models ignore
-// them and read Messages only. Callers that render a prompt from a template
-// should fill both so the offline model sees the same material the prompt
-// carries. When Question is empty the offline model takes the last user
-// message; when Context is nil it takes every message but that one.
+// Request is one chat completion request. The structured material a
+// prompt was rendered from travels beside it, as a Grounding (Generator).
 type Request struct {
 	Model       string    // model name as configured; empty means the default
 	Messages    []Message // the prompt
 	Temperature *float32  // nil means the model's default
 	MaxTokens   int       // 0 means no limit
-	Question    string
-	Context     []string
 }
 
 // Usage counts tokens of one call.
@@ -68,8 +60,12 @@ type Response struct {
 	Usage        Usage  `json:"usage"`
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Extractive is true when the text was assembled from sentences of the
-	// request's context by the offline model rather than generated.
+	// request's grounding by the offline model rather than generated.
 	Extractive bool `json:"extractive,omitempty"`
+	// NothingFound is true when the reply only says that nothing in the
+	// grounding answers the question (the extractive model's refusal; a
+	// generative model's refusal is text and leaves it false).
+	NothingFound bool `json:"nothing_found,omitempty"`
 }
 
 // Model is a chat model.

@@ -17,9 +17,9 @@ type Models interface {
 	Get(name string) (Model, string, error)
 }
 
-// Registry holds the configured models by name. It is itself a Model that
-// sends each request to the model its Request.Model names (the default one
-// when empty). It is safe for concurrent use.
+// Registry holds the configured models by name. It is itself a Model and a
+// Generator that sends each request to the model its Request.Model names
+// (the default one when empty). It is safe for concurrent use.
 type Registry struct {
 	mu     sync.RWMutex
 	def    string
@@ -121,6 +121,20 @@ func (r *Registry) Stream(ctx context.Context, req Request, fn func(delta string
 		return Response{}, err
 	}
 	resp, err := m.Stream(ctx, req, fn)
+	if resp.Model == "" {
+		resp.Model = name
+	}
+	return resp, err
+}
+
+// Generate sends req and its grounding to the model req.Model names
+// (AsGenerator: a model that reads groundings gets g).
+func (r *Registry) Generate(ctx context.Context, req Request, g Grounding, fn func(delta string) error) (Response, error) {
+	m, name, err := r.Get(req.Model)
+	if err != nil {
+		return Response{}, err
+	}
+	resp, err := AsGenerator(m).Generate(ctx, req, g, fn)
 	if resp.Model == "" {
 		resp.Model = name
 	}

@@ -33,7 +33,7 @@ func answering(text string) fakeModel {
 
 func TestRegistry(t *testing.T) {
 	r := llm.NewRegistry("deepseek")
-	r.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	r.Add("offline", grounded{})
 	r.Add("deepseek", answering("from deepseek"))
 	r.Add("qwen", answering("from qwen"))
 

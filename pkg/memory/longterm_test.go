@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -54,7 +55,7 @@ func TestLongTermMemory(t *testing.T) {
 		t.Fatalf("alice's new conversation starts with %q", joined(msgs))
 	}
 	// The model answers from it.
-	ans, err := llm.NewOffline(llm.OfflineOptions{}).Complete(ctx, llm.Request{Messages: append(msgs, llm.Message{Role: llm.RoleUser, Content: "我叫什么名字？"})})
+	ans, err := extractive.New(extractive.Options{}).Complete(ctx, llm.Request{Messages: append(msgs, llm.Message{Role: llm.RoleUser, Content: "我叫什么名字？"})})
 	if err != nil || !strings.Contains(ans.Text, "李雷") {
 		t.Errorf("answer from long-term memory = %q, %v", ans.Text, err)
 	}

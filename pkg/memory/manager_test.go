@@ -304,7 +304,7 @@ func mustTurns(t testing.TB, s memory.Store, conv string) []memory.Turn {
 func TestRememberName(t *testing.T) {
 	ctx := context.Background()
 	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models.Add("offline", extractive.New(extractive.Options{}))
 	answerer := chat.New(models, chat.Options{})
 	store := openSQLite(t, ":memory:")
 	m := newManager(t, store, nil, memory.Options{})

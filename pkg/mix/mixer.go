@@ -617,16 +617,17 @@ func (m *Mixer) fuse(ctx context.Context, req Request, q rag.Query, answers []Ou
 	if err != nil {
 		return err
 	}
-	hints := make([]string, 0, len(answers))
+	g := llm.Grounding{Question: q.Retrieval(), Asked: q.Text, History: data.Dialog}
 	for _, o := range answers {
-		hints = append(hints, o.Text)
+		g.Answers = append(g.Answers, llm.Draft{From: o.From, Text: strings.TrimSpace(o.Text), Refusal: o.Empty || o.Response.NothingFound})
 	}
-	return m.generate(ctx, req, q, prompt, hints, res, em, start)
+	return m.generate(ctx, req, q, prompt, g, res, em, start)
 }
 
 // generate makes the one streamed call that produces the reply (fusion, or
 // the context-mode answer). A failure before any text is a *fusionError.
-func (m *Mixer) generate(ctx context.Context, req Request, q rag.Query, prompt string, hints []string, res *Result, em *emitter, start time.Time) error {
+// g is the material the prompt was rendered from.
+func (m *Mixer) generate(ctx context.Context, req Request, q rag.Query, prompt string, g llm.Grounding, res *Result, em *emitter, start time.Time) error {
 	modelName := m.cfg.FusionModel
 	if modelName == "" {
 		modelName = q.Model
@@ -640,8 +641,6 @@ func (m *Mixer) generate(ctx context.Context, req Request, q rag.Query, prompt s
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: prompt}},
 		Temperature: q.Temperature,
 		MaxTokens:   q.MaxTokens,
-		Question:    q.Retrieval(),
-		Context:     hints,
 	}
 	if m.cfg.FusionTemperature != nil {
 		lreq.Temperature = m.cfg.FusionTemperature
@@ -655,13 +654,14 @@ func (m *Mixer) generate(ctx context.Context, req Request, q rag.Query, prompt s
 	var b strings.Builder
 	var emitErr error
 	var resp llm.Response
+	gen := llm.AsGenerator(model)
 	if em.fn == nil {
-		resp, err = model.Complete(fctx, lreq)
+		resp, err = gen.Generate(fctx, lreq, g, nil)
 		if err == nil {
 			res.Timings.FirstToken = time.Since(start)
 		}
 	} else {
-		resp, err = model.Stream(fctx, lreq, func(d string) error {
+		resp, err = gen.Generate(fctx, lreq, g, func(d string) error {
 			if b.Len() == 0 && d != "" {
 				res.Timings.FirstToken = time.Since(start)
 			}
@@ -746,7 +746,7 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q rag.Query,
 		docs = append(docs, d)
 		texts = append(texts, text)
 	}
-	var hints []string
+	g := llm.Grounding{Question: q.Retrieval(), Asked: q.Text, History: data.Dialog}
 	for i, text := range rag.FitEvidence(texts, m.cfg.EvidenceTokens) {
 		d := docs[i]
 		p := PromptPassage{N: i + 1, Title: d.Title, URL: promptURL(d.URL), Text: text}
@@ -755,16 +755,13 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q rag.Query,
 		} else {
 			data.Web = append(data.Web, p)
 		}
-		hints = append(hints, text)
+		g.Evidence = append(g.Evidence, llm.Evidence{ID: p.N, Title: d.Title, Text: text, From: d.From})
 	}
 	prompt, err := prompts.Render(PromptGroup, name, data)
 	if err != nil {
 		return err
 	}
-	for _, msg := range res.History {
-		hints = append(hints, msg.Content)
-	}
-	err = m.generate(ctx, req, q, prompt, hints, res, em, start)
+	err = m.generate(ctx, req, q, prompt, g, res, em, start)
 	var fe *fusionError
 	if errors.As(err, &fe) {
 		err = fe.err

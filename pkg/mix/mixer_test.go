@@ -30,7 +30,21 @@ var (
 type fakeModel struct {
 	mu    sync.Mutex
 	reqs  []llm.Request
+	gs    []llm.Grounding // beside each request (llm.Generator)
 	reply func(ctx context.Context, req llm.Request, fn func(string) error) (llm.Response, error)
+}
+
+func (f *fakeModel) Generate(ctx context.Context, req llm.Request, g llm.Grounding, fn func(string) error) (llm.Response, error) {
+	f.mu.Lock()
+	f.gs = append(f.gs, g)
+	f.mu.Unlock()
+	return f.Stream(ctx, req, fn)
+}
+
+func (f *fakeModel) groundings() []llm.Grounding {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.gs)
 }
 
 func (f *fakeModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -236,6 +250,11 @@ func TestMixConcurrent(t *testing.T) {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("fusion prompt lacks %q:\n%s", want, prompt)
 		}
+	}
+	// The grounding carries the answers the prompt shows, in its order.
+	g := model.groundings()[0]
+	if g.Question != "乾卦是什么意思？" || len(g.Answers) != 3 || g.Answers[1] != (llm.Draft{From: rag.KB, Text: "知识库的回答"}) || len(g.Evidence) != 0 {
+		t.Errorf("fusion grounding %+v", g)
 	}
 }
 
@@ -617,8 +636,10 @@ func TestMixContextMode(t *testing.T) {
 	if len(rec.of(mix.EventAnswer)) != 0 || res.Mode != mix.FusionContext || res.Text != fused || len(res.Docs) != 2 {
 		t.Errorf("mode %q text %q docs %d answer events %d", res.Mode, res.Text, len(res.Docs), len(rec.of(mix.EventAnswer)))
 	}
-	if !slices.Contains(reqs[0].Context, "乾，元亨利贞。") {
-		t.Errorf("the passages are not hints for the offline model: %q", reqs[0].Context)
+	g := model.groundings()[0]
+	if len(g.Evidence) != 2 || g.Evidence[0] != (llm.Evidence{ID: 1, Title: "周易·乾", Text: "乾，元亨利贞。", From: rag.KB}) ||
+		g.Evidence[1].ID != 2 || g.Question != "乾卦是什么意思？" || len(g.History) != 2 || len(g.Answers) != 0 {
+		t.Errorf("grounding %+v, want the passages numbered as the prompt numbers them, and the dialog", g)
 	}
 }
 

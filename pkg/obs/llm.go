@@ -52,28 +52,52 @@ func (m *Model) Extractive() bool { return llm.IsExtractive(m.m) }
 
 // Complete calls the wrapped model's Complete.
 func (m *Model) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	ctx, span, start := m.begin(ctx, "complete", req)
-	resp, err := m.m.Complete(ctx, req)
-	m.end(ctx, span, "complete", start, 0, resp, err)
-	return resp, err
+	return m.call(ctx, req, nil, func(ctx context.Context, _ func(string) error) (llm.Response, error) {
+		return m.m.Complete(ctx, req)
+	})
 }
 
 // Stream calls the wrapped model's Stream.
 func (m *Model) Stream(ctx context.Context, req llm.Request, fn func(delta string) error) (llm.Response, error) {
-	ctx, span, start := m.begin(ctx, "stream", req)
-	var first time.Duration
-	var once sync.Once
-	resp, err := m.m.Stream(ctx, req, func(d string) error {
-		once.Do(func() {
-			first = time.Since(start)
-			span.AddEvent("first_token")
-		})
-		if fn == nil {
-			return nil
-		}
-		return fn(d)
+	if fn == nil {
+		fn = func(string) error { return nil }
+	}
+	return m.call(ctx, req, fn, func(ctx context.Context, fn func(string) error) (llm.Response, error) {
+		return m.m.Stream(ctx, req, fn)
 	})
-	m.end(ctx, span, "stream", start, first, resp, err)
+}
+
+// Generate calls the wrapped model's Generate (llm.AsGenerator: g reaches
+// a model that reads groundings), measured as a stream when fn is set and
+// as a completion otherwise.
+func (m *Model) Generate(ctx context.Context, req llm.Request, g llm.Grounding, fn func(delta string) error) (llm.Response, error) {
+	return m.call(ctx, req, fn, func(ctx context.Context, fn func(string) error) (llm.Response, error) {
+		return llm.AsGenerator(m.m).Generate(ctx, req, g, fn)
+	})
+}
+
+// call measures do: a stream when fn is set (do gets fn, noting the first
+// piece), a completion otherwise (do gets nil).
+func (m *Model) call(ctx context.Context, req llm.Request, fn func(string) error, do func(context.Context, func(string) error) (llm.Response, error)) (llm.Response, error) {
+	op := "complete"
+	if fn != nil {
+		op = "stream"
+	}
+	ctx, span, start := m.begin(ctx, op, req)
+	var first time.Duration
+	var wrapped func(string) error
+	if fn != nil {
+		var once sync.Once
+		wrapped = func(d string) error {
+			once.Do(func() {
+				first = time.Since(start)
+				span.AddEvent("first_token")
+			})
+			return fn(d)
+		}
+	}
+	resp, err := do(ctx, wrapped)
+	m.end(ctx, span, op, start, first, resp, err)
 	return resp, err
 }
 

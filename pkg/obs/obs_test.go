@@ -216,11 +216,26 @@ func (f fakeModel) Stream(ctx context.Context, req llm.Request, fn func(string) 
 		Usage: llm.Usage{PromptTokens: 12, CompletionTokens: 5, TotalTokens: 17}}, nil
 }
 
+// groundedFake is an extractive model: it reads the grounding it is given
+// (llm.Generator) and answers with its question.
+type groundedFake struct{ fakeModel }
+
+func (*groundedFake) Extractive() bool { return true }
+
+func (g *groundedFake) Generate(_ context.Context, _ llm.Request, gr llm.Grounding, fn func(string) error) (llm.Response, error) {
+	if fn != nil {
+		if err := fn(gr.Question); err != nil {
+			return llm.Response{}, err
+		}
+	}
+	return llm.Response{Text: gr.Question, Extractive: true, Usage: llm.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}}, nil
+}
+
 func TestModelCountsTokensAndTraces(t *testing.T) {
 	o, exp := newTestObserver(t, nil, nil)
 	r := llm.NewRegistry("m")
 	r.Add("m", fakeModel{})
-	r.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	r.Add("offline", &groundedFake{})
 	r.Add("bad", fakeModel{err: errors.New("upstream said no")})
 	o.InstrumentRegistry(r)
 	o.InstrumentRegistry(r) // twice is once
@@ -249,14 +264,24 @@ func TestModelCountsTokensAndTraces(t *testing.T) {
 		t.Fatal("no error from the failing model")
 	}
 
+	// The grounding reaches a wrapped model that reads it, and the call
+	// is measured as a stream.
+	m, _, _ = r.Get("offline")
+	var streamed string
+	resp, err := llm.AsGenerator(m).Generate(ctx, llm.Request{}, llm.Grounding{Question: "乾卦"}, func(d string) error { streamed += d; return nil })
+	if err != nil || resp.Text != "乾卦" || streamed != "乾卦" {
+		t.Errorf("through the wrapper: %q (streamed %q), %v", resp.Text, streamed, err)
+	}
+
 	met := o.Metrics()
+	wantValue(t, "offline input tokens", met.tokens.WithLabelValues("offline", "input"), 3)
 	wantValue(t, "input tokens", met.tokens.WithLabelValues("m", "input"), 24)
 	wantValue(t, "output tokens", met.tokens.WithLabelValues("m", "output"), 10)
-	wantSeries(t, "call series (m complete ok, m stream ok, bad complete error)", met.llmCalls, 3)
-	wantSeries(t, "first-token series", met.llmFirstToken, 1)
+	wantSeries(t, "call series (m complete ok, m stream ok, bad complete error, offline stream ok)", met.llmCalls, 4)
+	wantSeries(t, "first-token series", met.llmFirstToken, 2)
 	spans := exp.GetSpans()
-	if len(spans) != 3 {
-		t.Fatalf("%d spans, want 3", len(spans))
+	if len(spans) != 4 {
+		t.Fatalf("%d spans, want 4", len(spans))
 	}
 	s := spanNamed(t, spans, "chat m")
 	if attr(s, "gen_ai.usage.input_tokens") != int64(12) || attr(s, "gen_ai.response.model") != "upstream-name" || s.SpanKind != trace.SpanKindClient {

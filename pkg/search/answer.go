@@ -203,32 +203,6 @@ func Prompt(name, engine, question string, docs []Doc) (string, error) {
 	return prompts.Render(PromptGroup, name, PromptData{Question: question, Engine: engine, Docs: docs, Context: b.String()})
 }
 
-// citeSentences splits a doc's text into sentences, each carrying the
-// doc's citation before its closing punctuation ("…是生两仪[1]。"). They are
-// the request's Context, so a model that answers by extracting sentences
-// (the offline model) cites its sources as the prompt asks a generative one
-// to.
-func citeSentences(t string, n int) []string {
-	mark := fmt.Sprintf("[%d]", n)
-	var out []string
-	for _, line := range strings.Split(t, "\n") {
-		for _, s := range text.Sentences(line) {
-			body := strings.TrimRightFunc(s, func(r rune) bool { return strings.ContainsRune("。！？；!?;.…”’\"'」』）)】》", r) })
-			if body == "" || body == "…" {
-				continue
-			}
-			tail := s[len(body):]
-			last, _ := utf8.DecodeLastRuneInString(body)
-			if text.IsCJK(last) || strings.ContainsRune("，、：", last) {
-				out = append(out, body+mark+tail)
-			} else {
-				out = append(out, body+" "+mark+tail)
-			}
-		}
-	}
-	return out
-}
-
 // isLocalURL reports whether u links a local file: not shown to a prompt
 // (the title names the document; the docs event gives clients the link).
 func isLocalURL(u string) bool {
@@ -304,12 +278,14 @@ func (s *Service) AnswerWith(ctx context.Context, q rag.Query, o AnswerOptions, 
 		Messages:    msgs,
 		Temperature: q.Temperature,
 		MaxTokens:   q.MaxTokens,
-		Question:    question,
 	}
+	// The reply rests on the numbered pages (a page's passage has no
+	// section path).
+	g := llm.Grounding{Question: question, Asked: q.Text}
 	for _, d := range ret.Docs {
-		req.Context = append(req.Context, citeSentences(d.Text, d.N)...)
+		g.Evidence = append(g.Evidence, llm.Evidence{ID: d.N, Title: d.Title, Text: d.Text, From: rag.Search})
 	}
-	resp, err := llm.Generate(ctx, model, req, fn)
+	resp, err := llm.AsGenerator(model).Generate(ctx, req, g, fn)
 	if err != nil {
 		return ans, ret, err
 	}

@@ -16,32 +16,40 @@ import (
 	"github.com/mixchat/mixchat/internal/golden"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/rag"
+	"github.com/mixchat/mixchat/pkg/text"
 	"github.com/mixchat/mixchat/prompts"
 )
 
-// fakeModel is a hand-written llm.Model: reply makes the text from the
-// request; Stream sends it in pieces of a few characters.
+// fakeModel is a hand-written llm.Model that reads groundings
+// (llm.Generator): reply makes the text from the request and its
+// grounding; a stream sends it in pieces of a few characters.
 type fakeModel struct {
 	mu    sync.Mutex
 	reqs  []llm.Request
-	reply func(req llm.Request) (string, error)
+	gs    []llm.Grounding
+	reply func(req llm.Request, g llm.Grounding) (string, error)
 }
 
 func (m *fakeModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
-	m.mu.Lock()
-	m.reqs = append(m.reqs, req)
-	m.mu.Unlock()
-	text, err := m.reply(req)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	return llm.Response{Text: text, Model: req.Model, FinishReason: "stop"}, nil
+	return m.Generate(ctx, req, llm.Grounding{}, nil)
 }
 
 func (m *fakeModel) Stream(ctx context.Context, req llm.Request, fn func(string) error) (llm.Response, error) {
-	resp, err := m.Complete(ctx, req)
+	return m.Generate(ctx, req, llm.Grounding{}, fn)
+}
+
+func (m *fakeModel) Generate(ctx context.Context, req llm.Request, g llm.Grounding, fn func(string) error) (llm.Response, error) {
+	m.mu.Lock()
+	m.reqs = append(m.reqs, req)
+	m.gs = append(m.gs, g)
+	m.mu.Unlock()
+	text, err := m.reply(req, g)
 	if err != nil {
-		return resp, err
+		return llm.Response{}, err
+	}
+	resp := llm.Response{Text: text, Model: req.Model, FinishReason: "stop"}
+	if fn == nil {
+		return resp, nil
 	}
 	rs := []rune(resp.Text)
 	for i := 0; i < len(rs); i += 4 {
@@ -50,6 +58,12 @@ func (m *fakeModel) Stream(ctx context.Context, req llm.Request, fn func(string)
 		}
 	}
 	return resp, nil
+}
+
+func (m *fakeModel) groundings() []llm.Grounding {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]llm.Grounding(nil), m.gs...)
 }
 
 func (m *fakeModel) calls() []llm.Request {
@@ -71,12 +85,15 @@ func (f fakeModels) Get(name string) (llm.Model, string, error) {
 	return f.m, name, nil
 }
 
-// citeFirst answers with the first context line and a citation.
-func citeFirst(req llm.Request) (string, error) {
-	if len(req.Context) == 0 {
-		return "", errors.New("no context")
+// citeFirst answers with the first sentence of the first evidence and its
+// citation.
+func citeFirst(_ llm.Request, g llm.Grounding) (string, error) {
+	if len(g.Evidence) == 0 {
+		return "", errors.New("no evidence")
 	}
-	return "答：" + req.Context[0], nil
+	e := g.Evidence[0]
+	first := text.Sentences(e.Text)[0]
+	return "答：" + strings.TrimSuffix(first, "。") + fmt.Sprintf("[%d]。", e.ID), nil
 }
 
 func localCorpus(t *testing.T) string {
@@ -135,7 +152,7 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 		t.Fatalf("%d model calls", len(reqs))
 	}
 	r := reqs[0]
-	if r.Model != "m1" || r.Temperature == nil || *r.Temperature != 0.3 || r.MaxTokens != 200 || r.Question != "太极生什么？" {
+	if r.Model != "m1" || r.Temperature == nil || *r.Temperature != 0.3 || r.MaxTokens != 200 {
 		t.Errorf("request %+v", r)
 	}
 	if len(r.Messages) != 3 || r.Messages[0].Content != "什么是太极？" || r.Messages[2].Role != llm.RoleUser {
@@ -153,8 +170,9 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 			t.Errorf("prompt lacks %q:\n%s", want, prompt)
 		}
 	}
-	if strings.Join(r.Context, "|") != "是故易有太极，是生两仪，两仪生四象，四象生八卦[1]。" {
-		t.Errorf("context %q", r.Context)
+	if g := m.groundings()[0]; g.Question != "太极生什么？" || g.Asked != "那它生什么？" || len(g.Evidence) != 1 ||
+		g.Evidence[0] != (llm.Evidence{ID: 1, Title: "系辞上-十一", Text: "是故易有太极，是生两仪，两仪生四象，四象生八卦。", From: "search"}) || len(g.History) != 0 {
+		t.Errorf("grounding %+v, want the standalone question and the numbered page", g)
 	}
 
 	// Retrieve gives the same evidence without a model call.
@@ -202,7 +220,7 @@ func TestAnswerErrors(t *testing.T) {
 	cfg.Local.Dir = localCorpus(t)
 	cfg.Engines = []EngineConfig{{Name: "bing", Provider: "bing"}}
 	boom := errors.New("model down")
-	m := &fakeModel{reply: func(llm.Request) (string, error) { return "", boom }}
+	m := &fakeModel{reply: func(llm.Request, llm.Grounding) (string, error) { return "", boom }}
 	s := newTestService(t, cfg, m)
 	ctx := context.Background()
 
@@ -355,24 +373,6 @@ func TestAnswerCombinedEngineSurvivesAFailure(t *testing.T) {
 
 // TestPromptGolden renders every search_engine_chat template with the same
 // evidence and compares it with testdata/golden (go test -update rewrites).
-func TestCiteSentences(t *testing.T) {
-	cases := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"是故易有太极，是生两仪。两仪生四象！", 2, "是故易有太极，是生两仪[2]。|两仪生四象[2]！"},
-		{"子曰：“书不尽言，言不尽意。”\n天行健", 1, "子曰：“书不尽言，言不尽意[1]。”|天行健[1]"},
-		{"The two forms produce the four images. Then eight trigrams?", 3, "The two forms produce the four images [3].|Then eight trigrams [3]?"},
-		{"……", 1, ""},
-	}
-	for _, c := range cases {
-		if got := strings.Join(citeSentences(c.in, c.n), "|"); got != c.want {
-			t.Errorf("citeSentences(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func TestPromptGolden(t *testing.T) {
 	docs := []Doc{
 		{N: 1, Title: "系辞传上-第十一章", URL: "file:///data/zhouyi/%E7%B3%BB%E8%BE%9E.txt", Text: "是故《易》有太极，是生两仪。两仪生四象。四象生八卦。"},

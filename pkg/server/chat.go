@@ -67,6 +67,7 @@ type chatChunk struct {
 	TurnID         int64      `json:"turn_id,omitempty"`
 	Model          string     `json:"model,omitempty"`
 	Extractive     bool       `json:"extractive,omitempty"`
+	NothingFound   bool       `json:"nothing_found,omitempty"` // the extractive model found nothing to quote
 	Usage          *obs.Usage `json:"usage,omitempty"`
 	Error          string     `json:"error,omitempty"`
 }
@@ -79,6 +80,7 @@ type chatReply struct {
 	TurnID         int64     `json:"turn_id,omitempty"`
 	Model          string    `json:"model"`
 	Extractive     bool      `json:"extractive,omitempty"`
+	NothingFound   bool      `json:"nothing_found,omitempty"`
 	Usage          obs.Usage `json:"usage"`
 }
 
@@ -167,12 +169,12 @@ func (w *chatWriter) done(res turn.Result, err error) {
 		}
 		w.c.JSON(http.StatusOK, chatReply{
 			Text: res.Text, MessageID: w.messageID, ConversationID: res.ConversationID, TurnID: res.TurnID,
-			Model: res.Response.Model, Extractive: res.Response.Extractive, Usage: res.Usage,
+			Model: res.Response.Model, Extractive: res.Response.Extractive, NothingFound: res.Response.NothingFound, Usage: res.Usage,
 		})
 		return
 	}
 	final := chatChunk{MessageID: w.messageID, Done: true, ConversationID: res.ConversationID, TurnID: res.TurnID,
-		Model: res.Response.Model, Extractive: res.Response.Extractive, Usage: &res.Usage}
+		Model: res.Response.Model, Extractive: res.Response.Extractive, NothingFound: res.Response.NothingFound, Usage: &res.Usage}
 	switch {
 	case err != nil:
 		final.Error = err.Error()

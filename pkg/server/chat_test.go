@@ -56,8 +56,8 @@ func openSQLite(t testing.TB) *sqlite.Conversations {
 }
 
 // offlineModels is a registry with the offline model as its default.
-func offlineModels() (*llm.Registry, *llm.Offline) {
-	offline := llm.NewOffline(llm.OfflineOptions{})
+func offlineModels() (*llm.Registry, *extractive.Model) {
+	offline := extractive.New(extractive.Options{})
 	models := llm.NewRegistry("offline")
 	models.Add("offline", offline)
 	return models, offline
@@ -183,6 +183,22 @@ func (ts *testServer) ask(t *testing.T, conv, query, model string) string {
 		t.Fatalf("chat %q: status %d: %v", query, code, out)
 	}
 	return out["text"].(string)
+}
+
+// TestChatNothingFound: the extractive model's reply says on the wire
+// whether it found anything to quote (nothing_found), so a client needs no
+// knowledge of its wording.
+func TestChatNothingFound(t *testing.T) {
+	ts := newTestServer(t, llmtest.NewServer(t))
+	for _, tt := range []struct {
+		query   string
+		nothing bool
+	}{{"我的名字是李雷。", true}, {"我叫什么名字？", false}} {
+		code, out := ts.post(t, "/chat/chat", map[string]any{"query": tt.query, "conversation_id": "c", "model_name": "offline"})
+		if code != http.StatusOK || out["extractive"] != true || (out["nothing_found"] == true) != tt.nothing {
+			t.Errorf("%s: status %d, reply %v; want extractive, nothing_found %v", tt.query, code, out, tt.nothing)
+		}
+	}
 }
 
 // The design's memory test: a name given in one turn is recalled in the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mixchat/mixchat/internal/lockedbuf"
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
@@ -69,7 +70,7 @@ func newObservedServer(t *testing.T, prices obs.Prices) *observedServer {
 	models := llm.NewRegistry("test")
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	models.Add("test", llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: up.URL(), Model: "test", Timeout: 10 * time.Second, MaxRetries: -1, HTTPClient: hc}))
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models.Add("offline", extractive.New(extractive.Options{}))
 	o.InstrumentRegistry(models)
 	answerers := map[string]rag.Answerer{
 		rag.LLM:    o.Answerer(rag.LLM, chat.New(models, chat.Options{})),

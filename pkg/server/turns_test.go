@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
@@ -79,7 +80,7 @@ func newSingleAnswererServer(t *testing.T, edit func(*Options)) (*observedServer
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	o := obs.New(obs.Options{Tracing: tp, Log: slog.New(slog.DiscardHandler)})
 	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models.Add("offline", extractive.New(extractive.Options{}))
 	kbs, searcher := newKBAndSearch(t, models)
 	answerer := chat.New(models, chat.Options{})
 	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.LLM: answerer, rag.KB: kbs}})

@@ -337,7 +337,7 @@ func (r *Runner) mix(ctx context.Context, req Request, q rag.Query, send func(Ev
 	res.Mix = m
 	res.Text = m.Text
 	res.Response = llm.Response{Text: m.Text, Model: m.Response.Model, Extractive: m.Response.Extractive,
-		FinishReason: m.Response.FinishReason, Usage: m.Usage}
+		NothingFound: m.Response.NothingFound, FinishReason: m.Response.FinishReason, Usage: m.Usage}
 	res.calls = m.Calls()
 	return err
 }

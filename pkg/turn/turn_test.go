@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/memory/storetest"
@@ -243,7 +244,7 @@ func TestRunRecallsFromStore(t *testing.T) {
 func TestRunMix(t *testing.T) {
 	store := openStore(t)
 	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models.Add("offline", extractive.New(extractive.Options{}))
 	kbA := &streamer{pieces: []string{"乾卦卦辞：元亨利贞。"}, srcs: []rag.Source{{Title: "乾"}}}
 	llmA := &streamer{pieces: []string{"乾为天。"}}
 	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.KB: kbA, rag.LLM: llmA}})
@@ -321,7 +322,7 @@ func TestRunMemoryChoice(t *testing.T) {
 func TestRunCondensesForSingleAnswerer(t *testing.T) {
 	store := openStore(t)
 	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models.Add("offline", extractive.New(extractive.Options{}))
 	var calls []string
 	fail := false
 	condenser := mix.CondenseFunc(func(_ context.Context, history []llm.Message, q string) (string, string, error) {

@@ -1,27 +1,28 @@
-package llm_test
+package extractive_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
-// The knowledge-base answerer's context: numbered chunks under their
+// The knowledge-base answerer's evidence: numbered chunks under their
 // section paths (two of the traditional text, one commentary file).
-var zhouyiChunks = []string{
-	"[1] zhouyi > 《易經》第二卦坤 坤為地 坤上坤下\n《易經》第二卦坤 坤為地 坤上坤下\n坤，元亨，利牝馬之貞。君子有攸往，先迷后得主。\n《彖》曰：至哉坤元！萬物資生，乃順承天。\n《象》曰：地勢坤，君子以厚德載物。\n初六：履霜，堅冰至。\n《象》曰：履霜堅冰，陰始凝也。\n六二：直，方，大，不習無不利。",
-	"[2] zhouyi > 《易經》第四卦蒙山水蒙艮上坎下\n蒙，亨。匪我求童蒙，童蒙求我。\n《彖》曰：蒙，山下有險，險而止，蒙。\n《象》曰：山下出泉，蒙。君子以果行育德。\n初六：發蒙，利用刑人，用說桎梏，以往吝。",
-	"[3] 象传上-屯\n云雷，屯；君子以经纶。\n虽磐桓，志行正也。",
+var zhouyiChunks = []llm.Evidence{
+	chunk(1, "zhouyi > 《易經》第二卦坤 坤為地 坤上坤下\n《易經》第二卦坤 坤為地 坤上坤下\n坤，元亨，利牝馬之貞。君子有攸往，先迷后得主。\n《彖》曰：至哉坤元！萬物資生，乃順承天。\n《象》曰：地勢坤，君子以厚德載物。\n初六：履霜，堅冰至。\n《象》曰：履霜堅冰，陰始凝也。\n六二：直，方，大，不習無不利。"),
+	chunk(2, "zhouyi > 《易經》第四卦蒙山水蒙艮上坎下\n蒙，亨。匪我求童蒙，童蒙求我。\n《彖》曰：蒙，山下有險，險而止，蒙。\n《象》曰：山下出泉，蒙。君子以果行育德。\n初六：發蒙，利用刑人，用說桎梏，以往吝。"),
+	chunk(3, "象传上-屯\n云雷，屯；君子以经纶。\n虽磐桓，志行正也。"),
 }
 
-// TestOfflineReadsStructure: asked for a part of a hexagram or for the
-// source of a quoted phrase, the offline model answers with that part
+// TestReadsStructure: asked for a part of a hexagram or for the
+// source of a quoted phrase, the model answers with that part
 // (simplified question, traditional text), cites its chunk and never
 // answers with a heading.
-func TestOfflineReadsStructure(t *testing.T) {
-	m := llm.NewOffline(llm.OfflineOptions{})
+func TestReadsStructure(t *testing.T) {
+	m := extractive.New(extractive.Options{})
 	tests := []struct{ q, want string }{
 		{"坤卦的卦辞是什么？", "坤，元亨，利牝馬之貞。君子有攸往，先迷后得主[1]。"},
 		{"坤卦的六二爻辞是什么？", "六二：直，方，大，不習無不利[1]。"},
@@ -38,11 +39,12 @@ func TestOfflineReadsStructure(t *testing.T) {
 	expectReplies(t, m, zhouyiChunks, tests)
 }
 
-// expectReplies asks m each question over ctx and checks the replies.
-func expectReplies(t *testing.T, m *llm.Offline, ctx []string, tests []struct{ q, want string }) {
+// expectReplies asks m each question over the evidence ev and checks the
+// replies.
+func expectReplies(t *testing.T, m *extractive.Model, ev []llm.Evidence, tests []struct{ q, want string }) {
 	t.Helper()
 	for _, tt := range tests {
-		resp := complete(t, m, llm.Request{Question: tt.q, Context: ctx})
+		resp := ask(t, m, llm.Grounding{Question: tt.q, Evidence: ev})
 		if resp.Text != tt.want {
 			t.Errorf("%s → %q, want %q", tt.q, resp.Text, tt.want)
 		}
@@ -53,11 +55,11 @@ func expectReplies(t *testing.T, m *llm.Offline, ctx []string, tests []struct{ q
 // ("坤卦的九二": 坤's second line is 六二) is answered with the line at that
 // place, saying so; a line the hexagram's chunks lack is not answered with
 // another hexagram's line of that name.
-func TestOfflineLineOfTheAskedHexagram(t *testing.T) {
-	m := llm.NewOffline(llm.OfflineOptions{})
-	ctx := []string{
+func TestLineOfTheAskedHexagram(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	ctx := []llm.Evidence{
 		zhouyiChunks[0],
-		"[2] zhouyi > 《易經》第十九卦臨 地澤臨 坤上兌下\n九二：咸臨，吉無不利。\n《象》曰：咸臨吉無不利，未順命也。\n六五：知臨，大君之宜，吉。",
+		chunk(2, "zhouyi > 《易經》第十九卦臨 地澤臨 坤上兌下\n九二：咸臨，吉無不利。\n《象》曰：咸臨吉無不利，未順命也。\n六五：知臨，大君之宜，吉。"),
 	}
 	expectReplies(t, m, ctx, []struct{ q, want string }{
 		{"坤卦的九二爻辞是什么？", "坤卦没有九二，这一爻是六二：直，方，大，不習無不利[1]。"},
@@ -71,25 +73,25 @@ func TestOfflineLineOfTheAskedHexagram(t *testing.T) {
 // (search results), a question for a named part of a hexagram is answered
 // only by a sentence that can be that part, never by one that merely names
 // the hexagram.
-func TestOfflinePartFromPlainPages(t *testing.T) {
-	m := llm.NewOffline(llm.OfflineOptions{})
-	pages := []string{
-		"[1] 周易·说卦传\n离为火、为日、为电。其於人也，为大腹，为乾卦。",
-		"[2] 易学入门\n乾卦象征天，刚健不息。",
+func TestPartFromPlainPages(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	pages := []llm.Evidence{
+		chunk(1, "周易·说卦传\n离为火、为日、为电。其於人也，为大腹，为乾卦。"),
+		chunk(2, "易学入门\n乾卦象征天，刚健不息。"),
 	}
-	withAnswer := append(slices.Clone(pages), "[3] 读易笔记\n乾卦的卦辞是“元亨利贞”，讲的是天道。")
+	withAnswer := append(slices.Clone(pages), chunk(3, "读易笔记\n乾卦的卦辞是“元亨利贞”，讲的是天道。"))
 	for _, tt := range []struct {
 		q    string
-		ctx  []string
+		ctx  []llm.Evidence
 		want string
 	}{
 		{"乾卦的卦辞是什么？", pages, nothingZH},
 		{"乾卦的卦辞是什么？", withAnswer, "乾卦的卦辞是“元亨利贞”，讲的是天道[3]。"},
 		{"乾卦象征什么？", pages, "乾卦象征天，刚健不息[2]。"},
-		{"坤卦的彖传怎么说？", []string{"[1] 周易·彖传上\n乾卦·彖传上：大哉乾元，万物资始，乃统天。"}, nothingZH}, // another hexagram's part
-		{"坤卦的彖传怎么说？", []string{"[1] 周易·彖传上\n坤卦·彖传上：至哉坤元，万物资生，乃顺承天。"}, "坤卦·彖传上：至哉坤元，万物资生，乃顺承天[1]。"},
+		{"坤卦的彖传怎么说？", []llm.Evidence{chunk(1, "周易·彖传上\n乾卦·彖传上：大哉乾元，万物资始，乃统天。")}, nothingZH}, // another hexagram's part
+		{"坤卦的彖传怎么说？", []llm.Evidence{chunk(1, "周易·彖传上\n坤卦·彖传上：至哉坤元，万物资生，乃顺承天。")}, "坤卦·彖传上：至哉坤元，万物资生，乃顺承天[1]。"},
 	} {
-		resp := complete(t, m, llm.Request{Question: tt.q, Context: tt.ctx})
+		resp := ask(t, m, llm.Grounding{Question: tt.q, Evidence: tt.ctx})
 		if resp.Text != tt.want {
 			t.Errorf("%s (%d pages) → %q, want %q", tt.q, len(tt.ctx), resp.Text, tt.want)
 		}
@@ -98,23 +100,23 @@ func TestOfflinePartFromPlainPages(t *testing.T) {
 
 // TestOfflineNoFragments: a reply does not give a clause that another of
 // its sentences holds whole, and does not end at a clause mark.
-func TestOfflineNoFragments(t *testing.T) {
-	m := llm.NewOffline(llm.OfflineOptions{})
-	ctx := []string{
-		"[1] 象传上-乾\n天行健；君子以自强不息。",
-		"[2] zhouyi > 《易經》第一卦乾 乾為天 乾上乾下\n《象》曰：天行健，君子以自強不息。",
+func TestNoFragments(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	ctx := []llm.Evidence{
+		chunk(1, "象传上-乾\n天行健；君子以自强不息。"),
+		chunk(2, "zhouyi > 《易經》第一卦乾 乾為天 乾上乾下\n《象》曰：天行健，君子以自強不息。"),
 	}
-	resp := complete(t, m, llm.Request{Question: "天行健是什么意思？", Context: ctx})
+	resp := ask(t, m, llm.Grounding{Question: "天行健是什么意思？", Evidence: ctx})
 	if want := "《象》曰：天行健，君子以自強不息[2]。"; !strings.Contains(resp.Text, want) || strings.HasPrefix(resp.Text, "天行健[1]") ||
 		strings.HasSuffix(resp.Text, "；") {
 		t.Errorf("天行健是什么意思？ → %q, want it to hold %q, not the fragment 天行健[1]; and to end a sentence", resp.Text, want)
 	}
-	resp = complete(t, m, llm.Request{Question: "天行健出自哪篇？", Context: ctx[:1]})
+	resp = ask(t, m, llm.Grounding{Question: "天行健出自哪篇？", Evidence: ctx[:1]})
 	if strings.HasSuffix(resp.Text, "；") {
 		t.Errorf("天行健出自哪篇？ → %q, ends at a clause mark", resp.Text)
 	}
 	// The structured reading too.
-	resp = complete(t, m, llm.Request{Question: "“潜龙勿用”出自哪里？", Context: []string{"[1] 周易·文言\n潜龙勿用，下也；见龙在田，时舍也；"}})
+	resp = ask(t, m, llm.Grounding{Question: "“潜龙勿用”出自哪里？", Evidence: []llm.Evidence{chunk(1, "周易·文言\n潜龙勿用，下也；见龙在田，时舍也；")}})
 	if want := "「潜龙勿用」出自「周易·文言」：潜龙勿用，下也[1]。"; resp.Text != want {
 		t.Errorf("“潜龙勿用”出自哪里？ → %q, want %q", resp.Text, want)
 	}
@@ -123,11 +125,11 @@ func TestOfflineNoFragments(t *testing.T) {
 // TestOfflineRemembersWhatTheUserSaid: a question about the user is
 // answered with what they said of themselves in the question's words
 // ("我叫韩梅梅" for "我叫什么名字？", though it shares no 名字).
-func TestOfflineRemembersWhatTheUserSaid(t *testing.T) {
-	m := llm.NewOffline(llm.OfflineOptions{})
-	ctx := []string{"Human: 我叫韩梅梅，住在北京。", "AI: 你好，韩梅梅。", "Human: 乾卦的卦辞是什么？", "AI: 乾，元亨利贞。"}
+func TestRemembersWhatTheUserSaid(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	history := dialog("我叫韩梅梅，住在北京。", "你好，韩梅梅。", "乾卦的卦辞是什么？", "乾，元亨利贞。")
 	for _, q := range []string{"我叫什么名字？", "我住在哪里？"} {
-		if got := complete(t, m, llm.Request{Question: q, Context: ctx}).Text; !strings.Contains(got, "我叫韩梅梅") {
+		if got := ask(t, m, llm.Grounding{Question: q, History: history}).Text; !strings.Contains(got, "我叫韩梅梅") {
 			t.Errorf("%s → %q, want what the user said", q, got)
 		}
 	}
@@ -136,18 +138,18 @@ func TestOfflineRemembersWhatTheUserSaid(t *testing.T) {
 // TestOfflineCitesAndSkipsPaths: the generic reading cites the numbered
 // chunk a sentence comes from, never answers with the section path above a
 // chunk, and keeps replies short.
-func TestOfflineCitesAndSkipsPaths(t *testing.T) {
-	m := llm.NewOffline(llm.OfflineOptions{})
+func TestCitesAndSkipsPaths(t *testing.T) {
+	m := extractive.New(extractive.Options{})
 	long := strings.Repeat("这是一段与问题无关的很长的说明文字，", 20)
-	ctx := []string{
-		"[1] notes > 生日\n李雷的生日是三月五日。" + long + "韩梅梅的生日是六月一日。",
-		"[2] 李雷的爱好\n李雷喜欢踢足球。",
+	ctx := []llm.Evidence{
+		chunk(1, "notes > 生日\n李雷的生日是三月五日。"+long+"韩梅梅的生日是六月一日。"),
+		chunk(2, "李雷的爱好\n李雷喜欢踢足球。"),
 	}
 	for _, tt := range []struct{ q, want string }{
 		{"李雷的生日是哪天？", "李雷的生日是三月五日[1]。"},
 		{"李雷喜欢什么？", "李雷喜欢踢足球[2]。"},
 	} {
-		resp := complete(t, m, llm.Request{Question: tt.q, Context: ctx})
+		resp := ask(t, m, llm.Grounding{Question: tt.q, Evidence: ctx})
 		if !strings.Contains(resp.Text, tt.want) || strings.Contains(resp.Text, "notes >") || len([]rune(resp.Text)) > 200 {
 			t.Errorf("%s → %q, want it to hold %q, no path, at most 200 characters", tt.q, resp.Text, tt.want)
 		}

@@ -1,4 +1,4 @@
-package llm
+package extractive
 
 import (
 	"regexp"
@@ -9,47 +9,32 @@ import (
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
-// This file is the offline model's reading of structured context: numbered
-// entries ("[n] section path\ntext", as the knowledge-base answerer sends
-// them), the headings that give each line its section path, questions
-// that ask for the source of a quoted phrase, and questions that ask for a
-// part of a hexagram (卦辞, 爻辞, 彖, 象) from text laid out as the Zhouyi is.
+// This file is the model's reading of structured material: the headings
+// that give each line its section path, questions that ask for the source
+// of a quoted phrase, and questions that ask for a part of a hexagram (卦辞,
+// 爻辞, 彖, 象) from text laid out as the Zhouyi is.
 
-// ctxLine is one line of the context with where it stands.
+// ctxLine is one line of the material with where it stands.
 type ctxLine struct {
 	text  string
-	path  string // the headings above it, outermost first, " > " between
-	cite  int    // its entry's number, 0 when unnumbered
-	entry int    // index of its entry
-	doc   bool   // from Request.Context (a document, not a message)
+	path  string // the section path: its evidence's, then the headings above it, " > " between
+	cite  int    // its evidence's citation number, 0 when it has none
+	entry int    // index of its entry (a passage, or a message)
 }
 
 // maxReplyRunes is the length the generic reading keeps a reply within
 // (its first sentence excepted, which clip shortens): an answer, not a
-// dump of the context.
+// dump of the material.
 const maxReplyRunes = 180
 
-var entryNumber = regexp.MustCompile(`^\s*\[(\d{1,3})\][ \t]*`)
-
-func atoiSmall(s string) int {
-	n := 0
-	for _, r := range s {
-		n = n*10 + int(r-'0')
-	}
-	return n
-}
-
-// isHeading reports whether a line of a numbered entry names what follows
-// rather than says something: a section path ("a > b"), or a short line
-// that ends no sentence and has no clause punctuation.
+// isHeading reports whether a line names what follows rather than says
+// something: a section path ("a > b"), or a short line that ends no
+// sentence and has no clause punctuation.
 func isHeading(line string) bool {
 	if strings.Contains(line, " > ") {
 		return true
 	}
 	if utf8.RuneCountInString(line) > 40 {
-		return false
-	}
-	if _, _, ok := speakerPrefix(line); ok {
 		return false
 	}
 	return !strings.ContainsAny(line, "。！？；，：.!?;,:")
@@ -163,19 +148,12 @@ var (
 	greatImage     = regexp.MustCompile(`(君子|先王|后|大人|上)以`)
 )
 
-// readStructured answers a question whose form the context's structure
+// readStructured answers a question whose form the material's structure
 // settles: the source of a quoted phrase, or a named part of a hexagram.
-// It returns false when the question has no such form or the context does
+// It returns false when the question has no such form or the material does
 // not hold the answer; the generic reading then takes over. An empty reply
-// with true means the context cannot answer that form. Only document
-// lines (Request.Context) are read.
-func readStructured(q string, all []ctxLine) (string, bool) {
-	var lines []ctxLine
-	for _, l := range all {
-		if l.doc {
-			lines = append(lines, l)
-		}
-	}
+// with true means the material cannot answer that form.
+func readStructured(q string, lines []ctxLine) (string, bool) {
 	if len(lines) == 0 {
 		return "", false
 	}

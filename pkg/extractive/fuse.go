@@ -1,4 +1,4 @@
-package llm
+package extractive
 
 import (
 	"regexp"
@@ -6,35 +6,34 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
-// This file is the offline model's fusion: given the mix_chat fusion
-// prompt (prompts/mix_chat.default and .en: the answers of several
-// sources under "【回答N｜来源：…】" / "## Answer N | source: …"), it
-// composes them as the prompt asks: a statement the answers share is said
-// once and attributed to every source that made it, statements that differ
-// follow in source order with the knowledge base first, each attributed
-// (据知识库 / 据网络资料; the model's own knowledge unattributed), and
-// refusals are left out.
+// This file is the model's fusion of the answers of several answerers
+// (Grounding.Answers), as the mix_chat fusion prompt asks of a generative
+// model: a statement the answers share is said once and attributed to
+// every source that made it, statements that differ follow in source
+// order with the knowledge base first, each attributed (据知识库 /
+// 据网络资料; the model's own knowledge unattributed), and refusals are
+// left out.
 
-var fusionHeader = regexp.MustCompile(`(?m)^(?:【回答\d+｜来源：([^】\n]+)】|## Answer \d+ \| source: (.+))$`)
-
-// fusionSources maps a source label of the prompt to its rank (knowledge
-// base first) and attribution.
+// fusionSources maps an answerer's name to its rank (knowledge base first)
+// and attribution.
 var fusionSources = map[string]struct {
 	rank   int
 	zh, en string
 }{
-	"知识库": {0, "知识库", "knowledge base"}, "knowledge base": {0, "知识库", "knowledge base"},
-	"网络搜索": {1, "网络资料", "web"}, "web search": {1, "网络资料", "web"},
-	"大模型自身知识": {2, "", ""}, "the model's own knowledge": {2, "", ""},
+	"kb":     {0, "知识库", "knowledge base"},
+	"search": {1, "网络资料", "web"},
+	"llm":    {2, "", ""},
 }
 
 type fusedAnswer struct {
-	rank  int
-	label string // attribution ("" for none)
-	text  string
+	rank    int
+	label   string // attribution ("" for none)
+	text    string
+	refusal bool
 }
 
 type fusedPart struct {
@@ -47,55 +46,24 @@ type fusedPart struct {
 	answer, seq, rank int
 }
 
-// fuse composes the answers of a fusion prompt; false when req is not one.
-func fuse(req Request) (string, bool) {
-	var prompt string
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == RoleUser {
-			prompt = req.Messages[i].Content
-			break
-		}
-	}
-	locs := fusionHeader.FindAllStringSubmatchIndex(prompt, -1)
-	if len(locs) == 0 {
-		return "", false
-	}
+// fuse composes g's answers into one reply; nothing is true when the
+// reply only says that nothing was found.
+func fuse(g llm.Grounding) (reply string, nothing bool) {
 	// Attributions and refusals follow the question's language (the
 	// prompt's rule: answer in the language of the question), else the
-	// prompt's.
-	zh := strings.Contains(prompt, "【回答")
-	if c, l := text.CountLetters(req.Question); c > 0 || l > 0 {
-		zh = c > 0 && c*3 >= l
-	}
+	// answers'.
+	zh := fusedInChinese(g)
 	var answers []fusedAnswer
-	for k, loc := range locs {
-		label := ""
-		if loc[2] >= 0 {
-			label = prompt[loc[2]:loc[3]]
-		} else {
-			label = prompt[loc[4]:loc[5]]
-		}
-		end := len(prompt)
-		if k+1 < len(locs) {
-			end = locs[k+1][0]
-		}
-		body := prompt[loc[1]:end]
-		// The body ends where the prompt's next section starts.
-		if i := strings.Index(body, "\n【"); i >= 0 {
-			body = body[:i]
-		}
-		if i := strings.Index(body, "\n## "); i >= 0 {
-			body = body[:i]
-		}
-		src, ok := fusionSources[strings.TrimSpace(label)]
+	for _, d := range g.Answers {
+		src, ok := fusionSources[d.From]
 		if !ok {
-			src.rank, src.zh, src.en = 3, label, label
+			src.rank, src.zh, src.en = 3, d.From, d.From
 		}
 		attr := src.zh
 		if !zh {
 			attr = src.en
 		}
-		answers = append(answers, fusedAnswer{rank: src.rank, label: attr, text: strings.TrimSpace(body)})
+		answers = append(answers, fusedAnswer{rank: src.rank, label: attr, text: strings.TrimSpace(d.Text), refusal: d.Refusal})
 	}
 	// Knowledge base first, then the web, then the model (stable).
 	for i := 1; i < len(answers); i++ {
@@ -106,7 +74,7 @@ func fuse(req Request) (string, bool) {
 	var parts []fusedPart
 	var refusal string
 	for ai, a := range answers {
-		if a.text == "" || isRefusalText(a.text) {
+		if a.text == "" || a.refusal || isRefusalText(a.text) {
 			if refusal == "" {
 				refusal = a.text
 			}
@@ -117,7 +85,7 @@ func fuse(req Request) (string, bool) {
 			if normalize(s) == "" {
 				continue
 			}
-			if k := samePart(parts, s, req.Question); k >= 0 {
+			if k := samePart(parts, s, g.Question); k >= 0 {
 				// The fuller of two sayings is the one said ("是故《易》有太
 				// 極，是生兩儀，兩儀生四象…" over "是故《易》有太极，是生两仪").
 				if fs, fp := foldNorm(s), foldNorm(parts[k].text); len(fs) > len(fp) && strings.Contains(fs, fp) {
@@ -131,13 +99,10 @@ func fuse(req Request) (string, bool) {
 			parts = append(parts, p)
 		}
 	}
-	parts = relevantParts(parts, req.Question)
+	parts = relevantParts(parts, g.Question)
 	if len(parts) == 0 {
 		if refusal == "" {
-			refusal = offlineNothingZH
-			if !zh {
-				refusal = offlineNothingEN
-			}
+			refusal = nothingText(zh)
 		}
 		return refusal, true
 	}
@@ -170,7 +135,23 @@ func fuse(req Request) (string, bool) {
 		}
 		i = j
 	}
-	return strings.TrimSpace(b.String()), true
+	return strings.TrimSpace(b.String()), false
+}
+
+// fusedInChinese reports whether a fused reply is in Chinese: the
+// question's language, else the answers'.
+func fusedInChinese(g llm.Grounding) bool {
+	for _, q := range []string{g.Question, g.Asked} {
+		if c, l := text.CountLetters(q); c > 0 || l > 0 {
+			return c > 0 && c*3 >= l
+		}
+	}
+	var c, l int
+	for _, d := range g.Answers {
+		a, b := text.CountLetters(d.Text)
+		c, l = c+a, l+b
+	}
+	return c > 0 && c*3 >= l
 }
 
 var (
@@ -318,10 +299,9 @@ func relevantParts(parts []fusedPart, question string) []fusedPart {
 	return out
 }
 
-// isRefusalText reports whether an answer only says that nothing was found.
+// isRefusalText reports whether an answer not marked as a refusal (a
+// generative model's) only says that nothing was found.
 func isRefusalText(s string) bool {
-	// The offline model's, the knowledge base's (kb/nothing_found.go) and
-	// the search engine's (search/answer.go) words for nothing found.
 	for _, p := range []string{"没有找到与问题相关", "无法回答", "没有找到相关", "Nothing in the given context", "cannot be answered",
 		"no relevant", "has nothing relevant", "found nothing relevant"} {
 		if strings.Contains(s, p) {

@@ -1,0 +1,462 @@
+package extractive
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// This file is the generic reading: sentences ranked by how much of the
+// question they hold, the best few kept in their order and rendered.
+
+var (
+	stopChars = func() map[rune]bool {
+		m := map[rune]bool{}
+		for _, r := range "我你您他她它们們的地得是在有和与與及或了着著过過吗嗎呢吧啊呀么麼什甚怎样樣哪谁誰这這那个個一不也就都而之其以于於为為乎者所则則乃矣焉哉曰请請" {
+			m[r] = true
+		}
+		return m
+	}()
+	stopWords = func() map[string]bool {
+		m := map[string]bool{}
+		for _, t := range text.Terms("what who whom whose which where when why how do does did done doing " +
+			"i me my mine myself you your yours we us our he him his she her hers its they them " +
+			"can could would should shall may might must am were been being has have had having " +
+			"tell please about from so than too very just any some all also know said say") {
+			m[t] = true
+		}
+		return m
+	}()
+)
+
+// query holds the content terms of a question: single CJK characters and
+// Latin stems (chars), and CJK bigrams and Latin stems (grams), each with an
+// index.
+type query struct {
+	chars        map[rune]int   // CJK character → index into charW
+	words        map[string]int // Latin stem → index into charW
+	grams        map[string]int // CJK bigram or Latin stem → index into gramW
+	nChar, nGram int
+}
+
+func newQuery(q string) query {
+	q = text.Fold(q) // either script matches the other
+	qr := query{chars: map[rune]int{}, words: map[string]int{}, grams: map[string]int{}}
+	for _, r := range q {
+		if text.IsCJK(r) && !stopChars[r] {
+			if _, ok := qr.chars[r]; !ok {
+				qr.chars[r] = qr.nChar
+				qr.nChar++
+			}
+		}
+	}
+	for _, t := range text.Terms(q) {
+		if isStop(t) {
+			continue
+		}
+		if r, _ := utf8.DecodeRuneInString(t); !text.IsCJK(r) {
+			if _, ok := qr.words[t]; !ok {
+				qr.words[t] = qr.nChar
+				qr.nChar++
+			}
+		}
+		if _, ok := qr.grams[t]; !ok {
+			qr.grams[t] = qr.nGram
+			qr.nGram++
+		}
+	}
+	return qr
+}
+
+// match records which of the question's terms a sentence has.
+type match struct {
+	chars, grams []bool
+	size         int // CJK characters and Latin words: the sentence's length
+}
+
+func (qr query) match(s string) match {
+	s = text.Fold(s)
+	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram)}
+	for _, t := range text.Terms(s) {
+		if k, ok := qr.grams[t]; ok {
+			m.grams[k] = true
+		}
+		if r, _ := utf8.DecodeRuneInString(t); !text.IsCJK(r) {
+			m.size++
+			if k, ok := qr.words[t]; ok {
+				m.chars[k] = true
+			}
+		}
+	}
+	for _, r := range s {
+		if text.IsCJK(r) {
+			m.size++
+			if k, ok := qr.chars[r]; ok {
+				m.chars[k] = true
+			}
+		}
+	}
+	return m
+}
+
+// isStop reports whether a term is a function word, or a CJK bigram made
+// with a function character.
+func isStop(t string) bool {
+	r, _ := utf8.DecodeRuneInString(t)
+	if !text.IsCJK(r) {
+		return stopWords[t]
+	}
+	for _, r := range t {
+		if stopChars[r] {
+			return true
+		}
+	}
+	return false
+}
+
+type scored struct {
+	sentence
+	rel  float64 // share of the question's content present (text or section path), in [0,1]
+	own  float64 // the same in the text alone
+	rank float64 // rel with a penalty for length
+}
+
+// pick returns the sentences of the reply, in the material's order.
+func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
+	qr := newQuery(q)
+	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
+		return nil
+	}
+	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
+	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
+	total := 0
+	for i, s := range sents {
+		mt := qr.match(s.text)
+		own[i] = mt
+		if s.scope != "" {
+			sm := qr.match(s.scope)
+			scope[i] = sm
+			mt = match{chars: slices.Clone(mt.chars), grams: slices.Clone(mt.grams), size: mt.size}
+			for k, ok := range sm.chars {
+				mt.chars[k] = mt.chars[k] || ok
+			}
+			for k, ok := range sm.grams {
+				mt.grams[k] = mt.grams[k] || ok
+			}
+		}
+		matches[i] = mt
+		total += mt.size
+		// Rarity is counted in the sentences' own text: a term every
+		// sentence's section path holds is still a term of the question.
+		for k, ok := range own[i].chars {
+			if ok {
+				charDF[k]++
+			}
+		}
+		for k, ok := range own[i].grams {
+			if ok {
+				gramDF[k]++
+			}
+		}
+	}
+	n := float64(len(sents))
+	avg := math.Max(float64(total)/n, 1)
+	// BM25's idf; a term found nowhere weighs like one found once.
+	idf := func(df []int) []float64 {
+		w := make([]float64, len(df))
+		for k, d := range df {
+			d := float64(max(d, 1))
+			w[k] = math.Log(1 + (n-d+0.5)/(d+0.5))
+		}
+		return w
+	}
+	charW, gramW := idf(charDF), idf(gramDF)
+	coverage := func(has []bool, w []float64) (float64, bool) {
+		var got, all float64
+		for k, x := range w {
+			all += x
+			if has[k] {
+				got += x
+			}
+		}
+		if all == 0 {
+			return 0, false
+		}
+		return got / all, true
+	}
+	// relOf is the share of the question's content m holds; the terms
+	// skip holds (a section path) are left out of the question.
+	relOf := func(mt, skip match) float64 {
+		cw, gw := charW, gramW
+		if skip.chars != nil {
+			cw, gw = slices.Clone(charW), slices.Clone(gramW)
+			for k, ok := range skip.chars {
+				if ok {
+					cw[k] = 0
+				}
+			}
+			for k, ok := range skip.grams {
+				if ok {
+					gw[k] = 0
+				}
+			}
+		}
+		cc, okc := coverage(mt.chars, cw)
+		cg, okg := coverage(mt.grams, gw)
+		if !okc && !okg && skip.chars != nil {
+			// The path holds the whole question: count it all.
+			cc, okc = coverage(mt.chars, charW)
+			cg, okg = coverage(mt.grams, gramW)
+		}
+		switch {
+		case okc && okg:
+			return 0.6*cc + 0.4*cg
+		case okc:
+			return cc
+		}
+		return cg
+	}
+	frame := selfFrame(q)
+	cands := make([]scored, len(sents))
+	for i, s := range sents {
+		c := &cands[i]
+		c.sentence = s
+		// The question's terms the sentence's section path holds count
+		// for relevance; its own text must answer the rest (the question
+		// about a document's subject asks what the document says of it).
+		c.rel, c.own = relOf(matches[i], match{}), relOf(own[i], scope[i])
+		c.rank = (c.rel + c.own) / 2 / (1 + 0.5*math.Log1p(float64(matches[i].size)/avg))
+		if c.rel > 0 && isQuestion(c.text) {
+			c.rank *= 0.75 // a question rarely answers one
+		}
+		if c.heading {
+			c.rank *= 0.7 // a heading names what follows; it seldom says it
+		}
+		if frame != "" && s.speaker == speakerHuman && strings.Contains(text.Fold(s.text), frame) {
+			// "我叫韩梅梅" answers "我叫什么名字？": the user said it of
+			// themselves in the question's own words.
+			c.rel, c.own = max(c.rel, 1), max(c.own, 1)
+			c.rank = max(c.rank, 1)
+		}
+	}
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cands[b].rank, cands[a].rank) })
+	best := cands[order[0]]
+	if best.rel < m.minScore {
+		return nil
+	}
+	// Maximal marginal relevance over the sentences that are relevant
+	// enough, near duplicates of a chosen one excluded. Besides MinScore, a
+	// sentence must cover nearly as much of the question as the best one
+	// (relCut) and not rank far below it (rankCut): a reply is better short
+	// than padded with sentences that share one word with the question.
+	const lambda, nearDup, relCut, rankCut = 0.7, 0.8, 0.7, 0.4
+	var chosen []int
+	vecs := map[int]text.Vector{}
+	vec := func(i int) text.Vector {
+		v, ok := vecs[i]
+		if !ok {
+			v = text.Count(text.Chars(cands[i].text))
+			vecs[i] = v
+		}
+		return v
+	}
+	used := map[int]bool{}
+	tokens, runes := 0, 0
+	for len(chosen) < m.maxSent {
+		pickAt, pickScore := -1, math.Inf(-1)
+		for _, i := range order {
+			c := cands[i]
+			if used[i] || c.rel < m.minScore || c.rel < relCut*best.rel || c.own < relCut*best.own || c.rank < rankCut*best.rank {
+				continue
+			}
+			sim := 0.0
+			for _, j := range chosen {
+				sim = math.Max(sim, text.Cosine(vec(i), vec(j)))
+			}
+			if sim >= nearDup {
+				used[i] = true
+				continue
+			}
+			if s := lambda*c.rank/best.rank - (1-lambda)*sim; s > pickScore {
+				pickAt, pickScore = i, s
+			}
+		}
+		if pickAt < 0 {
+			break
+		}
+		used[pickAt] = true
+		if n := utf8.RuneCountInString(cands[pickAt].text); len(chosen) > 0 && runes+n > maxReplyRunes {
+			continue
+		}
+		runes += utf8.RuneCountInString(cands[pickAt].text)
+		if maxTokens > 0 {
+			t := m.tok.Count(cands[pickAt].text)
+			if len(chosen) > 0 && tokens+t > maxTokens {
+				continue
+			}
+			tokens += t
+		}
+		chosen = append(chosen, pickAt)
+	}
+	// A sentence another chosen one holds whole ("天行健" beside "《象》曰：
+	// 天行健，君子以自強不息") says nothing more.
+	norm := make(map[int]string, len(chosen))
+	for _, i := range chosen {
+		norm[i] = normalize(cands[i].text)
+	}
+	chosen = slices.DeleteFunc(chosen, func(i int) bool {
+		for j, nj := range norm {
+			if j != i && norm[i] != "" && len(nj) > len(norm[i]) && strings.Contains(nj, norm[i]) {
+				return true
+			}
+		}
+		return false
+	})
+	var out []sentence
+	for _, i := range chosen {
+		c := cands[i].sentence
+		c.text = clip(qr, c.text)
+		out = append(out, c)
+		// A heading is followed by what it heads.
+		if n := i + 1; c.heading && n < len(cands) && !cands[n].heading && !used[n] && cands[n].line != c.line {
+			used[n] = true
+			out = append(out, cands[n].sentence)
+		}
+		// A sentence cut inside brackets or quotes (at a ";" in "(符号: Kz;
+		// 代码: AOA)") goes on to where they close.
+		text := c.text
+		for n := i + 1; unbalanced(text) && n < len(cands) && cands[n].line == c.line && !used[n] &&
+			utf8.RuneCountInString(text)+utf8.RuneCountInString(cands[n].text) <= maxReplyRunes; n++ {
+			used[n] = true
+			text += cands[n].text
+			out = append(out, cands[n].sentence)
+		}
+	}
+	slices.SortFunc(out, func(a, b sentence) int { return cmp.Compare(a.pos, b.pos) })
+	return out
+}
+
+// unbalanced reports whether s opens more brackets or quotes than it
+// closes.
+func unbalanced(s string) bool {
+	for _, p := range [][2]rune{{'(', ')'}, {'（', '）'}, {'《', '》'}, {'「', '」'}, {'“', '”'}, {'[', ']'}} {
+		if strings.Count(s, string(p[0])) > strings.Count(s, string(p[1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// render joins the chosen sentences; consecutive sentences the user said
+// are quoted together as what the user said, and a run of sentences from
+// one cited passage ends with its citation ("…利贞[1]。").
+func render(sents []sentence, zh bool) string {
+	out := ""
+	for i := 0; i < len(sents); {
+		s := sents[i]
+		piece := s.text
+		next := i + 1
+		if s.speaker == speakerHuman {
+			quote := s.text
+			for next < len(sents) && sents[next].speaker == speakerHuman && sents[next].pos == sents[next-1].pos+1 {
+				quote = join(quote, sents[next].text)
+				next++
+			}
+			if zh {
+				piece = "你之前说过：“" + quote + "”"
+			} else {
+				piece = `You said earlier: "` + quote + `"`
+			}
+		} else if s.cite > 0 {
+			for next < len(sents) && sents[next].cite == s.cite && sents[next].pos == sents[next-1].pos+1 {
+				piece = join(piece, sents[next].text)
+				next++
+			}
+			piece = withCite(piece, s.cite)
+		}
+		out = join(out, piece)
+		i = next
+	}
+	return out
+}
+
+// endSentence ends a reply whose last piece was cut at a clause mark
+// ("天行健[1]；") with a full stop.
+func endSentence(s string) string {
+	last, n := utf8.DecodeLastRuneInString(s)
+	switch last {
+	case '；', '，', '、', '：':
+		return s[:len(s)-n] + "。"
+	case ';', ',', ':':
+		return s[:len(s)-n] + "."
+	}
+	return s
+}
+
+// join appends b to a with the separator the languages need: nothing after
+// a Chinese sentence end, a space after an English one, a line break after
+// a line that does not end a sentence (a heading).
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	last, _ := utf8.DecodeLastRuneInString(a)
+	switch {
+	case strings.ContainsRune("。！？；…”」』）", last):
+		return a + b
+	case strings.ContainsRune(".!?;\"')", last):
+		return a + " " + b
+	}
+	return a + "\n" + b
+}
+
+// pieces splits s into stream pieces of about n runes, never inside a
+// Latin word.
+func pieces(s string, n int) []string {
+	var out []string
+	rs := []rune(s)
+	for start := 0; start < len(rs); {
+		end := min(start+n, len(rs))
+		for end < len(rs) && isLatin(rs[end-1]) && isLatin(rs[end]) {
+			end++
+		}
+		out = append(out, string(rs[start:end]))
+		start = end
+	}
+	return out
+}
+
+func isLatin(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !text.IsCJK(r)
+}
+
+// selfFrame returns what a Chinese question about the user says before
+// its question word ("我叫什么名字？" → "我叫", "我住在哪里？" → "我住在",
+// "我的生日是哪天？" → "我的生日是"), folded; "" for other questions or a
+// frame shorter than two characters.
+func selfFrame(q string) string {
+	f := strings.TrimSpace(text.Fold(q))
+	if !strings.HasPrefix(f, "我") {
+		return ""
+	}
+	at := len(f)
+	for _, w := range []string{"什么", "哪", "谁", "几", "多少", "怎么", "吗"} {
+		if i := strings.Index(f, w); i >= 0 && i < at {
+			at = i
+		}
+	}
+	frame := strings.TrimSpace(f[:at])
+	if at == len(f) || utf8.RuneCountInString(frame) < 2 {
+		return ""
+	}
+	return frame
+}
