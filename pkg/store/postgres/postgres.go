@@ -39,7 +39,9 @@ func open(ctx context.Context, dsn string, maxConns int) (*sql.DB, *pgx.ConnConf
 		maxConns = int(pcfg.MaxConns)
 	}
 	cfg := pcfg.ConnConfig
-	db := stdlib.OpenDB(*cfg.Copy())
+	// Failures to reach the server are marked store.ErrUnavailable, so
+	// the server answers them with 503 and keeps their detail in its log.
+	db := sql.OpenDB(newConnector(stdlib.GetConnector(*cfg.Copy())))
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	if err := db.PingContext(ctx); err != nil {
