@@ -46,55 +46,55 @@ func NewSharedLimiter(s *Store) *SharedLimiter {
 
 // The bucket statements, portable between SQLite and PostgreSQL. A bucket
 // row holds the balances at updated_at (Unix milliseconds) and the limits
-// it was last used with; refill brings a balance up to a time, capped at a
-// minute's allowance.
+// it was last used with. {requests} and {tokens} stand for the balances
+// refilled to the caller's time (refill), {ok} for both allowing a request.
 const (
-	// elapsed is the minutes from the row's updated_at to NOW, never
-	// negative (another process's clock may be ahead).
-	elapsed = `((CASE WHEN NOW > auth_limits.updated_at THEN NOW - auth_limits.updated_at ELSE 0 END) / 60000.0)`
 	// takeSQL refills the key's bucket to the caller's time and takes one
 	// request when both balances allow it (ok = 1), else leaves them (ok =
 	// 0). A key without a row starts with a full minute's allowance, this
 	// request taken.
 	takeSQL = `INSERT INTO auth_limits (key_id, requests, tokens, rpm, tpm, updated_at, ok) VALUES (?, ?, ?, ?, ?, ?, 1)
 		ON CONFLICT (key_id) DO UPDATE SET
-			requests = REQUESTS - CASE WHEN OK AND excluded.rpm > 0 THEN 1 ELSE 0 END,
-			tokens = TOKENS,
+			requests = {requests} - CASE WHEN {ok} AND excluded.rpm > 0 THEN 1 ELSE 0 END,
+			tokens = {tokens},
 			rpm = excluded.rpm,
 			tpm = excluded.tpm,
 			updated_at = CASE WHEN excluded.updated_at > auth_limits.updated_at THEN excluded.updated_at ELSE auth_limits.updated_at END,
-			ok = CASE WHEN OK THEN 1 ELSE 0 END
+			ok = CASE WHEN {ok} THEN 1 ELSE 0 END
 		RETURNING requests, tokens, ok`
 	// chargeSQL refills the key's bucket to the caller's time and takes
 	// tokens from it, into debt if need be.
 	chargeSQL = `UPDATE auth_limits SET
-			requests = CHARGE_REQUESTS,
-			tokens = CHARGE_TOKENS - c.n,
+			requests = {requests},
+			tokens = {tokens} - c.n,
 			updated_at = CASE WHEN c.now > auth_limits.updated_at THEN c.now ELSE auth_limits.updated_at END
 		FROM (SELECT CAST(? AS BIGINT) AS now, CAST(? AS DOUBLE PRECISION) AS n) AS c
 		WHERE key_id = ?`
 )
 
-// refilled is the SQL of a balance column refilled at rate per minute up
-// to the time now, capped at rate.
-func refilled(balance, rate, now string) string {
-	e := strings.ReplaceAll(elapsed, "NOW", now)
-	v := "auth_limits." + balance + " + " + e + " * " + rate
+// refill is the SQL of the balance column refilled at rate per minute up to
+// the time now and capped at rate (a minute's allowance). Time before the
+// row's updated_at adds nothing: another process, whose clock is ahead,
+// counted it already.
+func refill(balance, rate, now string) string {
+	minutes := "((CASE WHEN " + now + " > auth_limits.updated_at THEN " + now + " - auth_limits.updated_at ELSE 0 END) / 60000.0)"
+	v := "auth_limits." + balance + " + " + minutes + " * " + rate
 	return "(CASE WHEN " + v + " > " + rate + " THEN " + rate + " ELSE " + v + " END)"
 }
 
-// takeQuery and chargeQuery are takeSQL and chargeSQL with the refills
-// written out.
-var takeQuery, chargeQuery string
-
-func init() {
-	req := refilled("requests", "excluded.rpm", "excluded.updated_at")
-	tok := refilled("tokens", "excluded.tpm", "excluded.updated_at")
-	ok := "((excluded.rpm <= 0 OR " + req + " >= 1) AND (excluded.tpm <= 0 OR " + tok + " >= 1))"
-	takeQuery = strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(takeSQL, "REQUESTS", req), "TOKENS", tok), " OK ", " "+ok+" ")
-	chargeQuery = strings.ReplaceAll(strings.ReplaceAll(chargeSQL, "CHARGE_REQUESTS", refilled("requests", "auth_limits.rpm", "c.now")),
-		"CHARGE_TOKENS", refilled("tokens", "auth_limits.tpm", "c.now"))
-}
+// takeQuery and chargeQuery are takeSQL and chargeSQL written out.
+var (
+	takeQuery = func() string {
+		req := refill("requests", "excluded.rpm", "excluded.updated_at")
+		tok := refill("tokens", "excluded.tpm", "excluded.updated_at")
+		ok := "((excluded.rpm <= 0 OR " + req + " >= 1) AND (excluded.tpm <= 0 OR " + tok + " >= 1))"
+		return strings.NewReplacer("{requests}", req, "{tokens}", tok, "{ok}", ok).Replace(takeSQL)
+	}()
+	chargeQuery = strings.NewReplacer(
+		"{requests}", refill("requests", "auth_limits.rpm", "c.now"),
+		"{tokens}", refill("tokens", "auth_limits.tpm", "c.now"),
+	).Replace(chargeSQL)
+)
 
 // Allow takes one request from key's allowance of rpm requests and tpm
 // tokens per minute (0: unlimited), counted in the database. When the key
