@@ -236,7 +236,7 @@ func logError(c *gin.Context, err error, cl errClass) {
 	switch {
 	case cl.status == http.StatusInternalServerError:
 		log.ErrorContext(ctx, "request failed", args...)
-	case cl.public == storeUnavailableMsg:
+	case errors.Is(err, store.ErrUnavailable):
 		log.WarnContext(ctx, "store unavailable", args...)
 	case cl.status == http.StatusServiceUnavailable:
 		log.DebugContext(ctx, "request refused", args...)
