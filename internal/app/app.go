@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/internal/config"
-	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -85,7 +84,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	o := obs.New(obs.Options{Tracing: a.tracing.Provider, Prices: cfg.LLM.Prices, Log: log})
 	o.InstrumentRegistry(a.Models)
-	auth.MeterRegistry(a.Models) // tokens-per-minute: prompt up front, output even when cut
+	meterRegistry(a.Models) // tokens-per-minute: prompt up front, output even when cut
 
 	// Stores.
 	store, err := openStore(ctx, cfg)

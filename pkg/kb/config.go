@@ -60,8 +60,8 @@ type Config struct {
 	// It corresponds to the minimum relevance 1 - d²/2 (see Relevance);
 	// relevance is scaled per embedder so that the default, 1 (relevance
 	// 0.5), is where that embedder's matches and non-matches part (see
-	// hashRelevanceMid in search.go). Search and chat apply the same
-	// threshold; a chat that finds nothing above it says why
+	// Calibrated and retrieve.HashEmbedder.Calibration). Search and chat
+	// apply the same threshold; a chat that finds nothing above it says why
 	// (ChatReply.Reason).
 	ScoreThreshold float64 `yaml:"score_threshold"`
 

@@ -39,6 +39,7 @@ package kb
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -79,6 +80,13 @@ func WithQdrantClient(c *qdrant.Client) Option {
 	return func(s *Service) { s.vs.qdrant, s.vs.ownQdrant = c, false }
 }
 
+// Calibrated is an optional ability of an embedder: reporting how its
+// vectors are to be read in the hybrid score (retrieve.HashEmbedder has it).
+// Without it the relevance scale is plain and the vector weight 0.5.
+type Calibrated interface {
+	Calibration() retrieve.Calibration
+}
+
 // Service manages knowledge bases and answers from them. It is safe for
 // concurrent use. Close it to save the index snapshots.
 type Service struct {
@@ -86,8 +94,11 @@ type Service struct {
 	emb    llm.Embedder
 	models llm.Models
 	rerank Reranker
-	// vectorWeight is the vector share of the hybrid score.
+	// vectorWeight is the vector share of the hybrid score; relevanceMid
+	// the hybrid score that reads as relevance 0.5 (the embedder's
+	// retrieve.Calibration).
 	vectorWeight float64
+	relevanceMid float64
 
 	vs vectorStores
 
@@ -133,16 +144,12 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts
 	for _, o := range opts {
 		o(s)
 	}
-	s.vectorWeight = cfg.VectorWeight
-	if s.vectorWeight == 0 {
-		s.vectorWeight = 0.5
-		if _, ok := embedder.(*retrieve.HashEmbedder); ok {
-			// Measured on the Zhouyi questions (TestZhouyiRetrieval): the
-			// hash embedder's n-gram cosines are noisy for short questions
-			// and repeat what BM25 already sees.
-			s.vectorWeight = 0.25
-		}
+	var cal retrieve.Calibration
+	if c, ok := embedder.(Calibrated); ok {
+		cal = c.Calibration()
 	}
+	s.relevanceMid = cmp.Or(cal.RelevanceMid, 0.5)
+	s.vectorWeight = cmp.Or(cfg.VectorWeight, cal.VectorWeight, 0.5)
 	if s.rerank == nil && cfg.Reranker.Enabled {
 		s.rerank = retrieve.NewReranker(cfg.Reranker.BaseURL, cfg.Reranker.APIKey, cfg.Reranker.Model, nil)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +53,7 @@ func New(cfg Config, deps Deps) (*Mixer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Timeouts.Answerers = maps.Clone(cfg.Timeouts.Answerers) // the caller's map stays the caller's
 	if deps.Models == nil {
 		return nil, errors.New("mix: no models to fuse with")
 	}

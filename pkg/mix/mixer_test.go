@@ -274,7 +274,7 @@ func TestMixOneFails(t *testing.T) {
 
 func TestMixOneTimesOut(t *testing.T) {
 	cfg := mix.DefaultConfig()
-	cfg.Timeouts.Search = 50 * time.Millisecond
+	cfg.Timeouts.Answerers[rag.Search] = 50 * time.Millisecond
 	var cancelled atomic.Bool
 	answerers := three()
 	answerers[rag.Search] = hanging(&cancelled)
@@ -303,7 +303,7 @@ func TestMixOneTimesOut(t *testing.T) {
 
 func TestMixAllFail(t *testing.T) {
 	cfg := mix.DefaultConfig()
-	cfg.Timeouts.Search = 20 * time.Millisecond
+	cfg.Timeouts.Answerers[rag.Search] = 20 * time.Millisecond
 	var cancelled atomic.Bool
 	errLLM := &llm.StatusError{Op: "chat", Model: "m", StatusCode: 429, Body: "slow down"}
 	errKB := errors.New("knowledge base zhouyi not found")
@@ -685,7 +685,8 @@ func TestConfigValidate(t *testing.T) {
 		{"no answerers", func(c *mix.Config) { c.Answerers = nil }, "mix.answerers"},
 		{"unknown answerer", func(c *mix.Config) { c.Answerers = []string{"llm", "bing"} }, `mix.answerers[1]: "bing" is not valid; allowed: llm, kb, search`},
 		{"twice", func(c *mix.Config) { c.Answerers = []string{"kb", "kb"} }, "listed twice"},
-		{"timeout", func(c *mix.Config) { c.Timeouts.KB = -time.Second }, "mix.timeouts.kb"},
+		{"timeout", func(c *mix.Config) { c.Timeouts.Answerers[rag.KB] = -time.Second }, "mix.timeouts.kb"},
+		{"timeout of no answerer", func(c *mix.Config) { c.Timeouts.Answerers["bing"] = time.Second }, "mix.timeouts.bing: 1s is not valid; the keys are the answerers"},
 		{"persona", func(c *mix.Config) { c.Persona = " " }, "mix.persona"},
 		{"fusion", func(c *mix.Config) { c.Fusion = "vote" }, `mix.fusion: "vote" is not valid; allowed: answers, context`},
 		{"temperature", func(c *mix.Config) { c.FusionTemperature = &neg }, "mix.fusion_temperature"},

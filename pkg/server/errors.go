@@ -18,7 +18,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
-	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/redact"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/store"
 )
@@ -206,12 +206,12 @@ func errorStatus(err error) int { return classify(err).status }
 
 // publicMessage is err's message as a client may read it: the
 // classification's own words when it has them, else err's text without
-// data paths or resolver addresses (obs.PublicMessage). The log has err.
+// data paths or resolver addresses (redact.Message). The log has err.
 func publicMessage(err error) string {
 	if cl := classify(err); cl.public != "" {
 		return cl.public
 	}
-	return obs.PublicMessage(err)
+	return redact.Message(err)
 }
 
 // setRetryAfter sends Retry-After when cl says when to retry.

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -135,16 +136,56 @@ func (s *Server) handleListKBs(c *gin.Context) {
 		for _, n := range names {
 			visible[n] = true
 		}
-		kept := infos[:0]
+		kept := []kbInfo{}
 		for _, in := range infos {
 			if visible[in.Name] {
-				kept = append(kept, in)
+				kept = append(kept, kbInfoOf(in))
 			}
 		}
 		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, s.defaultKBs(names)})
 		return
 	}
 	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, s.defaultKBs(names)})
+}
+
+// kbInfo is a knowledge base as list_knowledge_bases?detail=true shows it,
+// in Chatchat's field names.
+type kbInfo struct {
+	Name        string    `json:"kb_name"`
+	Info        string    `json:"kb_info"`
+	VectorStore string    `json:"vs_type"`
+	EmbedModel  string    `json:"embed_model"`
+	Dim         int       `json:"dim"`
+	Files       int       `json:"file_count"`
+	Chunks      int       `json:"docs_count"`
+	CreatedAt   time.Time `json:"create_time"`
+}
+
+func kbInfoOf(in kb.Info) kbInfo {
+	return kbInfo{Name: in.Name, Info: in.Info, VectorStore: in.VectorStore, EmbedModel: in.EmbedModel,
+		Dim: in.Dim, Files: in.Files, Chunks: in.Chunks, CreatedAt: in.CreatedAt}
+}
+
+// kbFileInfo is a document as list_files?detail=true shows it, in
+// Chatchat's field names.
+type kbFileInfo struct {
+	Name           string    `json:"file_name"`
+	Hash           string    `json:"hash"`
+	Size           int64     `json:"file_size"`
+	ModTime        time.Time `json:"file_mtime"`
+	Chunks         int       `json:"docs_count"`
+	CustomDocs     bool      `json:"custom_docs"`
+	ChunkSize      int       `json:"chunk_size"`
+	ChunkOverlap   int       `json:"chunk_overlap"`
+	ZhTitleEnhance bool      `json:"zh_title_enhance"`
+	CreatedAt      time.Time `json:"create_time"`
+	UpdatedAt      time.Time `json:"update_time"`
+}
+
+func kbFileInfoOf(f kb.FileInfo) kbFileInfo {
+	return kbFileInfo{Name: f.Name, Hash: f.Hash, Size: f.Size, ModTime: f.ModTime, Chunks: f.Chunks,
+		CustomDocs: f.CustomDocs, ChunkSize: f.ChunkSize, ChunkOverlap: f.ChunkOverlap,
+		ZhTitleEnhance: f.ZhTitleEnhance, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
 }
 
 // listKBsReply is Chatchat's ListResponse plus mixchat's "default": the
@@ -242,7 +283,11 @@ func (s *Server) handleListKBFiles(c *gin.Context) {
 		return
 	}
 	if c.Query("detail") == "true" {
-		kbReply(c, 200, "success", files)
+		out := make([]kbFileInfo, len(files))
+		for i, f := range files {
+			out[i] = kbFileInfoOf(f)
+		}
+		kbReply(c, 200, "success", out)
 		return
 	}
 	names := make([]string, len(files))
