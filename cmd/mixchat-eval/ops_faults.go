@@ -87,6 +87,8 @@ type outcome struct {
 	code   int    // the knowledge-base API's envelope code, when not 200
 	msg    string // error message, or the text
 	events []map[string]any
+	// retryAfter is the Retry-After header.
+	retryAfter string
 }
 
 // runEvalFaults is `mixchat-eval faults`.
@@ -250,12 +252,15 @@ func pgFaults(ctx context.Context, pg *privatePostgres, hc *http.Client, base st
 		rows = append(rows, faultRow{fault: "PostgreSQL stopped", got: "pg_ctl stop: " + err.Error()})
 		return rows
 	}
+	// The database's address must not reach clients: the log has it.
+	port := strconv.Itoa(pg.port)
+	private := func(o outcome) bool { return !strings.Contains(o.msg, port) && !strings.Contains(o.msg, "user=") }
 	o, d = ask("pg-before")
-	rows = append(rows, faultRow{fault: "PostgreSQL stopped", request: "/chat/chat", want: "5xx with a clear message, quickly", got: o.describe(), took: d,
-		ok: o.status >= 500 && o.msg != "" && d < 15*time.Second})
+	rows = append(rows, faultRow{fault: "PostgreSQL stopped", request: "/chat/chat", want: "503 + Retry-After, a clear message without the address, quickly", got: o.describe(), took: d,
+		ok: o.status == 503 && o.retryAfter != "" && o.msg != "" && private(o) && d < 15*time.Second})
 	o, d = ask("pg-other")
-	rows = append(rows, faultRow{fault: "PostgreSQL stopped", request: "/chat/chat (again)", want: "5xx with a clear message, quickly", got: o.describe(), took: d,
-		ok: o.status >= 500 && o.msg != "" && d < 15*time.Second})
+	rows = append(rows, faultRow{fault: "PostgreSQL stopped", request: "/chat/chat (again)", want: "503 + Retry-After, a clear message without the address, quickly", got: o.describe(), took: d,
+		ok: o.status == 503 && o.retryAfter != "" && o.msg != "" && private(o) && d < 15*time.Second})
 	resp, err := hc.Get(base + "/healthz")
 	hz := outcome{msg: fmt.Sprint(err)}
 	if err == nil {
@@ -269,8 +274,17 @@ func pgFaults(ctx context.Context, pg *privatePostgres, hc *http.Client, base st
 		return o, time.Since(t)
 	}
 	o, d = searchKB()
-	rows = append(rows, faultRow{fault: "PostgreSQL stopped", request: "/knowledge_base/search_docs", want: "code 500 (Chatchat envelope) with a clear message", got: o.describe(), took: d,
-		ok: (o.status >= 500 || o.code >= 500) && o.msg != "" && d < 15*time.Second})
+	rows = append(rows, faultRow{fault: "PostgreSQL stopped", request: "/knowledge_base/search_docs", want: "code 503 (Chatchat envelope), a clear message without the address", got: o.describe(), took: d,
+		ok: (o.status == 503 || o.code == 503) && o.msg != "" && private(o) && d < 15*time.Second})
+	resp, err = hc.Get(base + "/readyz")
+	rz := outcome{msg: fmt.Sprint(err)}
+	if err == nil {
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		rz.status, rz.msg = resp.StatusCode, string(raw)
+	}
+	rows = append(rows, faultRow{fault: "PostgreSQL stopped", request: "/readyz", want: "503 naming the store, without the address", got: rz.describe(),
+		ok: rz.status == 503 && strings.Contains(rz.msg, `"store":{"status":"failed"`) && private(rz)})
 	if err := pg.start(); err != nil {
 		rows = append(rows, faultRow{fault: "PostgreSQL restarted", got: "pg_ctl start: " + err.Error()})
 		return rows
@@ -321,7 +335,7 @@ func request(ctx context.Context, hc *http.Client, u string, body any) outcome {
 		return outcome{msg: err.Error()}
 	}
 	defer resp.Body.Close()
-	o := outcome{status: resp.StatusCode}
+	o := outcome{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var text strings.Builder
 		err := sseclient.Read(resp.Body, func(data []byte) error {

@@ -16,7 +16,8 @@ import (
 // them: authentication off on a non-loopback address fails unless
 // auth.allow_anonymous_remote says so, and then logs a warning. With
 // authentication on it opens the key store in the conversation store's
-// database; close the returned Closer (nil when none) on exit.
+// database, where the rate limits are counted too when it is PostgreSQL
+// (shared by replicas); close the returned Closer (nil when none) on exit.
 func newAccess(ctx context.Context, cfg config.Config, ac auth.Config, log *slog.Logger) (server.Access, io.Closer, error) {
 	access := server.Access{RequestsPerMinute: ac.RequestsPerMinute, TokensPerMinute: ac.TokensPerMinute, CORS: ac.CORS}
 	warning, err := ac.CheckListen(cfg.Server.Addr)
@@ -34,6 +35,11 @@ func newAccess(ctx context.Context, cfg config.Config, ac auth.Config, log *slog
 		return access, nil, fmt.Errorf("open key store: %w", err)
 	}
 	access.Keys = keys
+	if cfg.Store.Driver == "postgres" {
+		// Replicas share the database: each key's limits are counted
+		// there, once for all of them.
+		access.Limiter = auth.NewSharedLimiter(keys)
+	}
 	log.Info("authentication on: requests need an API key (mixchat keys create)",
 		"requests_per_minute", ac.RequestsPerMinute, "tokens_per_minute", ac.TokensPerMinute)
 	return access, keys, nil

@@ -118,7 +118,7 @@ func TestCutStreamsAreLimited(t *testing.T) {
 	m := newMeteredModel("m", &streamModel{words: strings.Fields(strings.Repeat("word ", 300)), cut: errors.New("cut")})
 	refused := 0
 	for range 6 {
-		if ok, _ := lim.Allow("k", 0, 1000); !ok {
+		if ok, _, _ := lim.Allow(context.Background(), "k", 0, 1000); !ok {
 			refused++
 			continue
 		}

@@ -124,39 +124,39 @@ func TestLimiter(t *testing.T) {
 
 	t.Run("requests", func(t *testing.T) {
 		for i := range 3 {
-			if ok, _ := l.Allow("a", 3, 0); !ok {
+			if ok, _, _ := l.Allow(context.Background(), "a", 3, 0); !ok {
 				t.Fatalf("request %d refused", i)
 			}
 		}
-		ok, wait := l.Allow("a", 3, 0)
+		ok, wait, _ := l.Allow(context.Background(), "a", 3, 0)
 		if ok || wait != 20*time.Second {
 			t.Fatalf("4th request: %v, wait %s; want refused, 20s", ok, wait)
 		}
-		if ok, _ := l.Allow("b", 3, 0); !ok {
+		if ok, _, _ := l.Allow(context.Background(), "b", 3, 0); !ok {
 			t.Fatal("another key is limited by a's use")
 		}
 		now = now.Add(20 * time.Second)
-		if ok, _ := l.Allow("a", 3, 0); !ok {
+		if ok, _, _ := l.Allow(context.Background(), "a", 3, 0); !ok {
 			t.Fatal("refused after waiting Retry-After")
 		}
 	})
 	t.Run("tokens go into debt", func(t *testing.T) {
-		if ok, _ := l.Allow("t", 0, 600); !ok {
+		if ok, _, _ := l.Allow(context.Background(), "t", 0, 600); !ok {
 			t.Fatal("first request refused")
 		}
 		l.Charge("t", 0, 600, 1200) // 600 over budget: 1 minute and a bit
-		ok, wait := l.Allow("t", 0, 600)
+		ok, wait, _ := l.Allow(context.Background(), "t", 0, 600)
 		if ok || wait < 60*time.Second || wait > 61*time.Second {
 			t.Fatalf("after debt: %v, wait %s; want refused, ~60s", ok, wait)
 		}
 		now = now.Add(wait)
-		if ok, _ := l.Allow("t", 0, 600); !ok {
+		if ok, _, _ := l.Allow(context.Background(), "t", 0, 600); !ok {
 			t.Fatal("refused after paying the debt")
 		}
 	})
 	t.Run("unlimited", func(t *testing.T) {
 		for range 1000 {
-			if ok, _ := l.Allow("u", 0, 0); !ok {
+			if ok, _, _ := l.Allow(context.Background(), "u", 0, 0); !ok {
 				t.Fatal("unlimited key refused")
 			}
 		}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -12,7 +13,8 @@ import (
 // balance; the tokens a reply used are charged afterwards (they are only
 // known then), so the balance may go negative and later requests wait until
 // it refills. Buckets live in memory: each process counts its own requests,
-// so behind N replicas a key gets up to N times its limit.
+// so behind N replicas a key gets up to N times its limit; SharedLimiter
+// counts them in the database the replicas share.
 //
 // Written here rather than with golang.org/x/time/rate because the token
 // limit charges after the fact and must go into debt, which rate.Limiter's
@@ -63,10 +65,11 @@ func (l *Limiter) refill(key string, rpm, tpm int) *bucket {
 
 // Allow takes one request from key's allowance of rpm requests and tpm
 // tokens per minute (0: unlimited). When the key is over a limit it returns
-// false and how long to wait before the next request can pass.
-func (l *Limiter) Allow(key string, rpm, tpm int) (bool, time.Duration) {
+// false and how long to wait before the next request can pass. The error
+// is always nil (SharedLimiter's may not be).
+func (l *Limiter) Allow(_ context.Context, key string, rpm, tpm int) (bool, time.Duration, error) {
 	if rpm <= 0 && tpm <= 0 {
-		return true, 0
+		return true, 0, nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -79,12 +82,12 @@ func (l *Limiter) Allow(key string, rpm, tpm int) (bool, time.Duration) {
 		wait = max(wait, minutes((1-b.tokens)/float64(tpm)))
 	}
 	if wait > 0 {
-		return false, wait
+		return false, wait, nil
 	}
 	if rpm > 0 {
 		b.requests--
 	}
-	return true, 0
+	return true, 0, nil
 }
 
 // Charge counts tokens spent by key against its tpm allowance; rpm and tpm

@@ -77,6 +77,19 @@ var migrations = [][]string{
 			PRIMARY KEY (kb, user_id)
 		)`,
 	},
+	2: {
+		// The rate-limit buckets of SharedLimiter: balances at updated_at
+		// (Unix milliseconds), the limits last applied, the last decision.
+		`CREATE TABLE auth_limits (
+			key_id     TEXT             NOT NULL PRIMARY KEY,
+			requests   DOUBLE PRECISION NOT NULL,
+			tokens     DOUBLE PRECISION NOT NULL,
+			rpm        INTEGER          NOT NULL,
+			tpm        INTEGER          NOT NULL,
+			updated_at BIGINT           NOT NULL,
+			ok         INTEGER          NOT NULL
+		)`,
+	},
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -235,7 +235,11 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 	}
 	vecOK := false
 	if b.mem != nil {
-		if h, ok := readSnapshot(filepath.Join(b.dir, vecSnapshot), gen, func(r io.Reader) (any, error) { return retrieve.ReadHNSW(r) }); ok {
+		// A graph of another dimension than the rows' is stale whatever
+		// its generation (saved by a version that kept the old dimension
+		// when the KB was emptied for another embedder).
+		if h, ok := readSnapshot(filepath.Join(b.dir, vecSnapshot), gen, func(r io.Reader) (any, error) { return retrieve.ReadHNSW(r) }); ok &&
+			(info.Dim == 0 || h.(*retrieve.HNSW).Dim() == info.Dim) {
 			b.mem.restore(h.(*retrieve.HNSW))
 			vecOK = true
 		}

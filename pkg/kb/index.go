@@ -101,7 +101,10 @@ func (m *MemIndex) Upsert(ctx context.Context, chunks []Chunk) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.vecs == nil {
+	if m.vecs == nil || (len(m.pay) == 0 && len(chunks[0].Vector) != m.dim) {
+		// An empty index takes the dimension of its first vectors, so a
+		// knowledge base emptied to be rebuilt with another embedder
+		// holds the new vectors, whatever it held before.
 		m.dim = len(chunks[0].Vector)
 		if m.dim == 0 {
 			return fmt.Errorf("upsert %s: chunk has no vector", chunks[0].ID)
@@ -153,7 +156,7 @@ func (m *MemIndex) Search(ctx context.Context, vec []float32, k int, f Filter) (
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.vecs == nil || k <= 0 {
+	if m.vecs == nil || k <= 0 || len(m.pay) == 0 {
 		return nil, nil
 	}
 	if len(vec) != m.dim {

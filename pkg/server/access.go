@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -50,6 +51,20 @@ type Access struct {
 	RequestsPerMinute int
 	TokensPerMinute   int
 	CORS              auth.CORSConfig
+	// Limiter counts the keys' requests and tokens: an auth.SharedLimiter
+	// when replicas share the key store's database; nil, a per-process
+	// auth.Limiter.
+	Limiter RateLimiter
+}
+
+// RateLimiter counts each key's requests and LLM tokens against its
+// limits (auth.Limiter in one process, auth.SharedLimiter across the
+// replicas of one database). Allow takes one request when the key is under
+// both limits, else says how long to wait; an error decides nothing (the
+// request fails with it). Charge counts tokens spent, after the fact.
+type RateLimiter interface {
+	Allow(ctx context.Context, key string, rpm, tpm int) (ok bool, wait time.Duration, err error)
+	Charge(key string, rpm, tpm int, tokens int64)
 }
 
 // publicRoutes answer without a key: liveness, readiness, metrics (protect
@@ -212,7 +227,10 @@ func (s *Server) guard(c *gin.Context, p auth.Principal) error {
 // every model) as calls start and end, and by turn.Runner when a reply is
 // stored.
 func (s *Server) rateLimit() gin.HandlerFunc {
-	lim := auth.NewLimiter()
+	lim := s.opts.Access.Limiter
+	if lim == nil {
+		lim = auth.NewLimiter()
+	}
 	return func(c *gin.Context) {
 		p, ok := auth.FromContext(c.Request.Context())
 		if !ok {
@@ -230,7 +248,12 @@ func (s *Server) rateLimit() gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		if allowed, wait := lim.Allow(p.KeyID, rpm, tpm); !allowed {
+		allowed, wait, err := lim.Allow(c.Request.Context(), p.KeyID, rpm, tpm)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		if !allowed {
 			secs := int(math.Ceil(wait.Seconds()))
 			c.Header("Retry-After", strconv.Itoa(max(secs, 1)))
 			writeError(c, &Error{Status: http.StatusTooManyRequests,

@@ -177,16 +177,16 @@ func (w *chatWriter) done(res turn.Result, err error) {
 		Model: res.Response.Model, Extractive: res.Response.Extractive, NothingFound: res.Response.NothingFound, Usage: &res.Usage}
 	switch {
 	case err != nil:
-		final.Error = err.Error()
+		final.Error = publicMessage(err)
 	case res.StoreErr != nil:
-		final.Error = res.StoreErr.Error()
+		final.Error = publicMessage(res.StoreErr)
 	}
 	_ = w.out.Send(final)
 }
 
 func (w *chatWriter) fail(res turn.Result, err error) {
 	w.end(err, func() any {
-		return chatChunk{MessageID: w.messageID, Error: err.Error(), Done: true, TurnID: res.TurnID}
+		return chatChunk{MessageID: w.messageID, Error: publicMessage(err), Done: true, TurnID: res.TurnID}
 	})
 }
 

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/redact"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/store"
 )
 
 // Error is an error with the HTTP status it should be reported with. Handlers
@@ -82,7 +86,22 @@ type errClass struct {
 	// upstream is the upstream's status for an upstream failure that
 	// reported one.
 	upstream int
+	// public, when set, is all a client is told: the error's own text is
+	// for the log (a database's address and user, say).
+	public string
+	// retryAfter, when set, is sent as Retry-After: the same request
+	// should succeed by then.
+	retryAfter time.Duration
 }
+
+// storeRetryAfter is the Retry-After of a reply refused because a store's
+// database cannot be reached: requests succeed again within a fraction of
+// a second of its return, and a restart or failover takes seconds.
+const storeRetryAfter = 5 * time.Second
+
+// storeUnavailableMsg is what a client is told when a store's database
+// cannot be reached; the log has which database and why.
+const storeUnavailableMsg = "the database is unavailable: retry later"
 
 // classify is the one place where errors meet status codes: handlers
 // return *Error for client mistakes, the packages below return their own
@@ -104,6 +123,10 @@ func classify(err error) errClass {
 		return errClass{kind: kindInternal, status: http.StatusInternalServerError}
 	case errors.As(err, &fe):
 		return failedClass(fe)
+	case errors.Is(err, store.ErrUnavailable):
+		c := ofStatus(http.StatusServiceUnavailable)
+		c.public, c.retryAfter = storeUnavailableMsg, storeRetryAfter
+		return c
 	case errors.As(err, &e):
 		return ofStatus(e.Status)
 	case errors.As(err, &re), errors.As(err, &unknownEngine), errors.As(err, &unavailableEngine), errors.As(err, &um):
@@ -182,6 +205,47 @@ func failedClass(fe *mix.FailedError) errClass {
 // errorStatus is the HTTP status err is reported with.
 func errorStatus(err error) int { return classify(err).status }
 
+// publicMessage is err's message as a client may read it: the
+// classification's own words when it has them, else err's text without
+// data paths or resolver addresses (redact.Message). The log has err.
+func publicMessage(err error) string {
+	if cl := classify(err); cl.public != "" {
+		return cl.public
+	}
+	return redact.Message(err)
+}
+
+// setRetryAfter sends Retry-After when cl says when to retry.
+func setRetryAfter(c *gin.Context, cl errClass) {
+	if cl.retryAfter > 0 && !c.Writer.Written() {
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(cl.retryAfter.Seconds()))))
+	}
+}
+
+// logError logs a server fault of a request: failures of the server as
+// errors, a store out of reach and upstream failures as warnings, other
+// refusals (503 while draining) at debug level. Client mistakes are not
+// logged.
+func logError(c *gin.Context, err error, cl errClass) {
+	v, ok := c.Get(serverKey)
+	if !ok || cl.status < 500 {
+		return
+	}
+	log := v.(*Server).log
+	ctx := c.Request.Context()
+	args := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", cl.status, "err", err}
+	switch {
+	case cl.status == http.StatusInternalServerError:
+		log.ErrorContext(ctx, "request failed", args...)
+	case errors.Is(err, store.ErrUnavailable):
+		log.WarnContext(ctx, "store unavailable", args...)
+	case cl.status == http.StatusServiceUnavailable:
+		log.DebugContext(ctx, "request refused", args...)
+	default:
+		log.WarnContext(ctx, "upstream failed", args...)
+	}
+}
+
 // errorBody is the JSON body of every error reply.
 type errorBody struct {
 	Code   int    `json:"code"`
@@ -195,22 +259,11 @@ type errorBody struct {
 // mistakes are not.
 func writeError(c *gin.Context, err error) {
 	cl := classify(err)
-	status := cl.status
-	msg := redact.Message(err) // no data paths or resolver addresses; the log has them
-	body := errorBody{Code: status, Msg: msg, Error: msg, Status: cl.upstream}
-	if v, ok := c.Get(serverKey); ok && status >= 500 {
-		log := v.(*Server).log
-		args := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err}
-		switch status {
-		case http.StatusInternalServerError:
-			log.ErrorContext(c.Request.Context(), "request failed", args...)
-		case http.StatusServiceUnavailable:
-			log.DebugContext(c.Request.Context(), "request refused", args...)
-		default:
-			log.WarnContext(c.Request.Context(), "upstream failed", args...)
-		}
-	}
-	c.AbortWithStatusJSON(status, body)
+	msg := publicMessage(err) // no addresses, data paths or credentials; the log has them
+	body := errorBody{Code: cl.status, Msg: msg, Error: msg, Status: cl.upstream}
+	logError(c, err, cl)
+	setRetryAfter(c, cl)
+	c.AbortWithStatusJSON(cl.status, body)
 }
 
 // writeResult writes v as the 200 reply, or err when it is not nil.

@@ -13,7 +13,13 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/store"
 )
+
+// errStoreDown is a store's error while its database is out of reach, with
+// the detail a client must not see.
+var errStoreDown = fmt.Errorf("authenticate: %w: %w", store.ErrUnavailable,
+	errors.New("failed to connect to `user=mixchat database=prod`: 10.1.2.3:5432 (db): dial error: connection refused"))
 
 func failed(errs ...error) error {
 	fe := &mix.FailedError{}
@@ -53,6 +59,9 @@ func TestClassify(t *testing.T) {
 		{"cancelled", fmt.Errorf("mix: %w", context.Canceled), kindCancelled, statusClientClosed, 0},
 		{"deadline", context.DeadlineExceeded, kindTimeout, 504, 0},
 		{"shutting down", errShuttingDown, kindUnavailable, 503, 0},
+		{"store out of reach", errStoreDown, kindUnavailable, 503, 0},
+		{"store out of reach under a handler's error", &Error{Status: 500, Msg: "list", Err: errStoreDown}, kindUnavailable, 503, 0},
+		{"every answerer lost its store", failed(errStoreDown, errStoreDown), kindUnavailable, 503, 0},
 		{"every answerer timed out", failed(timeout, timeout), kindTimeout, 504, 0},
 		{"every answerer refused the request", failed(kb.ErrBadRequest), kindBadRequest, 400, 0},
 		{"answerers disagree", failed(timeout, &llm.StatusError{StatusCode: 500}), kindUpstream, 502, 0},
@@ -81,6 +90,7 @@ func TestErrorShapes(t *testing.T) {
 		{fmt.Errorf("%w: top_k", kb.ErrBadRequest), 400, "bad request: top_k"},
 		{&llm.StatusError{StatusCode: 503}, 502, ""},
 		{errors.New("disk full"), 500, "disk full"},
+		{errStoreDown, 503, storeUnavailableMsg},
 	} {
 		code, msg := kbErrorCode("notes", tc.err)
 		if code != tc.code || (tc.msg != "" && msg != tc.msg) {
@@ -94,5 +104,11 @@ func TestErrorShapes(t *testing.T) {
 		if got := oaiErrorBody(errors.New("x"), tc.status, "", "").Error.Type; got != tc.typ {
 			t.Errorf("OpenAI error type for %d = %q, want %q", tc.status, got, tc.typ)
 		}
+	}
+	if got := oaiErrorBody(errStoreDown, 503, "", "").Error.Message; got != storeUnavailableMsg {
+		t.Errorf("OpenAI error message of a store out of reach = %q, want %q", got, storeUnavailableMsg)
+	}
+	if got := publicMessage(errStoreDown); got != storeUnavailableMsg {
+		t.Errorf("publicMessage of a store out of reach = %q, want %q", got, storeUnavailableMsg)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/kb"
-	"github.com/mixchat/mixchat/pkg/redact"
 )
 
 // The knowledge-base endpoints are wire-compatible with Langchain-Chatchat
@@ -47,6 +46,9 @@ func kbReply(c *gin.Context, code int, msg string, data any) {
 // that could leave the KB folder, 404 for empty names and unknown or
 // duplicate KBs, 500 for the rest; kbName fills the messages.
 func kbFail(c *gin.Context, kbName string, err error, data any) {
+	cl := classify(err)
+	logError(c, err, cl)
+	setRetryAfter(c, cl)
 	code, msg := kbErrorCode(kbName, err)
 	kbReply(c, code, msg, data)
 }
@@ -66,7 +68,7 @@ func kbErrorCode(kbName string, err error) (int, string) {
 	case cl.kind == kindBadRequest:
 		return 400, err.Error()
 	default:
-		return cl.status, redact.Message(err) // no data paths or resolver addresses; the log has them
+		return cl.status, publicMessage(err) // no addresses, data paths or credentials; the log has them
 	}
 }
 
@@ -80,7 +82,7 @@ func fileErrorMsg(kbName, file string, err error) string {
 	case errors.Is(err, kb.ErrInvalidName), errors.Is(err, kb.ErrEmptyName):
 		return "文件名 " + file + " 不合法：" + err.Error()
 	}
-	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, redact.Message(err))
+	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, publicMessage(err))
 }
 
 func failedFiles(kbName string, failed map[string]error) map[string]string {
@@ -121,13 +123,13 @@ func (s *Server) handleListKBs(c *gin.Context) {
 		names, err = s.visibleKBs(c.Request.Context(), names)
 	}
 	if err != nil {
-		kbReply(c, 500, redact.Message(err), []string{})
+		kbReply(c, 500, publicMessage(err), []string{})
 		return
 	}
 	if c.Query("detail") == "true" {
 		infos, err := s.kb.List(c.Request.Context())
 		if err != nil {
-			kbReply(c, 500, redact.Message(err), []string{})
+			kbReply(c, 500, publicMessage(err), []string{})
 			return
 		}
 		visible := map[string]bool{}
@@ -225,7 +227,7 @@ func (s *Server) handleCreateKB(c *gin.Context, req *createKBRequest) {
 		if code != 403 && code != 404 && !errors.Is(err, kb.ErrInvalidName) {
 			// Chatchat's code and words when the store cannot create it
 			// (an unavailable vector store or embedding model here).
-			code, msg = 500, "创建知识库出错： "+redact.Message(err)
+			code, msg = 500, "创建知识库出错： "+publicMessage(err)
 		}
 		kbReply(c, code, msg, nil)
 		return
@@ -514,7 +516,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context, req *recreateRequest)
 		case kb.StageDone, kb.StageSkipped:
 			send(recreateEvent{Code: 200, Msg: fmt.Sprintf("(%d / %d): %s", p.Index, p.Total, p.File), Total: p.Total, Finished: p.Index, Doc: p.File})
 		case kb.StageFailed:
-			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%s。已跳过。", p.File, req.Name, redact.Message(p.Err))})
+			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%s。已跳过。", p.File, req.Name, publicMessage(p.Err))})
 		}
 	})
 	if err != nil && sendErr == nil {

@@ -239,18 +239,18 @@ func (w *kbChatWriter) done(res turn.Result, err error) {
 		return
 	}
 	if err != nil {
-		_ = w.out.Send(chatchatError{Code: errorStatus(err), Msg: err.Error()})
+		_ = w.out.Send(chatchatError{Code: errorStatus(err), Msg: publicMessage(err)})
 		return
 	}
 	ev := kbChatDocs{Docs: w.docs, Sources: w.sources, Empty: res.Answer.Empty, MessageID: mid, Reason: res.Answer.Reason}
 	if res.StoreErr != nil {
-		ev.Error = res.StoreErr.Error()
+		ev.Error = publicMessage(res.StoreErr)
 	}
 	_ = w.out.Send(ev)
 }
 
 func (w *kbChatWriter) fail(_ turn.Result, err error) {
-	w.end(err, func() any { return chatchatError{Code: errorStatus(err), Msg: err.Error()} })
+	w.end(err, func() any { return chatchatError{Code: errorStatus(err), Msg: publicMessage(err)} })
 }
 
 func (r *kbChatRequest) question() string { return r.Query }

@@ -256,9 +256,9 @@ func (w *mixWriter) done(t turn.Result, err error) {
 	problem := ""
 	switch {
 	case err != nil:
-		problem = err.Error()
+		problem = publicMessage(err)
 	case t.StoreErr != nil:
-		problem = t.StoreErr.Error()
+		problem = publicMessage(t.StoreErr)
 	}
 	fused := res.Fused
 	usage := t.Usage
@@ -269,7 +269,7 @@ func (w *mixWriter) done(t turn.Result, err error) {
 
 func (w *mixWriter) fail(_ turn.Result, err error) {
 	w.end(err, func() any {
-		return mixEvent{Type: "error", MessageID: w.messageID, Error: err.Error(), Code: errorStatus(err)}
+		return mixEvent{Type: "error", MessageID: w.messageID, Error: publicMessage(err), Code: errorStatus(err)}
 	})
 }
 
@@ -395,7 +395,7 @@ func (s *Server) condenseSearch(ctx context.Context, query, conversationID strin
 	case ctx.Err() != nil:
 		return nil, context.Cause(ctx)
 	case err != nil:
-		out.Error = err.Error()
+		out.Error = publicMessage(err)
 	default:
 		out.Standalone, out.Context, out.Rewritten = cd.Standalone, cd.Context, cd.Rewritten
 	}

@@ -280,13 +280,10 @@ type oaiChunk struct {
 // writeOpenAIError writes err in OpenAI's error shape, which OpenAI clients
 // parse, with the status classify gives.
 func writeOpenAIError(c *gin.Context, err error, param, code string) {
-	status := errorStatus(err)
-	if status >= 500 {
-		if v, ok := c.Get(serverKey); ok {
-			v.(*Server).log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "err", err)
-		}
-	}
-	c.AbortWithStatusJSON(status, oaiErrorBody(err, status, param, code))
+	cl := classify(err)
+	logError(c, err, cl)
+	setRetryAfter(c, cl)
+	c.AbortWithStatusJSON(cl.status, oaiErrorBody(err, cl.status, param, code))
 }
 
 // oaiError is OpenAI's error body; its fields in the order clients have
@@ -312,7 +309,7 @@ func oaiErrorBody(err error, status int, param, code string) oaiError {
 			typ = "server_error"
 		}
 	}
-	e := oaiErrorObject{Message: err.Error(), Type: typ}
+	e := oaiErrorObject{Message: publicMessage(err), Type: typ}
 	if param != "" {
 		e.Param = &param
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/store"
 )
 
 // readyTimeout bounds each dependency check of /readyz, so a hung database
@@ -95,6 +96,17 @@ func (s *Server) pingStore(ctx context.Context) error {
 	return err
 }
 
+// readyError is what /readyz says of a failed check.
+func readyError(err error) string {
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		return "unreachable"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	}
+	return "failed: see the server log"
+}
+
 func (s *Server) handleReady(c *gin.Context) {
 	reply := readyReply{Status: "ready", Version: s.opts.Version}
 	if s.Draining() {
@@ -120,7 +132,9 @@ func (s *Server) handleReady(c *gin.Context) {
 			err := check(ctx)
 			rc := readyCheck{Status: checkOK, LatencyMS: float64(time.Since(start).Microseconds()) / 1000}
 			if err != nil {
-				rc.Status, rc.Error = checkFailed, err.Error()
+				// Which dependency is down, never its address or user:
+				// /readyz needs no key. The log has the error.
+				rc.Status, rc.Error = checkFailed, readyError(err)
 				s.log.Warn("readiness check failed", "check", name, "err", err)
 			}
 			mu.Lock()

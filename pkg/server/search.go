@@ -166,17 +166,17 @@ func (w *searchChatWriter) done(res turn.Result, err error) {
 		return
 	}
 	if err != nil {
-		_ = w.out.Send(searchErrorEvent{Error: err.Error(), Code: errorStatus(err)})
+		_ = w.out.Send(searchErrorEvent{Error: publicMessage(err), Code: errorStatus(err)})
 		return
 	}
 	if res.StoreErr != nil {
-		ev.Error = res.StoreErr.Error()
+		ev.Error = publicMessage(res.StoreErr)
 	}
 	_ = w.out.Send(ev)
 }
 
 func (w *searchChatWriter) fail(_ turn.Result, err error) {
-	w.end(err, func() any { return searchErrorEvent{Error: err.Error(), Code: errorStatus(err)} })
+	w.end(err, func() any { return searchErrorEvent{Error: publicMessage(err), Code: errorStatus(err)} })
 }
 
 // docsEvent builds the sources of an answer in Chatchat's Markdown form

@@ -66,6 +66,7 @@ func (r reply) end(err error, event func() any) {
 		writeError(r.c, err)
 		return
 	}
+	logError(r.c, err, classify(err))
 	_ = r.out.Send(event())
 }
 

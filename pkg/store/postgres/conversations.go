@@ -82,11 +82,11 @@ var migrationSchema = migrate.Schema{
 func (c *Conversations) LockUser(ctx context.Context, userID string) (func(), error) {
 	conn, err := pgx.ConnectConfig(ctx, c.cfg.Copy())
 	if err != nil {
-		return nil, err
+		return nil, unavailable(ctx, err)
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, userLockKey(userID)); err != nil {
 		conn.Close(context.Background())
-		return nil, err
+		return nil, unavailable(ctx, err)
 	}
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

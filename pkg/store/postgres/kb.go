@@ -83,7 +83,7 @@ func OpenKBCatalog(ctx context.Context, dsn string) (*KBCatalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kb.dsn: %w", err)
 	}
-	reg := stdlib.OpenDB(*cfg)
+	reg := sql.OpenDB(newConnector(stdlib.GetConnector(*cfg)))
 	reg.SetMaxOpenConns(4)
 	if _, err := reg.ExecContext(ctx, kbRegistry); err != nil {
 		// Replicas starting at once may race on the catalog; the table is
@@ -208,7 +208,7 @@ func openKBSchema(ctx context.Context, dsn, schema string) (*sql.DB, error) {
 	}
 	admin, err := pgx.ConnectConfig(ctx, cfg.Copy())
 	if err != nil {
-		return nil, fmt.Errorf("connect to the kb store: %w", err)
+		return nil, fmt.Errorf("connect to the kb store: %w", unavailable(ctx, err))
 	}
 	ident := pgx.Identifier{schema}.Sanitize()
 	_, err = admin.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+ident)
@@ -225,7 +225,7 @@ func openKBSchema(ctx context.Context, dsn, schema string) (*sql.DB, error) {
 		}
 	}
 	cfg.RuntimeParams["search_path"] = schema
-	db := sql.OpenDB(&kbConnector{base: stdlib.GetConnector(*cfg), key: kbLockKey(schema)})
+	db := sql.OpenDB(&kbConnector{base: newConnector(stdlib.GetConnector(*cfg)), key: kbLockKey(schema)})
 	db.SetMaxOpenConns(4)
 	// The tables are created in a transaction, under the lock, so replicas
 	// opening a new knowledge base at once do not race on the catalog.
@@ -248,7 +248,7 @@ func openKBSchema(ctx context.Context, dsn, schema string) (*sql.DB, error) {
 func dropKBSchema(ctx context.Context, dsn, schema string) error {
 	c, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return fmt.Errorf("connect to the kb store: %w", err)
+		return fmt.Errorf("connect to the kb store: %w", unavailable(ctx, err))
 	}
 	defer c.Close(ctx)
 	if _, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
@@ -265,46 +265,42 @@ func kbLockKey(schema string) int64 {
 
 // kbConnector makes kbConns.
 type kbConnector struct {
-	base driver.Connector
+	base *connector
 	key  int64
 }
 
 func (c *kbConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.base.Connect(ctx)
+	cn, err := c.base.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sc, ok := conn.(*stdlib.Conn)
-	if !ok {
-		conn.Close()
-		return nil, errors.New("kb store: unexpected driver connection")
-	}
-	return &kbConn{Conn: sc, key: c.key}, nil
+	return &kbConn{conn: cn.(*conn), key: c.key}, nil
 }
 
 func (c *kbConnector) Driver() driver.Driver { return c.base.Driver() }
 
-// kbConn is a pgx connection that numbers "?" placeholders and locks the
-// knowledge base at the start of every transaction.
+// kbConn is a pgx connection (a conn: failures to reach the server marked)
+// that numbers "?" placeholders and locks the knowledge base at the start
+// of every transaction.
 type kbConn struct {
-	*stdlib.Conn
+	*conn
 	key int64
 }
 
 func (c *kbConn) Prepare(query string) (driver.Stmt, error) {
-	return c.Conn.Prepare(Rebind(query))
+	return c.conn.Prepare(Rebind(query))
 }
 
 func (c *kbConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, Rebind(query))
+	return c.conn.PrepareContext(ctx, Rebind(query))
 }
 
 func (c *kbConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, Rebind(query), args)
+	return c.conn.ExecContext(ctx, Rebind(query), args)
 }
 
 func (c *kbConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, Rebind(query), args)
+	return c.conn.QueryContext(ctx, Rebind(query), args)
 }
 
 func (c *kbConn) Begin() (driver.Tx, error) {
@@ -312,11 +308,11 @@ func (c *kbConn) Begin() (driver.Tx, error) {
 }
 
 func (c *kbConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	tx, err := c.Conn.BeginTx(ctx, opts)
+	tx, err := c.conn.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.Conn.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, []driver.NamedValue{{Ordinal: 1, Value: c.key}}); err != nil {
+	if _, err := c.conn.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, []driver.NamedValue{{Ordinal: 1, Value: c.key}}); err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("lock knowledge base: %w", err)
 	}

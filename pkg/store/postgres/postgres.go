@@ -8,7 +8,9 @@
 // driver: the SQL the stores share lives in the packages that own the data,
 // written with SQLite's "?" placeholders on database/sql, and this package
 // opens the connections, migrates the schemas, numbers the placeholders
-// (Rebind) and says how PostgreSQL's dialect differs. To keep the tables
+// (Rebind) and says how PostgreSQL's dialect differs. Its connections mark
+// the failures to reach the server with store.ErrUnavailable, which the
+// HTTP server answers with 503. To keep the tables
 // in a schema other than public, add search_path to the DSN
 // (postgres://host/db?search_path=mixchat).
 package postgres
@@ -39,7 +41,9 @@ func open(ctx context.Context, dsn string, maxConns int) (*sql.DB, *pgx.ConnConf
 		maxConns = int(pcfg.MaxConns)
 	}
 	cfg := pcfg.ConnConfig
-	db := stdlib.OpenDB(*cfg.Copy())
+	// Failures to reach the server are marked store.ErrUnavailable, so
+	// the server answers them with 503 and keeps their detail in its log.
+	db := sql.OpenDB(newConnector(stdlib.GetConnector(*cfg.Copy())))
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	if err := db.PingContext(ctx); err != nil {
