@@ -258,7 +258,7 @@ func (h *HNSW) AddBatch(ids []string, vecs [][]float32) error {
 func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.grow(len(ids))
+	h.grow(len(ids), false)
 	nodes := make([]uint32, len(ids))
 	for i := range ids {
 		nodes[i] = h.place(ids[i], vecs[i])
@@ -292,14 +292,60 @@ func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 	wg.Wait()
 }
 
-// grow reserves room for n more nodes.
-func (h *HNSW) grow(n int) {
-	h.ids = slices.Grow(h.ids, n)
-	h.deleted = slices.Grow(h.deleted, n)
-	h.levels = slices.Grow(h.levels, n)
-	h.upper = slices.Grow(h.upper, n)
-	h.vecs = slices.Grow(h.vecs, n*h.dim)
-	h.base = slices.Grow(h.base, n*(1+h.m0()))
+// Reserve makes room for n more vectors at once, so that adding them in
+// batches does not grow (and copy) the index's arrays batch after batch.
+func (h *HNSW) Reserve(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.grow(n, true)
+}
+
+// grow reserves room for n more nodes: exactly (Reserve, whose caller
+// knows how many will come), else with a quarter more, so that batch after
+// batch the large arrays are copied a few times rather than each time.
+func (h *HNSW) grow(n int, exact bool) {
+	if !exact && n <= cap(h.ids)-len(h.ids) {
+		return
+	}
+	if !exact {
+		n = max(n, len(h.ids)/4)
+	}
+	h.ids = growTo(h.ids, n)
+	h.deleted = growTo(h.deleted, n)
+	h.levels = growTo(h.levels, n)
+	h.upper = growTo(h.upper, n)
+	h.vecs = growTo(h.vecs, n*h.dim)
+	h.base = growTo(h.base, n*(1+h.m0()))
+}
+
+// growTo returns s with room for n more elements, reallocating to exactly
+// len+n when it lacks it.
+func growTo[E any](s []E, n int) []E {
+	if n <= cap(s)-len(s) {
+		return s
+	}
+	t := make([]E, len(s), len(s)+n)
+	copy(t, s)
+	return t
+}
+
+// Has reports whether a vector is stored under id.
+func (h *HNSW) Has(id string) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	_, ok := h.slot[id]
+	return ok
+}
+
+// IDs returns the ids of the stored vectors, in no particular order.
+func (h *HNSW) IDs() []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ids := make([]string, 0, len(h.slot))
+	for id := range h.slot {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // place appends a node for id with a normalised copy of v and a random
