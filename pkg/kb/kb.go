@@ -405,7 +405,7 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 		// rows they do not all hold (its writes interleaved with others'):
 		// the indexes are built from the rows instead. The first search
 		// then checks them against the rows (refresh).
-		for _, f := range []string{lexSnapshot, vecSnapshot} {
+		for _, f := range []string{lexSnapshot, vecSnapshot, vecLogFile} {
 			if err := os.Remove(filepath.Join(s.cfg.kbDir(name), f)); err != nil && !os.IsNotExist(err) {
 				db.Close()
 				return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
