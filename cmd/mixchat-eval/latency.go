@@ -22,7 +22,7 @@ import (
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 const evalLatencyUsage = `mixchat-eval latency [flags]
@@ -320,15 +320,15 @@ type evalAnswerer struct {
 	models *llm.Registry
 }
 
-func (a evalAnswerer) Answer(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+func (a evalAnswerer) Answer(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + a.from + "] " + q.Retrieval()}}}
 	resp, err := llm.Generate(ctx, a.models, req, fn)
 	srcs, _ := a.Retrieve(ctx, q)
-	return mix.Answer{From: a.from, Text: resp.Text, Sources: srcs, Response: resp}, err
+	return rag.Answer{From: a.from, Text: resp.Text, Sources: srcs, Response: resp}, err
 }
 
-func (a evalAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, error) {
-	return []mix.Source{
+func (a evalAnswerer) Retrieve(ctx context.Context, q rag.Query) ([]rag.Source, error) {
+	return []rag.Source{
 		{Title: a.from + " 1", Snippet: "乾：元，亨，利，贞。", Score: 0.9},
 		{Title: a.from + " 2", Snippet: "天行健，君子以自强不息。", Score: 0.8},
 	}, nil
@@ -349,13 +349,13 @@ func startEvalApp(ctx context.Context, dataDir, upstream string, serial bool) (*
 	}
 	return startEvalLoopback(ctx, cfg, app.Options{
 		LLMHTTPClient: pool(),
-		Answerers: func(models *llm.Registry, answerers map[string]mix.Answerer) {
-			answerers[mix.KB] = evalAnswerer{from: mix.KB, models: models}
-			answerers[mix.Search] = evalAnswerer{from: mix.Search, models: models}
+		Answerers: func(models *llm.Registry, answerers map[string]rag.Answerer) {
+			answerers[rag.KB] = evalAnswerer{from: rag.KB, models: models}
+			answerers[rag.Search] = evalAnswerer{from: rag.Search, models: models}
 			if serial {
 				var turn sync.Mutex
 				for name, a := range answerers {
-					answerers[name] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+					answerers[name] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 						turn.Lock()
 						defer turn.Unlock()
 						return a.Answer(ctx, q, fn)

@@ -24,6 +24,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/server"
 )
@@ -39,9 +40,9 @@ type Options struct {
 	// benchmark with many connections to one upstream sizes its pool).
 	LLMHTTPClient *http.Client
 	// Answerers, when set, may replace or wrap mix_chat's answerers (keyed
-	// by mix.LLM, mix.KB, mix.Search) before they are measured and handed
+	// by rag.LLM, rag.KB, rag.Search) before they are measured and handed
 	// to the mixer. Only benchmarks set it; models is the app's registry.
-	Answerers func(models *llm.Registry, answerers map[string]mix.Answerer)
+	Answerers func(models *llm.Registry, answerers map[string]rag.Answerer)
 }
 
 // App is mixchat wired from a configuration. Close it when done.
@@ -127,7 +128,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	answerers := map[string]mix.Answerer{mix.LLM: answerer, mix.KB: a.KB, mix.Search: searcher}
+	answerers := map[string]rag.Answerer{rag.LLM: answerer, rag.KB: a.KB, rag.Search: searcher}
 	if opts.Answerers != nil {
 		opts.Answerers(a.Models, answerers)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // TestServe wires the app from the defaults on a fresh data directory,
@@ -68,16 +68,16 @@ func TestAnswerersHook(t *testing.T) {
 	cfg.Server.DataDir = t.TempDir()
 	var seen []string
 	var called atomic.Int32
-	a, err := New(context.Background(), cfg, Options{Answerers: func(models *llm.Registry, answerers map[string]mix.Answerer) {
+	a, err := New(context.Background(), cfg, Options{Answerers: func(models *llm.Registry, answerers map[string]rag.Answerer) {
 		if models == nil {
 			t.Error("no models")
 		}
 		for name := range answerers {
 			seen = append(seen, name)
 		}
-		answerers[mix.KB] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+		answerers[rag.KB] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 			called.Add(1)
-			return mix.Answer{From: mix.KB, Text: "乾：元，亨，利，贞。"}, nil
+			return rag.Answer{From: rag.KB, Text: "乾：元，亨，利，贞。"}, nil
 		})
 	}})
 	if err != nil {
@@ -85,7 +85,7 @@ func TestAnswerersHook(t *testing.T) {
 	}
 	defer a.Close()
 	slices.Sort(seen)
-	if strings.Join(seen, ",") != strings.Join([]string{mix.KB, mix.LLM, mix.Search}, ",") {
+	if strings.Join(seen, ",") != strings.Join([]string{rag.KB, rag.LLM, rag.Search}, ",") {
 		t.Errorf("hook saw %v", seen)
 	}
 	srv := httptest.NewServer(a.Server.Handler())

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -39,7 +39,7 @@ func New(models llm.Models, opts Options) *Answerer {
 	return &Answerer{models: models, opts: opts}
 }
 
-var _ mix.Answerer = (*Answerer)(nil)
+var _ rag.Answerer = (*Answerer)(nil)
 
 // promptData is what the llm_chat templates see.
 type promptData struct {
@@ -81,7 +81,7 @@ func Transcript(history []llm.Message) []string {
 // transcript (such as "default") gets the history as separate messages before
 // it. Without history, the template "default" (or q.PromptName) renders the
 // question alone.
-func (a *Answerer) Request(q mix.Query) (llm.Request, error) {
+func (a *Answerer) Request(q rag.Query) (llm.Request, error) {
 	name := q.PromptName
 	var dialog []llm.Message
 	var system []llm.Message
@@ -131,18 +131,18 @@ func (a *Answerer) Request(q mix.Query) (llm.Request, error) {
 }
 
 // Answer asks the model. With fn it streams the reply through fn.
-func (a *Answerer) Answer(ctx context.Context, q mix.Query, fn func(delta string) error) (mix.Answer, error) {
+func (a *Answerer) Answer(ctx context.Context, q rag.Query, fn func(delta string) error) (rag.Answer, error) {
 	req, err := a.Request(q)
 	if err != nil {
-		return mix.Answer{}, err
+		return rag.Answer{}, err
 	}
 	model, name, err := a.models.Get(q.Model)
 	if err != nil {
-		return mix.Answer{}, err
+		return rag.Answer{}, err
 	}
 	req.Model = name
 	resp, err := llm.Generate(ctx, model, req, fn)
-	ans := mix.Answer{From: "llm", Text: resp.Text, Response: resp}
+	ans := rag.Answer{From: "llm", Text: resp.Text, Response: resp}
 	if err != nil {
 		return ans, fmt.Errorf("llm chat: %w", err)
 	}

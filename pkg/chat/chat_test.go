@@ -9,7 +9,7 @@ import (
 
 	goldenfile "github.com/mixchat/mixchat/internal/golden"
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // golden compares got with testdata/name, or writes it with -update.
@@ -63,13 +63,13 @@ func TestRequestPrompts(t *testing.T) {
 	a := New(models{}, Options{})
 	tests := []struct {
 		name   string
-		q      mix.Query
+		q      rag.Query
 		golden string
 		msgs   int
 	}{
-		{"memory uses with_history", mix.Query{Text: "我叫什么名字？", History: history}, "with_history.golden", 2},
-		{"no history uses default", mix.Query{Text: "乾卦是什么？"}, "default.golden", 1},
-		{"default prompt sends history as messages", mix.Query{Text: "我叫什么名字？", History: history, PromptName: "default"}, "default_history.golden", 4},
+		{"memory uses with_history", rag.Query{Text: "我叫什么名字？", History: history}, "with_history.golden", 2},
+		{"no history uses default", rag.Query{Text: "乾卦是什么？"}, "default.golden", 1},
+		{"default prompt sends history as messages", rag.Query{Text: "我叫什么名字？", History: history, PromptName: "default"}, "default_history.golden", 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,14 +92,14 @@ func TestRequestPrompts(t *testing.T) {
 	}
 	// The prompt keeps the question as asked; the extractive model's hint
 	// is the standalone question when the turn has one.
-	req, err := a.Request(mix.Query{Text: "那九二呢？", Standalone: "乾卦的九二爻辞是什么？", History: history})
+	req, err := a.Request(rag.Query{Text: "那九二呢？", Standalone: "乾卦的九二爻辞是什么？", History: history})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if req.Question != "乾卦的九二爻辞是什么？" || !strings.Contains(req.Messages[len(req.Messages)-1].Content, "那九二呢？") {
 		t.Errorf("with a standalone question: hint %q, prompt %q", req.Question, req.Messages[len(req.Messages)-1].Content)
 	}
-	if _, err := a.Request(mix.Query{Text: "x", PromptName: "nope"}); err == nil || !strings.Contains(err.Error(), "with_history") {
+	if _, err := a.Request(rag.Query{Text: "x", PromptName: "nope"}); err == nil || !strings.Contains(err.Error(), "with_history") {
 		t.Errorf("unknown prompt: %v, want an error listing the templates", err)
 	}
 }
@@ -109,7 +109,7 @@ func TestAnswer(t *testing.T) {
 	temp := float32(0.2)
 	a := New(models{"m": m}, Options{Temperature: &temp, MaxTokens: 100})
 	var streamed strings.Builder
-	ans, err := a.Answer(context.Background(), mix.Query{Text: "我叫什么名字？", History: history, MaxTokens: 50}, func(d string) error {
+	ans, err := a.Answer(context.Background(), rag.Query{Text: "我叫什么名字？", History: history, MaxTokens: 50}, func(d string) error {
 		streamed.WriteString(d)
 		return nil
 	})
@@ -126,16 +126,16 @@ func TestAnswer(t *testing.T) {
 		t.Errorf("context hint = %q", m.got.Context)
 	}
 
-	if _, err := a.Answer(context.Background(), mix.Query{Text: "x", Model: "gpt-9"}, nil); err == nil {
+	if _, err := a.Answer(context.Background(), rag.Query{Text: "x", Model: "gpt-9"}, nil); err == nil {
 		t.Error("unknown model: no error")
 	}
 	m.err = errors.New("upstream down")
-	if _, err := a.Answer(context.Background(), mix.Query{Text: "x"}, nil); err == nil || !strings.Contains(err.Error(), "llm chat: upstream down") {
+	if _, err := a.Answer(context.Background(), rag.Query{Text: "x"}, nil); err == nil || !strings.Contains(err.Error(), "llm chat: upstream down") {
 		t.Errorf("upstream error = %v", err)
 	}
 	stop := errors.New("client gone")
 	m.err = nil
-	if _, err := a.Answer(context.Background(), mix.Query{Text: "x"}, func(string) error { return stop }); !errors.Is(err, stop) {
+	if _, err := a.Answer(context.Background(), rag.Query{Text: "x"}, func(string) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("callback error = %v, want it returned", err)
 	}
 }

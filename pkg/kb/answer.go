@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -46,7 +46,7 @@ type ChatRequest struct {
 
 // ChatReply is the answer with the chunks it rests on.
 type ChatReply struct {
-	mix.Answer
+	rag.Answer
 	Results []Result
 	// BestRelevance is the relevance of the best chunk found, before the
 	// threshold MinRelevance was applied (0: nothing matched at all).
@@ -140,10 +140,10 @@ func Request(req ChatRequest, results []Result) (llm.Request, bool, error) {
 
 // Sources turns results into the answer's sources (file, download link,
 // relevance, text).
-func Sources(rs []Result) []mix.Source {
-	out := make([]mix.Source, len(rs))
+func Sources(rs []Result) []rag.Source {
+	out := make([]rag.Source, len(rs))
 	for i, r := range rs {
-		out[i] = mix.Source{
+		out[i] = rag.Source{
 			Title: r.File, URL: DownloadPath(r.KnowledgeBase, r.File), Snippet: r.Text,
 			Score: r.Relevance, KB: r.KnowledgeBase, File: r.File,
 		}
@@ -186,7 +186,7 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 	lreq.Model = name
 	resp, err := llm.Generate(ctx, model, lreq, fn)
 	reply := ChatReply{
-		Answer:        mix.Answer{From: "kb", Text: resp.Text, Sources: Sources(results), Empty: empty, Response: resp},
+		Answer:        rag.Answer{From: "kb", Text: resp.Text, Sources: Sources(results), Empty: empty, Response: resp},
 		Results:       results,
 		BestRelevance: best,
 		MinRelevance:  req.MinRelevance,
@@ -209,7 +209,7 @@ func refusalReason(best, minRel float64) string {
 	return fmt.Sprintf("the best relevance %.3f is below the threshold %.3f", best, minRel)
 }
 
-var _ mix.Answerer = (*Service)(nil)
+var _ rag.Answerer = (*Service)(nil)
 
 // Answer is the knowledge-base answerer of mix_chat: it retrieves with the
 // standalone question (q.Retrieval()) from q.KnowledgeBases, or the
@@ -218,13 +218,13 @@ var _ mix.Answerer = (*Service)(nil)
 // answers from them with the strict prompt; when none does it says so,
 // marked Empty, without a model call. The conversation's history is left
 // out unless kb.history is set.
-func (s *Service) Answer(ctx context.Context, q mix.Query, fn func(delta string) error) (mix.Answer, error) {
+func (s *Service) Answer(ctx context.Context, q rag.Query, fn func(delta string) error) (rag.Answer, error) {
 	kbs := q.KnowledgeBases
 	if len(kbs) == 0 {
 		kbs = s.cfg.DefaultKnowledgeBases
 	}
 	if len(kbs) == 0 {
-		return mix.Answer{From: "kb"}, fmt.Errorf("%w: no knowledge base named: pass knowledge_base_name or set kb.default_knowledge_bases", ErrBadRequest)
+		return rag.Answer{From: "kb"}, fmt.Errorf("%w: no knowledge base named: pass knowledge_base_name or set kb.default_knowledge_bases", ErrBadRequest)
 	}
 	minRel := q.ScoreThreshold
 	if minRel <= 0 {

@@ -1,7 +1,7 @@
 package kb
 
 import (
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -16,7 +16,7 @@ func nothingFound(question string, fn func(delta string) error) (ChatReply, erro
 			break
 		}
 	}
-	reply := ChatReply{Answer: mix.Answer{From: "kb", Text: msg, Empty: true}}
+	reply := ChatReply{Answer: rag.Answer{From: "kb", Text: msg, Empty: true}}
 	if fn != nil {
 		if err := fn(msg); err != nil {
 			return reply, err

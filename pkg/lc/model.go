@@ -11,7 +11,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // The models a mixchat server offers on /v1 (GET /v1/models lists those
@@ -59,7 +59,7 @@ type Extra struct {
 type Answer struct {
 	From     string       `json:"from"` // llm, kb or search
 	Text     string       `json:"text"`
-	Sources  []mix.Source `json:"sources,omitempty"`
+	Sources  []rag.Source `json:"sources,omitempty"`
 	Empty    bool         `json:"empty,omitempty"` // retrieval found nothing
 	Model    string       `json:"model,omitempty"`
 	Error    string       `json:"error,omitempty"`
@@ -67,8 +67,8 @@ type Answer struct {
 }
 
 // Sources are the sources of every answer, in order.
-func (e *Extra) Sources() []mix.Source {
-	var out []mix.Source
+func (e *Extra) Sources() []rag.Source {
+	var out []rag.Source
 	for _, a := range e.Answers {
 		out = append(out, a.Sources...)
 	}

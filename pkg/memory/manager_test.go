@@ -12,7 +12,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
@@ -297,7 +297,7 @@ func TestRememberName(t *testing.T) {
 	for _, strategy := range m.Strategies() {
 		t.Run(strategy, func(t *testing.T) {
 			conv := "name-" + strategy
-			first, err := answerer.Answer(ctx, mix.Query{Text: "我的名字是李雷。"}, nil)
+			first, err := answerer.Answer(ctx, rag.Query{Text: "我的名字是李雷。"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +310,7 @@ func TestRememberName(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ans, err := answerer.Answer(ctx, mix.Query{Text: "我叫什么名字？", History: history}, nil)
+				ans, err := answerer.Answer(ctx, rag.Query{Text: "我叫什么名字？", History: history}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

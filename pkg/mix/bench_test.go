@@ -14,6 +14,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 var benchLatency = flag.Duration("latency", 100*time.Millisecond, "latency of every LLM call in BenchmarkMixLatency")
@@ -32,24 +33,24 @@ func benchMixer(b *testing.B, latency time.Duration, serial bool) *mix.Mixer {
 	models := llm.NewRegistry("test")
 	models.Add("test", llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: up.URL(), Model: "test", Timeout: time.Minute, HTTPClient: hc}))
 	var turn sync.Mutex
-	wrap := func(a mix.Answerer) mix.Answerer {
+	wrap := func(a rag.Answerer) rag.Answerer {
 		if !serial {
 			return a
 		}
-		return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+		return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 			turn.Lock()
 			defer turn.Unlock()
 			return a.Answer(ctx, q, fn)
 		})
 	}
-	oneCall := func(from string) mix.Answerer {
-		return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	oneCall := func(from string) rag.Answerer {
+		return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 			resp, err := models.Complete(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: q.Retrieval()}}})
-			return mix.Answer{From: from, Text: resp.Text, Response: resp, Sources: []mix.Source{{Title: from, Snippet: resp.Text}}}, err
+			return rag.Answer{From: from, Text: resp.Text, Response: resp, Sources: []rag.Source{{Title: from, Snippet: resp.Text}}}, err
 		})
 	}
-	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{
-		mix.LLM: wrap(chat.New(models, chat.Options{})), mix.KB: wrap(oneCall(mix.KB)), mix.Search: wrap(oneCall(mix.Search)),
+	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{
+		rag.LLM: wrap(chat.New(models, chat.Options{})), rag.KB: wrap(oneCall(rag.KB)), rag.Search: wrap(oneCall(rag.Search)),
 	}})
 	if err != nil {
 		b.Fatal(err)
@@ -75,7 +76,7 @@ func BenchmarkMixLatency(b *testing.B) {
 			var wall, first, bound time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				res, err := m.Mix(context.Background(), mix.Request{Query: mix.Query{Text: "乾卦是什么意思？"}}, func(mix.Event) error { return nil })
+				res, err := m.Mix(context.Background(), mix.Request{Query: rag.Query{Text: "乾卦是什么意思？"}}, func(mix.Event) error { return nil })
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -110,7 +111,7 @@ func BenchmarkMixOverhead(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := m.Mix(context.Background(), mix.Request{Query: mix.Query{Text: "乾卦是什么意思？"}}, func(mix.Event) error { return nil })
+		res, err := m.Mix(context.Background(), mix.Request{Query: rag.Query{Text: "乾卦是什么意思？"}}, func(mix.Event) error { return nil })
 		if err != nil {
 			b.Fatal(err)
 		}

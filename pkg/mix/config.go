@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -85,11 +86,11 @@ type Timeouts struct {
 // For returns the timeout of the answerer called name.
 func (t Timeouts) For(name string) time.Duration {
 	switch name {
-	case LLM:
+	case rag.LLM:
 		return t.LLM
-	case KB:
+	case rag.KB:
 		return t.KB
-	case Search:
+	case rag.Search:
 		return t.Search
 	}
 	return 0
@@ -103,7 +104,7 @@ const DefaultEvidenceTokens = 400
 // the Zhouyi persona.
 func DefaultConfig() Config {
 	return Config{
-		Answerers: []string{LLM, KB, Search},
+		Answerers: []string{rag.LLM, rag.KB, rag.Search},
 		Timeouts: Timeouts{
 			LLM: 60 * time.Second, KB: 60 * time.Second, Search: 60 * time.Second,
 			Condense: 20 * time.Second, Fusion: 0,
@@ -119,7 +120,7 @@ func DefaultConfig() Config {
 
 // KnownAnswerers are the answerer names Config.Answerers and requests may
 // use.
-var KnownAnswerers = []string{LLM, KB, Search}
+var KnownAnswerers = []string{rag.LLM, rag.KB, rag.Search}
 
 // Validate checks c; every message names the field (under "mix.") and what
 // is allowed.

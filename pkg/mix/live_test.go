@@ -10,6 +10,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // TestMixStreamsAnswers checks that the intermediate answers stream as
@@ -20,13 +21,13 @@ func TestMixStreamsAnswers(t *testing.T) {
 	var mu sync.Mutex
 	firsts := 0
 	all := make(chan struct{})
-	growing := func(from string, pieces ...string) mix.Answerer {
-		return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	growing := func(from string, pieces ...string) rag.Answerer {
+		return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 			if fn == nil {
-				return mix.Answer{}, errors.New(from + ": asked without a stream callback")
+				return rag.Answer{}, errors.New(from + ": asked without a stream callback")
 			}
 			if err := fn(pieces[0]); err != nil {
-				return mix.Answer{}, err
+				return rag.Answer{}, err
 			}
 			mu.Lock()
 			if firsts++; firsts == 3 {
@@ -36,19 +37,19 @@ func TestMixStreamsAnswers(t *testing.T) {
 			select {
 			case <-all:
 			case <-time.After(5 * time.Second):
-				return mix.Answer{}, errors.New(from + ": the others' first pieces never came")
+				return rag.Answer{}, errors.New(from + ": the others' first pieces never came")
 			}
 			for _, p := range pieces[1:] {
 				if err := fn(p); err != nil {
-					return mix.Answer{}, err
+					return rag.Answer{}, err
 				}
 			}
-			return mix.Answer{From: from, Text: strings.Join(pieces, "")}, nil
+			return rag.Answer{From: from, Text: strings.Join(pieces, "")}, nil
 		})
 	}
-	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: map[string]mix.Answerer{
-		mix.LLM: growing(mix.LLM, "乾为天，", "六爻皆阳。"), mix.KB: growing(mix.KB, "《周易》：", "乾，元亨利贞。"),
-		mix.Search: growing(mix.Search, "网上说", "乾卦代表天。"),
+	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: map[string]rag.Answerer{
+		rag.LLM: growing(rag.LLM, "乾为天，", "六爻皆阳。"), rag.KB: growing(rag.KB, "《周易》：", "乾，元亨利贞。"),
+		rag.Search: growing(rag.Search, "网上说", "乾卦代表天。"),
 	}})
 	var rec recorder
 	res, err := m.Mix(context.Background(), question("乾卦是什么意思？"), rec.fn)
@@ -120,22 +121,22 @@ func TestMixAnswererHistory(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			seen := map[string]int{}
-			spy := func(from string) mix.Answerer {
-				return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+			spy := func(from string) rag.Answerer {
+				return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 					mu.Lock()
 					seen[from] = len(q.History)
 					mu.Unlock()
-					return mix.Answer{From: from, Text: from + "：元亨利贞"}, nil
+					return rag.Answer{From: from, Text: from + "：元亨利贞"}, nil
 				})
 			}
 			cfg := mix.DefaultConfig()
 			cfg.AnswererHistory = tt.setting
 			m := newMixer(t, cfg, mix.Deps{Models: registry(fuser()), Condenser: tt.condenser,
-				Answerers: map[string]mix.Answerer{mix.LLM: spy(mix.LLM), mix.KB: spy(mix.KB), mix.Search: spy(mix.Search)}})
-			if _, err := m.Mix(context.Background(), mix.Request{Query: mix.Query{Text: "它的卦辞呢？", History: history}}, nil); err != nil {
+				Answerers: map[string]rag.Answerer{rag.LLM: spy(rag.LLM), rag.KB: spy(rag.KB), rag.Search: spy(rag.Search)}})
+			if _, err := m.Mix(context.Background(), mix.Request{Query: rag.Query{Text: "它的卦辞呢？", History: history}}, nil); err != nil {
 				t.Fatal(err)
 			}
-			if seen[mix.KB] != tt.want || seen[mix.Search] != tt.want || seen[mix.LLM] != 2 {
+			if seen[rag.KB] != tt.want || seen[rag.Search] != tt.want || seen[rag.LLM] != 2 {
 				t.Errorf("history messages seen: %v; want kb and search %d, llm 2", seen, tt.want)
 			}
 		})
@@ -152,12 +153,12 @@ func TestMixAnswererHistory(t *testing.T) {
 func TestMixContextSharedEvidence(t *testing.T) {
 	model := fuser()
 	shared := "乾：元，亨，利，贞。\n初九：潜龙勿用。"
-	kb := &retrieverAnswerer{Answerer: failing(errors.New("not called")), srcs: []mix.Source{{Title: "zhouyi.txt", Snippet: shared, KB: "zhouyi"}}}
-	web := &retrieverAnswerer{Answerer: failing(errors.New("not called")), srcs: []mix.Source{
+	kb := &retrieverAnswerer{Answerer: failing(errors.New("not called")), srcs: []rag.Source{{Title: "zhouyi.txt", Snippet: shared, KB: "zhouyi"}}}
+	web := &retrieverAnswerer{Answerer: failing(errors.New("not called")), srcs: []rag.Source{
 		{Title: "zhouyi.txt", URL: "file:///kb/zhouyi.txt", Snippet: "初九：潜龙勿用。"},
 		{Title: "乾卦", URL: "https://example.org/qian", Snippet: "乾卦代表天。"},
 	}}
-	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Answerers: map[string]mix.Answerer{mix.KB: kb, mix.Search: web}})
+	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Answerers: map[string]rag.Answerer{rag.KB: kb, rag.Search: web}})
 	req := question("乾卦是什么意思？")
 	req.Fusion = mix.FusionContext
 	res, err := m.Mix(context.Background(), req, nil)
@@ -176,42 +177,6 @@ func TestMixContextSharedEvidence(t *testing.T) {
 	}
 }
 
-func TestFitEvidence(t *testing.T) {
-	long := strings.Repeat("乾元亨利贞。", 50) // 300 tokens
-	for _, tt := range []struct {
-		name   string
-		texts  []string
-		budget int
-		want   []int // the runes kept of each text; -1: whole
-	}{
-		{"no limit", []string{long, long}, 0, []int{-1, -1}},
-		{"all fit", []string{"乾。", "坤。"}, 10, []int{-1, -1}},
-		{"the second cut", []string{long, long}, 400, []int{-1, 100}},
-		{"too little left for the second", []string{long, long}, 320, []int{-1}},
-		{"the first cut", []string{long, "坤。"}, 100, []int{100}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			got := mix.FitEvidence(tt.texts, tt.budget)
-			if len(got) != len(tt.want) {
-				t.Fatalf("kept %d texts, want %d", len(got), len(tt.want))
-			}
-			total := 0
-			for i, g := range got {
-				total += llm.Estimate(g)
-				if tt.want[i] < 0 && g != tt.texts[i] {
-					t.Errorf("text %d changed: %q", i, g)
-				}
-				if tt.want[i] >= 0 && (!strings.HasSuffix(g, "…") || !strings.HasPrefix(tt.texts[i], strings.TrimSuffix(g, "…"))) {
-					t.Errorf("text %d = %q, want a prefix cut with …", i, g)
-				}
-			}
-			if tt.budget > 0 && total > tt.budget {
-				t.Errorf("kept %d tokens, over the budget of %d", total, tt.budget)
-			}
-		})
-	}
-}
-
 // TestMixPromptHistory checks that once the condenser read the history,
 // the fusion prompt gets its context, not the dialog (unless
 // answerer_history is "all"), and that local file links stay out of the
@@ -225,12 +190,12 @@ func TestMixPromptHistory(t *testing.T) {
 		model := fuser()
 		cfg := mix.DefaultConfig()
 		cfg.AnswererHistory = setting
-		web := &retrieverAnswerer{Answerer: failing(errors.New("not called")), srcs: []mix.Source{
+		web := &retrieverAnswerer{Answerer: failing(errors.New("not called")), srcs: []rag.Source{
 			{Title: "说卦传", URL: "file:///data/search/%E8%AF%B4%E5%8D%A6.md", Snippet: "乾为天。"},
 			{Title: "乾卦", URL: "https://example.org/%E4%B9%BE", Snippet: "乾卦代表天。"},
 		}}
-		m := newMixer(t, cfg, mix.Deps{Models: registry(model), Condenser: cond, Answerers: map[string]mix.Answerer{mix.Search: web}})
-		req := mix.Request{Query: mix.Query{Text: "它的卦辞呢？", History: history}, Fusion: mix.FusionContext}
+		m := newMixer(t, cfg, mix.Deps{Models: registry(model), Condenser: cond, Answerers: map[string]rag.Answerer{rag.Search: web}})
+		req := mix.Request{Query: rag.Query{Text: "它的卦辞呢？", History: history}, Fusion: mix.FusionContext}
 		if _, err := m.Mix(context.Background(), req, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -13,18 +12,19 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/prompts"
 )
 
-// Deps are what a Mixer works with. A nil pointer held in any of its
-// interfaces counts as nil.
+// Deps are what a Mixer works with. What the caller does not have it leaves
+// out (a nil interface, never a nil pointer in one).
 type Deps struct {
 	// Models resolves the fusion model; required.
 	Models llm.Models
 	// Answerers by name ("llm", "kb", "search"). An answerer the
 	// configuration enables but that is missing here (say, no knowledge
 	// base is configured) is off.
-	Answerers map[string]Answerer
+	Answerers map[string]rag.Answerer
 	// Condenser rewrites follow-up questions; nil leaves them as asked.
 	Condenser Condenser
 }
@@ -36,7 +36,7 @@ type Mixer struct {
 	cfg       Config
 	models    llm.Models
 	names     []string // enabled and available, in the configuration's order
-	answerers map[string]Answerer
+	answerers map[string]rag.Answerer
 	condenser Condenser
 }
 
@@ -52,15 +52,13 @@ func New(cfg Config, deps Deps) (*Mixer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if IsNil(deps.Models) {
+	if deps.Models == nil {
 		return nil, errors.New("mix: no models to fuse with")
 	}
-	m := &Mixer{cfg: cfg, models: deps.Models, answerers: map[string]Answerer{}}
-	if !IsNil(deps.Condenser) {
-		m.condenser = deps.Condenser
-	}
+	m := &Mixer{cfg: cfg, models: deps.Models, answerers: map[string]rag.Answerer{}}
+	m.condenser = deps.Condenser
 	for _, name := range cfg.Answerers {
-		if a := deps.Answerers[name]; !IsNil(a) {
+		if a := deps.Answerers[name]; a != nil {
 			m.names = append(m.names, name)
 			m.answerers[name] = a
 		}
@@ -69,21 +67,6 @@ func New(cfg Config, deps Deps) (*Mixer, error) {
 		return nil, fmt.Errorf("mix: none of the enabled answerers (%s) is available", strings.Join(cfg.Answerers, ", "))
 	}
 	return m, nil
-}
-
-// IsNil reports whether a is nil or holds a nil pointer, map, func, slice or
-// interface (a *kb.Service left nil because no knowledge base is configured).
-// The Mixer skips such dependencies, and obs does not wrap them.
-func IsNil(a any) bool {
-	if a == nil {
-		return true
-	}
-	v := reflect.ValueOf(a)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Interface, reflect.Slice:
-		return v.IsNil()
-	}
-	return false
 }
 
 // Answerers returns the names of the answerers this Mixer runs by default,
@@ -98,7 +81,7 @@ type Request struct {
 	// Query is what the answerers are asked, with the history the caller
 	// recalled (pkg/turn). The Mixer rewrites a follow-up question into
 	// Query.Standalone, unless the caller set it already.
-	Query Query
+	Query rag.Query
 	// Answerers switches answerers for this request; nil means the
 	// deployment's. Each must be enabled in the deployment.
 	Answerers []string
@@ -354,7 +337,7 @@ func (m *Mixer) Mix(ctx context.Context, req Request, fn func(Event) error) (res
 // instead).
 func retrieves(names []string) bool {
 	for _, n := range names {
-		if n != LLM {
+		if n != rag.LLM {
 			return true
 		}
 	}
@@ -365,8 +348,8 @@ func retrieves(names []string) bool {
 // answerers (which search with the standalone question) see the history
 // only as mix.answerer_history says; by default none once the question
 // was rewritten.
-func (m *Mixer) answererQuery(q Query, name string, rewrote bool) Query {
-	if name == LLM {
+func (m *Mixer) answererQuery(q rag.Query, name string, rewrote bool) rag.Query {
+	if name == rag.LLM {
 		return q
 	}
 	if q.EvidenceTokens == 0 {
@@ -388,7 +371,7 @@ func (m *Mixer) answererQuery(q Query, name string, rewrote bool) Query {
 // answerAndFuse is the "answers" mode: fan out, then fuse. Each answer
 // streams as answer_delta events while it is written, so the first text
 // reaches the client at the model's first-token time.
-func (m *Mixer) answerAndFuse(ctx context.Context, req Request, q Query, names []string, rewrote bool, res *Result, em *emitter, start time.Time) error {
+func (m *Mixer) answerAndFuse(ctx context.Context, req Request, q rag.Query, names []string, rewrote bool, res *Result, em *emitter, start time.Time) error {
 	// With a single answerer its reply is the reply: stream it as it comes.
 	direct := len(names) == 1 && em.fn != nil
 	var streamed strings.Builder
@@ -404,7 +387,7 @@ func (m *Mixer) answerAndFuse(ctx context.Context, req Request, q Query, names [
 	}
 	t := time.Now()
 	res.Answers = make([]Outcome, len(names))
-	err := m.fanOut(ctx, names, res.Answers, em, func(ctx context.Context, name string, a Answerer, o *Outcome) error {
+	err := m.fanOut(ctx, names, res.Answers, em, func(ctx context.Context, name string, a rag.Answerer, o *Outcome) error {
 		fn := deltas
 		if !direct && em.fn != nil {
 			fn = func(d string) error {
@@ -488,7 +471,7 @@ func (m *Mixer) reply(o Outcome, res *Result, em *emitter, start time.Time) erro
 // best picks the answer to return unfused: the knowledge base's first, as
 // the fusion rules prefer it, then the web's, then the model's own.
 func best(os []Outcome) Outcome {
-	for _, name := range []string{KB, Search, LLM} {
+	for _, name := range []string{rag.KB, rag.Search, rag.LLM} {
 		for _, o := range os {
 			if o.From == name {
 				return o
@@ -498,19 +481,10 @@ func best(os []Outcome) Outcome {
 	return os[0]
 }
 
-func docsOf(outs []Outcome) []Doc {
-	var docs []Doc
+func docsOf(outs []Outcome) []rag.Doc {
+	var docs []rag.Doc
 	for _, o := range outs {
-		docs = append(docs, DocsOf(o.From, o.Sources)...)
-	}
-	return docs
-}
-
-// DocsOf labels sources with the answerer that used them.
-func DocsOf(from string, sources []Source) []Doc {
-	docs := make([]Doc, 0, len(sources))
-	for _, s := range sources {
-		docs = append(docs, Doc{From: from, Source: s})
+		docs = append(docs, rag.DocsOf(o.From, o.Sources)...)
 	}
 	return docs
 }
@@ -521,7 +495,7 @@ func DocsOf(from string, sources []Source) []Doc {
 // returns an error only when the emitter or ctx stops the work. With
 // answers set, each success is reported with an answer event.
 func (m *Mixer) fanOut(ctx context.Context, names []string, outs []Outcome, em *emitter,
-	call func(ctx context.Context, name string, a Answerer, o *Outcome) error, answers bool) error {
+	call func(ctx context.Context, name string, a rag.Answerer, o *Outcome) error, answers bool) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for i, name := range names {
 		g.Go(func() error {
@@ -586,7 +560,7 @@ func (e *fusionError) Error() string { return "fuse answers: " + e.err.Error() }
 func (e *fusionError) Unwrap() error { return e.err }
 
 // fuse streams the fusion of answers as the reply.
-func (m *Mixer) fuse(ctx context.Context, req Request, q Query, answers []Outcome, res *Result, em *emitter, start time.Time) error {
+func (m *Mixer) fuse(ctx context.Context, req Request, q rag.Query, answers []Outcome, res *Result, em *emitter, start time.Time) error {
 	name := req.PromptName
 	if name == "" {
 		name = m.cfg.Prompt
@@ -608,7 +582,7 @@ func (m *Mixer) fuse(ctx context.Context, req Request, q Query, answers []Outcom
 
 // generate makes the one streamed call that produces the reply (fusion, or
 // the context-mode answer). A failure before any text is a *fusionError.
-func (m *Mixer) generate(ctx context.Context, req Request, q Query, prompt string, hints []string, res *Result, em *emitter, start time.Time) error {
+func (m *Mixer) generate(ctx context.Context, req Request, q rag.Query, prompt string, hints []string, res *Result, em *emitter, start time.Time) error {
 	modelName := m.cfg.FusionModel
 	if modelName == "" {
 		modelName = q.Model
@@ -680,17 +654,17 @@ func (m *Mixer) generate(ctx context.Context, req Request, q Query, prompt strin
 
 // answerFromContext is the "context" mode: gather the retrievers' evidence
 // concurrently, then answer with one call over it and the history.
-func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, names []string, res *Result, em *emitter, start time.Time) error {
+func (m *Mixer) answerFromContext(ctx context.Context, req Request, q rag.Query, names []string, res *Result, em *emitter, start time.Time) error {
 	var retrievers []string
 	for _, n := range names {
-		if _, ok := m.answerers[n].(Retriever); ok {
+		if _, ok := m.answerers[n].(rag.Retriever); ok {
 			retrievers = append(retrievers, n)
 		}
 	}
 	t := time.Now()
 	res.Answers = make([]Outcome, len(retrievers))
-	err := m.fanOut(ctx, retrievers, res.Answers, em, func(ctx context.Context, name string, a Answerer, o *Outcome) error {
-		srcs, err := a.(Retriever).Retrieve(ctx, q)
+	err := m.fanOut(ctx, retrievers, res.Answers, em, func(ctx context.Context, name string, a rag.Answerer, o *Outcome) error {
+		srcs, err := a.(rag.Retriever).Retrieve(ctx, q)
 		o.Sources, o.Empty = srcs, len(srcs) == 0
 		return err
 	}, false)
@@ -705,7 +679,7 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, nam
 			failed++
 		}
 	}
-	if len(retrievers) > 0 && failed == len(retrievers) && !slices.Contains(names, LLM) {
+	if len(retrievers) > 0 && failed == len(retrievers) && !slices.Contains(names, rag.LLM) {
 		// Nothing to answer from and the model's own knowledge is off.
 		return &FailedError{Outcomes: res.Answers}
 	}
@@ -714,7 +688,7 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, nam
 		name = m.cfg.ContextPrompt
 	}
 	data := m.promptData(q, res)
-	var docs []Doc
+	var docs []rag.Doc
 	var texts, seen []string
 	for _, d := range res.Docs {
 		text := strings.TrimSpace(d.Snippet)
@@ -729,10 +703,10 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q Query, nam
 		texts = append(texts, text)
 	}
 	var hints []string
-	for i, text := range FitEvidence(texts, m.cfg.EvidenceTokens) {
+	for i, text := range rag.FitEvidence(texts, m.cfg.EvidenceTokens) {
 		d := docs[i]
 		p := PromptPassage{N: i + 1, Title: d.Title, URL: promptURL(d.URL), Text: text}
-		if d.From == KB {
+		if d.From == rag.KB {
 			data.KB = append(data.KB, p)
 		} else {
 			data.Web = append(data.Web, p)

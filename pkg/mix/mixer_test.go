@@ -16,6 +16,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // The memory manager is the Mixer's condenser in mixchat (pkg/turn recalls
@@ -85,33 +86,33 @@ func registry(m llm.Model) *llm.Registry {
 }
 
 // answer returns an answerer that answers text as from.
-func answer(from, text string, srcs ...mix.Source) mix.Answerer {
-	return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
-		return mix.Answer{From: from, Text: text, Sources: srcs,
+func answer(from, text string, srcs ...rag.Source) rag.Answerer {
+	return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
+		return rag.Answer{From: from, Text: text, Sources: srcs,
 			Response: llm.Response{Text: text, Model: "m-" + from, Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}}}, nil
 	})
 }
 
-func failing(err error) mix.Answerer {
-	return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
-		return mix.Answer{}, err
+func failing(err error) rag.Answerer {
+	return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
+		return rag.Answer{}, err
 	})
 }
 
 // hanging answers only when its context ends, and records that it did.
-func hanging(done *atomic.Bool) mix.Answerer {
-	return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+func hanging(done *atomic.Bool) rag.Answerer {
+	return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		<-ctx.Done()
 		done.Store(true)
-		return mix.Answer{}, fmt.Errorf("search: %w", ctx.Err())
+		return rag.Answer{}, fmt.Errorf("search: %w", ctx.Err())
 	})
 }
 
-func three() map[string]mix.Answerer {
-	return map[string]mix.Answerer{
-		mix.LLM:    answer(mix.LLM, "乾为天，六爻皆阳。"),
-		mix.KB:     answer(mix.KB, "《周易》：乾，元亨利贞。", mix.Source{Title: "周易·乾", Snippet: "乾，元亨利贞。", KB: "zhouyi", File: "zhouyi.txt", Score: 0.9}),
-		mix.Search: answer(mix.Search, "网上说乾卦代表天。", mix.Source{Title: "乾卦", URL: "https://example.org/qian", Snippet: "乾卦代表天"}),
+func three() map[string]rag.Answerer {
+	return map[string]rag.Answerer{
+		rag.LLM:    answer(rag.LLM, "乾为天，六爻皆阳。"),
+		rag.KB:     answer(rag.KB, "《周易》：乾，元亨利贞。", rag.Source{Title: "周易·乾", Snippet: "乾，元亨利贞。", KB: "zhouyi", File: "zhouyi.txt", Score: 0.9}),
+		rag.Search: answer(rag.Search, "网上说乾卦代表天。", rag.Source{Title: "乾卦", URL: "https://example.org/qian", Snippet: "乾卦代表天"}),
 	}
 }
 
@@ -166,7 +167,7 @@ func status(r *recorder, answerer, state string) (mix.Event, bool) {
 	return mix.Event{}, false
 }
 
-func question(text string) mix.Request { return mix.Request{Query: mix.Query{Text: text}} }
+func question(text string) mix.Request { return mix.Request{Query: rag.Query{Text: text}} }
 
 // TestMixConcurrent checks that the three answerers run at the same time:
 // each waits until all three have started, which a sequential run never
@@ -174,24 +175,24 @@ func question(text string) mix.Request { return mix.Request{Query: mix.Query{Tex
 func TestMixConcurrent(t *testing.T) {
 	var started atomic.Int32
 	all := make(chan struct{})
-	barrier := func(from, text string) mix.Answerer {
-		return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	barrier := func(from, text string) rag.Answerer {
+		return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 			if started.Add(1) == 3 {
 				close(all)
 			}
 			select {
 			case <-all:
-				return mix.Answer{From: from, Text: text}, nil
+				return rag.Answer{From: from, Text: text}, nil
 			case <-time.After(5 * time.Second):
-				return mix.Answer{}, errors.New(from + " waited 5s for the others to start: answerers are not concurrent")
+				return rag.Answer{}, errors.New(from + " waited 5s for the others to start: answerers are not concurrent")
 			case <-ctx.Done():
-				return mix.Answer{}, ctx.Err()
+				return rag.Answer{}, ctx.Err()
 			}
 		})
 	}
 	model := fuser()
-	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Answerers: map[string]mix.Answerer{
-		mix.LLM: barrier(mix.LLM, "大模型的回答"), mix.KB: barrier(mix.KB, "知识库的回答"), mix.Search: barrier(mix.Search, "搜索的回答"),
+	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Answerers: map[string]rag.Answerer{
+		rag.LLM: barrier(rag.LLM, "大模型的回答"), rag.KB: barrier(rag.KB, "知识库的回答"), rag.Search: barrier(rag.Search, "搜索的回答"),
 	}})
 	var rec recorder
 	res, err := m.Mix(context.Background(), question("乾卦是什么意思？"), rec.fn)
@@ -240,7 +241,7 @@ func TestMixConcurrent(t *testing.T) {
 
 func TestMixOneFails(t *testing.T) {
 	answerers := three()
-	answerers[mix.KB] = failing(&llm.StatusError{Op: "chat", Model: "m", StatusCode: 500, Body: "boom"})
+	answerers[rag.KB] = failing(&llm.StatusError{Op: "chat", Model: "m", StatusCode: 500, Body: "boom"})
 	model := fuser()
 	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Answerers: answerers})
 	var rec recorder
@@ -248,7 +249,7 @@ func TestMixOneFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, ok := status(&rec, mix.KB, mix.StateFailed)
+	ev, ok := status(&rec, rag.KB, mix.StateFailed)
 	if !ok || !strings.Contains(ev.Error, "status 500") || ev.TimedOut {
 		t.Errorf("kb failed event = %+v (found %v)", ev, ok)
 	}
@@ -276,7 +277,7 @@ func TestMixOneTimesOut(t *testing.T) {
 	cfg.Timeouts.Search = 50 * time.Millisecond
 	var cancelled atomic.Bool
 	answerers := three()
-	answerers[mix.Search] = hanging(&cancelled)
+	answerers[rag.Search] = hanging(&cancelled)
 	m := newMixer(t, cfg, mix.Deps{Models: registry(fuser()), Answerers: answerers})
 	var rec recorder
 	res, err := m.Mix(context.Background(), question("乾卦是什么意思？"), rec.fn)
@@ -286,7 +287,7 @@ func TestMixOneTimesOut(t *testing.T) {
 	if !cancelled.Load() {
 		t.Error("the slow answerer's context was not cancelled")
 	}
-	ev, ok := status(&rec, mix.Search, mix.StateFailed)
+	ev, ok := status(&rec, rag.Search, mix.StateFailed)
 	if !ok || !ev.TimedOut || !strings.Contains(ev.Error, "search timed out after 50ms") {
 		t.Errorf("search failed event = %+v (found %v)", ev, ok)
 	}
@@ -307,8 +308,8 @@ func TestMixAllFail(t *testing.T) {
 	errLLM := &llm.StatusError{Op: "chat", Model: "m", StatusCode: 429, Body: "slow down"}
 	errKB := errors.New("knowledge base zhouyi not found")
 	model := fuser()
-	m := newMixer(t, cfg, mix.Deps{Models: registry(model), Answerers: map[string]mix.Answerer{
-		mix.LLM: failing(errLLM), mix.KB: failing(errKB), mix.Search: hanging(&cancelled),
+	m := newMixer(t, cfg, mix.Deps{Models: registry(model), Answerers: map[string]rag.Answerer{
+		rag.LLM: failing(errLLM), rag.KB: failing(errKB), rag.Search: hanging(&cancelled),
 	}})
 	var rec recorder
 	_, err := m.Mix(context.Background(), question("乾卦是什么意思？"), rec.fn)
@@ -335,8 +336,8 @@ func TestMixAllFail(t *testing.T) {
 func TestMixSkipsFusionForOneAnswer(t *testing.T) {
 	model := fuser()
 	answerers := three()
-	answerers[mix.LLM] = failing(errors.New("down"))
-	answerers[mix.Search] = failing(errors.New("down"))
+	answerers[rag.LLM] = failing(errors.New("down"))
+	answerers[rag.Search] = failing(errors.New("down"))
 	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Answerers: answerers})
 	var rec recorder
 	res, err := m.Mix(context.Background(), question("乾卦是什么意思？"), rec.fn)
@@ -347,7 +348,7 @@ func TestMixSkipsFusionForOneAnswer(t *testing.T) {
 		t.Errorf("reply %q fused=%v streamed %q, %d model calls; want the kb answer as is", res.Text, res.Fused, rec.text(), len(model.requests()))
 	}
 	docs := rec.of(mix.EventDocs)
-	if len(docs) != 1 || len(docs[0].Docs) != 1 || docs[0].Docs[0].From != mix.KB || docs[0].Docs[0].KB != "zhouyi" {
+	if len(docs) != 1 || len(docs[0].Docs) != 1 || docs[0].Docs[0].From != rag.KB || docs[0].Docs[0].KB != "zhouyi" {
 		t.Errorf("docs events = %+v", docs)
 	}
 }
@@ -355,8 +356,8 @@ func TestMixSkipsFusionForOneAnswer(t *testing.T) {
 func TestMixLeavesOutEmptyAnswers(t *testing.T) {
 	model := fuser()
 	answerers := three()
-	answerers[mix.KB] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
-		return mix.Answer{From: mix.KB, Text: "知识库中没有找到相关内容。", Empty: true}, nil
+	answerers[rag.KB] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
+		return rag.Answer{From: rag.KB, Text: "知识库中没有找到相关内容。", Empty: true}, nil
 	})
 	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Answerers: answerers})
 	res, err := m.Mix(context.Background(), question("乾卦是什么意思？"), nil)
@@ -374,18 +375,18 @@ func TestMixLeavesOutEmptyAnswers(t *testing.T) {
 func TestMixSingleAnswererStreams(t *testing.T) {
 	model := fuser()
 	answerers := three()
-	answerers[mix.LLM] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	answerers[rag.LLM] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		for _, p := range []string{"乾", "为", "天"} {
 			if err := fn(p); err != nil {
-				return mix.Answer{}, err
+				return rag.Answer{}, err
 			}
 		}
-		return mix.Answer{From: mix.LLM, Text: "乾为天"}, nil
+		return rag.Answer{From: rag.LLM, Text: "乾为天"}, nil
 	})
 	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Answerers: answerers})
 	var rec recorder
 	req := question("乾卦是什么？")
-	req.Answerers = []string{mix.LLM}
+	req.Answerers = []string{rag.LLM}
 	res, err := m.Mix(context.Background(), req, rec.fn)
 	if err != nil {
 		t.Fatal(err)
@@ -418,7 +419,7 @@ func TestMixFusionFailsFallsBackToKB(t *testing.T) {
 
 func TestMixAnswererPanics(t *testing.T) {
 	answerers := three()
-	answerers[mix.Search] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	answerers[rag.Search] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		panic("index out of range")
 	})
 	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: answerers})
@@ -445,32 +446,32 @@ func TestMixFollowUp(t *testing.T) {
 		return "乾卦的卦辞是什么？", "用户在问乾卦。", nil
 	})
 	var mu sync.Mutex
-	seen := map[string]mix.Query{}
-	spy := func(from string) mix.Answerer {
-		return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	seen := map[string]rag.Query{}
+	spy := func(from string) rag.Answerer {
+		return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 			mu.Lock()
 			seen[from] = q
 			mu.Unlock()
-			return mix.Answer{From: from, Text: from + "：元亨利贞"}, nil
+			return rag.Answer{From: from, Text: from + "：元亨利贞"}, nil
 		})
 	}
 	model := fuser()
 	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model), Condenser: condenser,
-		Answerers: map[string]mix.Answerer{mix.LLM: spy(mix.LLM), mix.KB: spy(mix.KB), mix.Search: spy(mix.Search)}})
+		Answerers: map[string]rag.Answerer{rag.LLM: spy(rag.LLM), rag.KB: spy(rag.KB), rag.Search: spy(rag.Search)}})
 	var rec recorder
-	res, err := m.Mix(context.Background(), mix.Request{Query: mix.Query{Text: "它的卦辞是什么？", History: history}}, rec.fn)
+	res, err := m.Mix(context.Background(), mix.Request{Query: rag.Query{Text: "它的卦辞是什么？", History: history}}, rec.fn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if condensed.Load() != 1 {
 		t.Errorf("condensed %d times, want once", condensed.Load())
 	}
-	for _, from := range []string{mix.KB, mix.Search} {
+	for _, from := range []string{rag.KB, rag.Search} {
 		if got := seen[from].Retrieval(); got != "乾卦的卦辞是什么？" {
 			t.Errorf("%s retrieved with %q, want the standalone question", from, got)
 		}
 	}
-	if q := seen[mix.LLM]; q.Text != "它的卦辞是什么？" || len(q.History) != 2 {
+	if q := seen[rag.LLM]; q.Text != "它的卦辞是什么？" || len(q.History) != 2 {
 		t.Errorf("llm answerer got %q with %d history messages; want the question as asked and the history", q.Text, len(q.History))
 	}
 	if res.Standalone != "乾卦的卦辞是什么？" || res.Context != "用户在问乾卦。" {
@@ -497,9 +498,9 @@ func TestMixCondenseFailsGoesOn(t *testing.T) {
 	})
 	var retrieval atomic.Value
 	answerers := three()
-	answerers[mix.KB] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	answerers[rag.KB] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		retrieval.Store(q.Retrieval())
-		return mix.Answer{From: mix.KB, Text: "元亨利贞"}, nil
+		return rag.Answer{From: rag.KB, Text: "元亨利贞"}, nil
 	})
 	m := newMixer(t, cfg, mix.Deps{Models: registry(fuser()), Condenser: condenser, Answerers: answerers})
 	var rec recorder
@@ -557,7 +558,7 @@ func TestMixCancelledDuringFanOut(t *testing.T) {
 	before := runtime.NumGoroutine()
 	var c1, c2 atomic.Bool
 	answerers := three()
-	answerers[mix.KB], answerers[mix.Search] = hanging(&c1), hanging(&c2)
+	answerers[rag.KB], answerers[rag.Search] = hanging(&c1), hanging(&c2)
 	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: answerers})
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := m.Mix(ctx, question("乾卦是什么意思？"), func(ev mix.Event) error {
@@ -577,13 +578,13 @@ func TestMixCancelledDuringFanOut(t *testing.T) {
 
 // retrieverAnswerer is an answerer that can also retrieve.
 type retrieverAnswerer struct {
-	mix.Answerer
-	srcs []mix.Source
+	rag.Answerer
+	srcs []rag.Source
 	err  error
 	q    atomic.Value
 }
 
-func (r *retrieverAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, error) {
+func (r *retrieverAnswerer) Retrieve(ctx context.Context, q rag.Query) ([]rag.Source, error) {
 	r.q.Store(q)
 	return r.srcs, r.err
 }
@@ -591,10 +592,10 @@ func (r *retrieverAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.So
 func TestMixContextMode(t *testing.T) {
 	model := fuser()
 	called := errors.New("the answerer itself must not be called in context mode")
-	kb := &retrieverAnswerer{Answerer: failing(called), srcs: []mix.Source{{Title: "周易·乾", Snippet: "乾，元亨利贞。", KB: "zhouyi"}}}
-	web := &retrieverAnswerer{Answerer: failing(called), srcs: []mix.Source{{Title: "乾卦", URL: "https://example.org/qian", Snippet: "乾卦代表天。"}}}
+	kb := &retrieverAnswerer{Answerer: failing(called), srcs: []rag.Source{{Title: "周易·乾", Snippet: "乾，元亨利贞。", KB: "zhouyi"}}}
+	web := &retrieverAnswerer{Answerer: failing(called), srcs: []rag.Source{{Title: "乾卦", URL: "https://example.org/qian", Snippet: "乾卦代表天。"}}}
 	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(model),
-		Answerers: map[string]mix.Answerer{mix.LLM: failing(called), mix.KB: kb, mix.Search: web}})
+		Answerers: map[string]rag.Answerer{rag.LLM: failing(called), rag.KB: kb, rag.Search: web}})
 	var rec recorder
 	req := question("乾卦是什么意思？")
 	req.Fusion = mix.FusionContext
@@ -623,7 +624,7 @@ func TestMixContextMode(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	cfg := mix.DefaultConfig()
-	cfg.Answerers = []string{mix.LLM, mix.KB}
+	cfg.Answerers = []string{rag.LLM, rag.KB}
 	m := newMixer(t, cfg, mix.Deps{Models: registry(fuser()), Answerers: three()})
 	if got := m.Answerers(); !slices.Equal(got, []string{"llm", "kb"}) {
 		t.Errorf("Answerers() = %v", got)
@@ -635,15 +636,15 @@ func TestCheck(t *testing.T) {
 	}{
 		{"ok", question("乾"), ""},
 		{"empty query", question("  "), "query: must not be empty"},
-		{"subset", mix.Request{Query: mix.Query{Text: "乾"}, Answerers: []string{"kb"}}, ""},
-		{"disabled", mix.Request{Query: mix.Query{Text: "乾"}, Answerers: []string{"search"}}, `"search" is not enabled on this server (enabled: llm, kb)`},
-		{"unknown", mix.Request{Query: mix.Query{Text: "乾"}, Answerers: []string{"bing"}}, `unknown answerer "bing"`},
-		{"none", mix.Request{Query: mix.Query{Text: "乾"}, Answerers: []string{}}, "must name at least one answerer"},
-		{"fusion", mix.Request{Query: mix.Query{Text: "乾"}, Fusion: "vote"}, `fusion: "vote" unknown`},
-		{"prompt", mix.Request{Query: mix.Query{Text: "乾"}, PromptName: "en"}, ""},
-		{"prompt of the other mode", mix.Request{Query: mix.Query{Text: "乾"}, PromptName: "context"}, `"context" is not a answers-mode template`},
-		{"context prompt", mix.Request{Query: mix.Query{Text: "乾"}, Fusion: "context", PromptName: "context_en"}, ""},
-		{"unknown prompt", mix.Request{Query: mix.Query{Text: "乾"}, PromptName: "nope"}, `prompt_name: "nope"`},
+		{"subset", mix.Request{Query: rag.Query{Text: "乾"}, Answerers: []string{"kb"}}, ""},
+		{"disabled", mix.Request{Query: rag.Query{Text: "乾"}, Answerers: []string{"search"}}, `"search" is not enabled on this server (enabled: llm, kb)`},
+		{"unknown", mix.Request{Query: rag.Query{Text: "乾"}, Answerers: []string{"bing"}}, `unknown answerer "bing"`},
+		{"none", mix.Request{Query: rag.Query{Text: "乾"}, Answerers: []string{}}, "must name at least one answerer"},
+		{"fusion", mix.Request{Query: rag.Query{Text: "乾"}, Fusion: "vote"}, `fusion: "vote" unknown`},
+		{"prompt", mix.Request{Query: rag.Query{Text: "乾"}, PromptName: "en"}, ""},
+		{"prompt of the other mode", mix.Request{Query: rag.Query{Text: "乾"}, PromptName: "context"}, `"context" is not a answers-mode template`},
+		{"context prompt", mix.Request{Query: rag.Query{Text: "乾"}, Fusion: "context", PromptName: "context_en"}, ""},
+		{"unknown prompt", mix.Request{Query: rag.Query{Text: "乾"}, PromptName: "nope"}, `prompt_name: "nope"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := m.Check(tc.req)
@@ -665,10 +666,9 @@ func TestNew(t *testing.T) {
 	if _, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: registry(fuser())}); err == nil || !strings.Contains(err.Error(), "none of the enabled answerers") {
 		t.Errorf("New without answerers: %v", err)
 	}
-	// An answerer the deployment lacks (no knowledge base: absent, or a
-	// nil service) is off.
-	var noKB *retrieverAnswerer
-	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: map[string]mix.Answerer{mix.LLM: answer("llm", "x"), mix.KB: noKB, mix.Search: answer("search", "y")}})
+	// An answerer the deployment lacks (no knowledge base: absent, or nil)
+	// is off.
+	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: map[string]rag.Answerer{rag.LLM: answer("llm", "x"), rag.KB: nil, rag.Search: answer("search", "y")}})
 	if err != nil || !slices.Equal(m.Answerers(), []string{"llm", "search"}) {
 		t.Errorf("New = %v, %v", m, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // PromptData is what the mix_chat templates see.
@@ -31,7 +32,7 @@ type PromptAnswer struct {
 	N       int
 	From    string // "llm", "kb", "search": the template labels it
 	Text    string
-	Sources []Source
+	Sources []rag.Source
 }
 
 // PromptPassage is one piece of evidence shown to the context prompt.
@@ -42,7 +43,7 @@ type PromptPassage struct {
 	Text  string
 }
 
-func (m *Mixer) promptData(q Query, res *Result) PromptData {
+func (m *Mixer) promptData(q rag.Query, res *Result) PromptData {
 	d := PromptData{Persona: m.cfg.Persona, Question: strings.TrimSpace(q.Text), Standalone: res.Standalone, Context: strings.TrimSpace(res.Context)}
 	if d.Context == "" && (!res.Condensed || m.cfg.AnswererHistory == HistoryAll) {
 		for _, msg := range q.History {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -27,9 +28,9 @@ func TestPromptsGolden(t *testing.T) {
 			{Role: llm.RoleAssistant, Content: "乾卦是六十四卦的第一卦。"},
 		},
 		Answers: []mix.PromptAnswer{
-			{N: 1, From: mix.LLM, Text: "“元亨利贞”是乾卦的四德：元为始，亨为通，利为和，贞为正。"},
-			{N: 2, From: mix.KB, Text: "《周易·乾》：乾，元亨利贞。《文言》曰：元者，善之长也；亨者，嘉之会也。"},
-			{N: 3, From: mix.Search, Text: "网络资料称，元亨利贞意为大吉大利、宜于守正。"},
+			{N: 1, From: rag.LLM, Text: "“元亨利贞”是乾卦的四德：元为始，亨为通，利为和，贞为正。"},
+			{N: 2, From: rag.KB, Text: "《周易·乾》：乾，元亨利贞。《文言》曰：元者，善之长也；亨者，嘉之会也。"},
+			{N: 3, From: rag.Search, Text: "网络资料称，元亨利贞意为大吉大利、宜于守正。"},
 		},
 		KB:  []mix.PromptPassage{{N: 1, Title: "周易·乾", Text: "乾，元亨利贞。"}, {N: 2, Title: "文言传", Text: "元者，善之长也；亨者，嘉之会也；利者，义之和也；贞者，事之干也。"}},
 		Web: []mix.PromptPassage{{N: 3, Title: "元亨利贞 - 百科", URL: "https://example.org/yuanhengli", Text: "元亨利贞，出自《周易》，意为大吉大利，宜于守正。"}},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // Outcome is what one answerer (or, in context mode, one retriever) did.
@@ -14,7 +15,7 @@ import (
 type Outcome struct {
 	From       string        `json:"from"`
 	Text       string        `json:"text,omitempty"`
-	Sources    []Source      `json:"sources,omitempty"`
+	Sources    []rag.Source  `json:"sources,omitempty"`
 	Empty      bool          `json:"empty,omitempty"`
 	Model      string        `json:"model,omitempty"`
 	Extractive bool          `json:"extractive,omitempty"`
@@ -78,7 +79,7 @@ type Result struct {
 	// order; in context mode, each retriever's.
 	Answers []Outcome
 	// Docs are the sources of every answer, labelled by answerer.
-	Docs []Doc
+	Docs []rag.Doc
 	// Response is the reply's model response: the fusion call's, or the
 	// single answer's.
 	Response llm.Response

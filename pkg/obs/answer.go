@@ -9,25 +9,24 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // Answerer wraps a, the answerer called name ("llm", "kb", "search"), so
 // each call is measured (mixchat_answerer_duration_seconds,
 // mixchat_answerer_failures_total), traced (a span "answerer NAME" that the
 // call's model spans are children of) and logged. An answerer that also
-// retrieves (a mix.Retriever: kb, search) keeps that ability, and its
+// retrieves (a rag.Retriever: kb, search) keeps that ability, and its
 // retrieval time is measured as the time from the start of Answer to its
 // first model call (or to its end when it calls no model, e.g. nothing was
 // found), with a span "retrieve NAME"; Retrieve calls are measured whole.
-// A nil a (or a nil pointer in it) is returned as is, so the Mixer still
-// sees a missing answerer.
-func (o *Observer) Answerer(name string, a mix.Answerer) mix.Answerer {
-	if mix.IsNil(a) {
-		return a
+// A nil a is returned as nil, so the Mixer still sees a missing answerer.
+func (o *Observer) Answerer(name string, a rag.Answerer) rag.Answerer {
+	if a == nil {
+		return nil
 	}
 	w := &answerer{o: o, name: name, a: a}
-	if r, ok := a.(mix.Retriever); ok {
+	if r, ok := a.(rag.Retriever); ok {
 		return &retrievingAnswerer{answerer: w, r: r}
 	}
 	return w
@@ -36,14 +35,14 @@ func (o *Observer) Answerer(name string, a mix.Answerer) mix.Answerer {
 type answerer struct {
 	o    *Observer
 	name string
-	a    mix.Answerer
+	a    rag.Answerer
 }
 
-func (w *answerer) Answer(ctx context.Context, q mix.Query, fn func(delta string) error) (mix.Answer, error) {
+func (w *answerer) Answer(ctx context.Context, q rag.Query, fn func(delta string) error) (rag.Answer, error) {
 	return w.answer(ctx, q, fn, false)
 }
 
-func (w *answerer) answer(ctx context.Context, q mix.Query, fn func(delta string) error, retrieves bool) (mix.Answer, error) {
+func (w *answerer) answer(ctx context.Context, q rag.Query, fn func(delta string) error, retrieves bool) (rag.Answer, error) {
 	start := time.Now()
 	ctx, span := w.o.tracer.Start(ctx, "answerer "+w.name, trace.WithAttributes(attribute.String("mixchat.answerer", w.name)))
 	var st *stage
@@ -83,17 +82,17 @@ func (w *answerer) answer(ctx context.Context, q mix.Query, fn func(delta string
 	return ans, err
 }
 
-// retrievingAnswerer is an answerer that is also a mix.Retriever.
+// retrievingAnswerer is an answerer that is also a rag.Retriever.
 type retrievingAnswerer struct {
 	*answerer
-	r mix.Retriever
+	r rag.Retriever
 }
 
-func (w *retrievingAnswerer) Answer(ctx context.Context, q mix.Query, fn func(delta string) error) (mix.Answer, error) {
+func (w *retrievingAnswerer) Answer(ctx context.Context, q rag.Query, fn func(delta string) error) (rag.Answer, error) {
 	return w.answer(ctx, q, fn, true)
 }
 
-func (w *retrievingAnswerer) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, error) {
+func (w *retrievingAnswerer) Retrieve(ctx context.Context, q rag.Query) ([]rag.Source, error) {
 	start := time.Now()
 	st := w.startRetrieval(ctx, start)
 	srcs, err := w.r.Retrieve(ctx, q)

@@ -8,8 +8,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/mixchat/mixchat/pkg/mix"
 )
 
 // HTTPDoer sends HTTP requests; *http.Client and search.HTTPDoer have this
@@ -24,7 +22,7 @@ type HTTPDoer interface {
 // means a client with the default transport (which honours the HTTP(S)_PROXY
 // variables) and a 30 s limit on waiting for response headers.
 func (o *Observer) SearchClient(c HTTPDoer) HTTPDoer {
-	if mix.IsNil(c) {
+	if c == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.ResponseHeaderTimeout = 30 * time.Second
 		c = &http.Client{Transport: tr}

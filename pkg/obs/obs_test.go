@@ -24,7 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // newTestObserver returns an Observer whose spans go to an in-memory
@@ -274,62 +274,62 @@ type retrievingFake struct {
 	retrErr error
 }
 
-func (f retrievingFake) Answer(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+func (f retrievingFake) Answer(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 	time.Sleep(2 * time.Millisecond)
 	if f.retrErr != nil {
-		return mix.Answer{}, f.retrErr
+		return rag.Answer{}, f.retrErr
 	}
 	resp, err := f.model.Complete(ctx, llm.Request{})
-	return mix.Answer{From: "kb", Text: resp.Text, Response: resp, Sources: []mix.Source{{Title: "乾"}}}, err
+	return rag.Answer{From: "kb", Text: resp.Text, Response: resp, Sources: []rag.Source{{Title: "乾"}}}, err
 }
 
-func (f retrievingFake) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, error) {
-	return []mix.Source{{Title: "乾"}}, f.retrErr
+func (f retrievingFake) Retrieve(ctx context.Context, q rag.Query) ([]rag.Source, error) {
+	return []rag.Source{{Title: "乾"}}, f.retrErr
 }
 
 func TestAnswererOutcomesAndSpans(t *testing.T) {
 	var logs bytes.Buffer
 	o, exp := newTestObserver(t, nil, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	model := o.Model("m", fakeModel{})
-	llmAns := o.Answerer("llm", mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	llmAns := o.Answerer("llm", rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		resp, err := model.Complete(ctx, llm.Request{})
-		return mix.Answer{From: "llm", Text: resp.Text, Response: resp}, err
+		return rag.Answer{From: "llm", Text: resp.Text, Response: resp}, err
 	}))
-	if _, ok := llmAns.(mix.Retriever); ok {
+	if _, ok := llmAns.(rag.Retriever); ok {
 		t.Error("an answerer that does not retrieve became a Retriever")
 	}
 	kbAns := o.Answerer("kb", retrievingFake{model: model})
-	if _, ok := kbAns.(mix.Retriever); !ok {
+	if _, ok := kbAns.(rag.Retriever); !ok {
 		t.Fatal("the kb answerer lost its Retriever ability")
 	}
 	failing := o.Answerer("search", retrievingFake{model: model, retrErr: errors.New("engine down")})
-	slow := o.Answerer("slow", mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	slow := o.Answerer("slow", rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		<-ctx.Done()
-		return mix.Answer{}, ctx.Err()
+		return rag.Answer{}, ctx.Err()
 	}))
 
 	ctx, root := sdktrace.NewTracerProvider().Tracer("t").Start(WithRequest(context.Background(), "req-7", time.Now()), "root")
 	defer root.End()
-	if _, err := llmAns.Answer(ctx, mix.Query{}, nil); err != nil {
+	if _, err := llmAns.Answer(ctx, rag.Query{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kbAns.Answer(ctx, mix.Query{}, nil); err != nil {
+	if _, err := kbAns.Answer(ctx, rag.Query{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kbAns.(mix.Retriever).Retrieve(ctx, mix.Query{}); err != nil {
+	if _, err := kbAns.(rag.Retriever).Retrieve(ctx, rag.Query{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := failing.Answer(ctx, mix.Query{}, nil); err == nil {
+	if _, err := failing.Answer(ctx, rag.Query{}, nil); err == nil {
 		t.Fatal("no error")
 	}
 	tctx, cancel := context.WithTimeout(ctx, time.Millisecond)
 	defer cancel()
-	if _, err := slow.Answer(tctx, mix.Query{}, nil); err == nil {
+	if _, err := slow.Answer(tctx, rag.Query{}, nil); err == nil {
 		t.Fatal("no error")
 	}
 	cctx, ccancel := context.WithCancel(ctx)
 	ccancel()
-	_, _ = slow.Answer(cctx, mix.Query{}, nil)
+	_, _ = slow.Answer(cctx, rag.Query{}, nil)
 
 	met := o.Metrics()
 	for _, tc := range []struct {
@@ -394,15 +394,9 @@ func TestAnswererOutcomesAndSpans(t *testing.T) {
 		t.Errorf("log lines %v", msgs)
 	}
 
-	if a := o.Answerer("kb", (*nilAnswerer)(nil)); !mix.IsNil(a) {
+	if a := o.Answerer("kb", nil); a != nil {
 		t.Error("a nil answerer was wrapped into a live one")
 	}
-}
-
-type nilAnswerer struct{}
-
-func (*nilAnswerer) Answer(context.Context, mix.Query, func(string) error) (mix.Answer, error) {
-	return mix.Answer{}, nil
 }
 
 // histCount returns how many observations a histogram child has.

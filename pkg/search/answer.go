@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/text"
 	"github.com/mixchat/mixchat/prompts"
 )
@@ -246,7 +246,7 @@ func displayURL(u string) string {
 	return d
 }
 
-// AnswerOptions tune one answer beyond mix.Query.
+// AnswerOptions tune one answer beyond rag.Query.
 type AnswerOptions struct {
 	Split bool // see LookupRequest.Split
 }
@@ -257,15 +257,15 @@ type AnswerOptions struct {
 // to answer with citations [n], streaming through fn when it is not nil.
 // The answer's Sources are the numbered results. When the search finds
 // nothing the answer says so, is marked Empty, and no model is called.
-func (s *Service) Answer(ctx context.Context, q mix.Query, fn func(delta string) error) (mix.Answer, error) {
+func (s *Service) Answer(ctx context.Context, q rag.Query, fn func(delta string) error) (rag.Answer, error) {
 	a, _, err := s.AnswerWith(ctx, q, AnswerOptions{}, fn)
 	return a, err
 }
 
 // AnswerWith is Answer with options; it also returns the retrieval the
 // answer rests on.
-func (s *Service) AnswerWith(ctx context.Context, q mix.Query, o AnswerOptions, fn func(delta string) error) (mix.Answer, Retrieval, error) {
-	ans := mix.Answer{From: "search"}
+func (s *Service) AnswerWith(ctx context.Context, q rag.Query, o AnswerOptions, fn func(delta string) error) (rag.Answer, Retrieval, error) {
+	ans := rag.Answer{From: "search"}
 	if s.models == nil {
 		return ans, Retrieval{}, errors.New("search answerer: no models configured")
 	}
@@ -320,9 +320,9 @@ func (s *Service) AnswerWith(ctx context.Context, q mix.Query, o AnswerOptions, 
 }
 
 // Retrieve returns the evidence Answer would answer q from, without calling
-// a model (mix.Retriever): the numbered docs of a Lookup for the standalone
+// a model (rag.Retriever): the numbered docs of a Lookup for the standalone
 // question, as sources, best first.
-func (s *Service) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, error) {
+func (s *Service) Retrieve(ctx context.Context, q rag.Query) ([]rag.Source, error) {
 	ret, err := s.Lookup(ctx, LookupRequest{Engine: q.SearchEngine, Query: q.Retrieval(), TopK: q.TopK})
 	if err != nil {
 		return nil, err
@@ -330,10 +330,10 @@ func (s *Service) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, erro
 	return sources(ret.Docs), nil
 }
 
-func sources(docs []Doc) []mix.Source {
-	out := make([]mix.Source, 0, len(docs))
+func sources(docs []Doc) []rag.Source {
+	out := make([]rag.Source, 0, len(docs))
 	for _, d := range docs {
-		out = append(out, mix.Source{Title: d.Title, URL: d.URL, Snippet: d.Text, Score: d.Score})
+		out = append(out, rag.Source{Title: d.Title, URL: d.URL, Snippet: d.Text, Score: d.Score})
 	}
 	return out
 }

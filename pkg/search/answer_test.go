@@ -15,7 +15,7 @@ import (
 
 	"github.com/mixchat/mixchat/internal/golden"
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -102,11 +102,11 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 	cfg.Local.Dir = localCorpus(t)
 	m := &fakeModel{reply: citeFirst}
 	s := newTestService(t, cfg, m)
-	var _ mix.Answerer = s
-	var _ mix.Retriever = s
+	var _ rag.Answerer = s
+	var _ rag.Retriever = s
 
 	temp := float32(0.3)
-	q := mix.Query{
+	q := rag.Query{
 		Text:        "那它生什么？",
 		Standalone:  "太极生什么？",
 		History:     []llm.Message{{Role: llm.RoleUser, Content: "什么是太极？"}, {Role: llm.RoleAssistant, Content: "太极是本原。"}},
@@ -158,16 +158,16 @@ func TestAnswerFromLocalEngine(t *testing.T) {
 	}
 
 	// Retrieve gives the same evidence without a model call.
-	srcs, err := s.Retrieve(context.Background(), mix.Query{Text: "那它生什么？", Standalone: "太极生什么？", TopK: 2})
+	srcs, err := s.Retrieve(context.Background(), rag.Query{Text: "那它生什么？", Standalone: "太极生什么？", TopK: 2})
 	if err != nil || len(srcs) != 1 || srcs[0].Title != "系辞上-十一" || len(m.calls()) != 1 {
 		t.Errorf("Retrieve: %+v, %v", srcs, err)
 	}
-	if srcs, err := s.Retrieve(context.Background(), mix.Query{Text: "量子计算"}); err != nil || srcs == nil || len(srcs) != 0 {
+	if srcs, err := s.Retrieve(context.Background(), rag.Query{Text: "量子计算"}); err != nil || srcs == nil || len(srcs) != 0 {
 		t.Errorf("Retrieve of nothing: %+v, %v", srcs, err)
 	}
 
 	// Without fn the model is asked for the whole reply at once.
-	if a, err := s.Answer(context.Background(), mix.Query{Text: "自强不息", PromptName: "en"}, nil); err != nil || a.Text == "" {
+	if a, err := s.Answer(context.Background(), rag.Query{Text: "自强不息", PromptName: "en"}, nil); err != nil || a.Text == "" {
 		t.Errorf("complete: %+v, %v", a, err)
 	}
 	if last := m.calls()[1]; !strings.Contains(last.Messages[0].Content, "Question: 自强不息") || last.Model != "fake-default" {
@@ -181,7 +181,7 @@ func TestAnswerNothingFound(t *testing.T) {
 	m := &fakeModel{reply: citeFirst}
 	s := newTestService(t, cfg, m)
 	var got string
-	a, err := s.Answer(context.Background(), mix.Query{Text: "量子计算"}, func(d string) error { got += d; return nil })
+	a, err := s.Answer(context.Background(), rag.Query{Text: "量子计算"}, func(d string) error { got += d; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestAnswerNothingFound(t *testing.T) {
 	if len(m.calls()) != 0 {
 		t.Error("the model was called with nothing to answer from")
 	}
-	a, _ = s.Answer(context.Background(), mix.Query{Text: "quantum computing"}, nil)
+	a, _ = s.Answer(context.Background(), rag.Query{Text: "quantum computing"}, nil)
 	if !strings.Contains(a.Text, "found nothing") {
 		t.Errorf("English question answered %q", a.Text)
 	}
@@ -206,30 +206,30 @@ func TestAnswerErrors(t *testing.T) {
 	s := newTestService(t, cfg, m)
 	ctx := context.Background()
 
-	_, err := s.Answer(ctx, mix.Query{Text: "太极", SearchEngine: "google"}, nil)
+	_, err := s.Answer(ctx, rag.Query{Text: "太极", SearchEngine: "google"}, nil)
 	var ue *UnknownEngineError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "configured: local, bing") {
 		t.Errorf("unknown engine: %v", err)
 	}
-	_, err = s.Answer(ctx, mix.Query{Text: "太极", SearchEngine: "bing"}, nil)
+	_, err = s.Answer(ctx, rag.Query{Text: "太极", SearchEngine: "bing"}, nil)
 	var un *UnavailableEngineError
 	if !errors.As(err, &un) || !strings.Contains(err.Error(), "api_key is empty") || !strings.Contains(err.Error(), "available: local") {
 		t.Errorf("engine without key: %v", err)
 	}
-	_, err = s.Answer(ctx, mix.Query{Text: "太极", PromptName: "nope"}, nil)
+	_, err = s.Answer(ctx, rag.Query{Text: "太极", PromptName: "nope"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "default") || !strings.Contains(err.Error(), "en") {
 		t.Errorf("unknown prompt: %v", err)
 	}
-	_, err = s.Answer(ctx, mix.Query{Text: "太极", Model: "missing"}, nil)
+	_, err = s.Answer(ctx, rag.Query{Text: "太极", Model: "missing"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("unknown model: %v", err)
 	}
-	if _, err = s.Answer(ctx, mix.Query{Text: "太极"}, nil); !errors.Is(err, boom) {
+	if _, err = s.Answer(ctx, rag.Query{Text: "太极"}, nil); !errors.Is(err, boom) {
 		t.Errorf("model failure: %v", err)
 	}
 	stop := errors.New("client gone")
 	ok := newTestService(t, cfg, &fakeModel{reply: citeFirst})
-	if _, err = ok.Answer(ctx, mix.Query{Text: "太极"}, func(string) error { return stop }); !errors.Is(err, stop) {
+	if _, err = ok.Answer(ctx, rag.Query{Text: "太极"}, func(string) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("callback error: %v", err)
 	}
 }
@@ -313,7 +313,7 @@ func TestAnswerReadsPagesAndSplits(t *testing.T) {
 	if len(ret.Docs) != 2 || ret.Docs[0].N != 1 || ret.Docs[1].N != 2 || !strings.Contains(ret.Docs[0].Text, "易有太极") || ret.Docs[0].Title != "系辞上" {
 		t.Errorf("split docs %+v", ret.Docs)
 	}
-	a, ret2, err := s.AnswerWith(context.Background(), mix.Query{Text: "易有太极", TopK: 2}, AnswerOptions{Split: true}, nil)
+	a, ret2, err := s.AnswerWith(context.Background(), rag.Query{Text: "易有太极", TopK: 2}, AnswerOptions{Split: true}, nil)
 	// The best passage comes first (it may start with the end of the
 	// paragraph before, as the shared splitter packs short paragraphs).
 	if err != nil || len(a.Sources) != 2 || len(ret2.Docs) != 2 || !strings.Contains(a.Sources[0].Snippet, "是故易有太极") || !strings.Contains(a.Text, "[1]") {
@@ -347,7 +347,7 @@ func TestAnswerCombinedEngineSurvivesAFailure(t *testing.T) {
 	if !engines["web"] || !engines["local"] || len(ret.Warnings) != 1 || !strings.Contains(ret.Warnings[0], "bing") {
 		t.Errorf("engines %v, warnings %q", engines, ret.Warnings)
 	}
-	a, err := s.Answer(context.Background(), mix.Query{Text: "易有太极", SearchEngine: "all"}, nil)
+	a, err := s.Answer(context.Background(), rag.Query{Text: "易有太极", SearchEngine: "all"}, nil)
 	if err != nil || a.Empty {
 		t.Errorf("answer %+v, %v", a, err)
 	}

@@ -1,9 +1,11 @@
 package search
 
-import "github.com/mixchat/mixchat/pkg/mix"
+import (
+	"github.com/mixchat/mixchat/pkg/rag"
+)
 
 // fitDocs keeps the leading docs whose texts fit in budget tokens, the
-// last one cut to fit (mix.FitEvidence); budget 0 keeps them all.
+// last one cut to fit (rag.FitEvidence); budget 0 keeps them all.
 func fitDocs(docs []Doc, budget int) []Doc {
 	if budget <= 0 {
 		return docs
@@ -12,7 +14,7 @@ func fitDocs(docs []Doc, budget int) []Doc {
 	for i, d := range docs {
 		texts[i] = d.Text
 	}
-	fit := mix.FitEvidence(texts, budget)
+	fit := rag.FitEvidence(texts, budget)
 	out := make([]Doc, len(fit))
 	for i, t := range fit {
 		out[i] = docs[i]

@@ -6,7 +6,7 @@
 // citations.
 //
 // Service ties them together from a Config: it builds the configured engines,
-// answers the mix.Answerer contract, and serves the HTTP layer's needs
+// answers the rag.Answerer contract, and serves the HTTP layer's needs
 // (listing engines, raw results for debugging).
 package search
 

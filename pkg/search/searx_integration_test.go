@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // searxURL returns the address of the real searx server started by
@@ -59,7 +59,7 @@ func TestSearxIntegrationAnswer(t *testing.T) {
 	m := &fakeModel{reply: citeFirst}
 	s := newTestService(t, cfg, m)
 	var streamed string
-	a, err := s.Answer(context.Background(), mix.Query{Text: "自强不息", TopK: 3}, func(d string) error { streamed += d; return nil })
+	a, err := s.Answer(context.Background(), rag.Query{Text: "自强不息", TopK: 3}, func(d string) error { streamed += d; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ type Options struct {
 }
 
 // Service holds the configured engines and answers from them. It
-// implements mix.Answerer. Create it with New.
+// implements rag.Answerer. Create it with New.
 type Service struct {
 	cfg     Config
 	models  llm.Models

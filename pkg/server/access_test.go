@@ -17,6 +17,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
@@ -61,7 +62,7 @@ func newAccessServerWith(t *testing.T, edit func(*Access), addModels func(*llm.R
 	kcfg.Dir = filepath.Join(dir, "kb")
 	svc := newHashKB(t, kcfg, 256, models)
 	answerer := chat.New(models, chat.Options{})
-	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.LLM: answerer}})
+	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.LLM: answerer}})
 	if err != nil {
 		t.Fatal(err)
 	}

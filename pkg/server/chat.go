@@ -8,8 +8,8 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/turn"
 	"github.com/mixchat/mixchat/prompts"
 )
@@ -40,8 +40,8 @@ func (f chatchatFields) check(s *Server) ([]llm.Message, error) {
 }
 
 // query is the answerers' query for question with these fields.
-func (f chatchatFields) query(question string, history []llm.Message) mix.Query {
-	q := mix.Query{Text: question, History: history, Model: f.ModelName, Temperature: f.Temperature, PromptName: f.PromptName}
+func (f chatchatFields) query(question string, history []llm.Message) rag.Query {
+	q := rag.Query{Text: question, History: history, Model: f.ModelName, Temperature: f.Temperature, PromptName: f.PromptName}
 	if f.MaxTokens != nil {
 		q.MaxTokens = *f.MaxTokens
 	}
@@ -136,7 +136,7 @@ func (s *Server) handleChat(c *gin.Context, req *chatRequest) {
 		return
 	}
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, HistoryLen: historyLen,
-		Memory: strategy, WindowK: windowK, From: mix.LLM, Answerer: s.chat}
+		Memory: strategy, WindowK: windowK, From: rag.LLM, Answerer: s.chat}
 	if tr.Recalls() {
 		if q.PromptName == "default" {
 			// Chatchat answers from server memory with its with_history

@@ -18,6 +18,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // kbTestServer is a server with a knowledge-base service over a temp dir,
@@ -509,7 +510,7 @@ func TestSearchDocsFollowUp(t *testing.T) {
 			}
 			return "坤卦的卦辞是什么？", "用户问过坤卦。", nil
 		})
-		mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: o.Models, Answerers: map[string]mix.Answerer{mix.KB: o.KB}, Condenser: condenser})
+		mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: o.Models, Answerers: map[string]rag.Answerer{rag.KB: o.KB}, Condenser: condenser})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/turn"
 	"github.com/mixchat/mixchat/prompts"
 )
@@ -162,7 +162,7 @@ func (s *Server) handleKBChat(c *gin.Context, req *kbChatRequest) {
 	// client's history, the threshold as given) with the standalone
 	// question, keeping the chunks found for Chatchat's docs.
 	var found []kb.Result
-	answer := mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	answer := rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		creq := creq
 		creq.Query = q.Retrieval()
 		reply, err := s.kb.Chat(ctx, creq, fn)
@@ -170,10 +170,10 @@ func (s *Server) handleKBChat(c *gin.Context, req *kbChatRequest) {
 		return reply.Answer, err
 	})
 	w := &kbChatWriter{reply: newReply(c, req.Stream)}
-	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: mix.Query{Text: req.Query, History: p.history},
-		From: mix.KB, Answerer: answer, Record: func(res turn.Result) map[string]any {
+	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: rag.Query{Text: req.Query, History: p.history},
+		From: rag.KB, Answerer: answer, Record: func(res turn.Result) map[string]any {
 			w.docs, w.sources = kbDocs(c, found)
-			return withStandalone(map[string]any{"answerer": mix.KB, "sources": w.sources}, res)
+			return withStandalone(map[string]any{"answerer": rag.KB, "sources": w.sources}, res)
 		}}
 	p.mem.apply(&tr)
 	s.runTurn(c, tr, w)

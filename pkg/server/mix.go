@@ -13,6 +13,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/turn"
 )
 
@@ -60,7 +61,7 @@ type mixEvent struct {
 	Error    string    `json:"error,omitempty"`
 	TimedOut bool      `json:"timed_out,omitempty"`
 	Empty    bool      `json:"empty,omitempty"`
-	Docs     []mix.Doc `json:"docs,omitempty"`
+	Docs     []rag.Doc `json:"docs,omitempty"`
 	// done and error events
 	MessageID      string             `json:"message_id,omitempty"`
 	ConversationID string             `json:"conversation_id,omitempty"`
@@ -80,7 +81,7 @@ func wireEvent(ev turn.Event) mixEvent {
 	w := mixEvent{Type: ev.Type, Answerer: ev.Answerer, State: ev.State, Text: ev.Text, Error: ev.Error,
 		TimedOut: ev.TimedOut, Empty: ev.Empty, Docs: ev.Docs}
 	if ev.Type == turn.EventDocs && w.Docs == nil {
-		w.Docs = []mix.Doc{}
+		w.Docs = []rag.Doc{}
 	}
 	if ev.State == mix.StateDone || ev.State == mix.StateFailed || ev.Type == turn.EventStandalone {
 		ms := ev.Ms
@@ -93,7 +94,7 @@ func wireEvent(ev turn.Event) mixEvent {
 type mixAnswer struct {
 	From     string       `json:"from"`
 	Text     string       `json:"text"`
-	Sources  []mix.Source `json:"sources,omitempty"`
+	Sources  []rag.Source `json:"sources,omitempty"`
 	Empty    bool         `json:"empty,omitempty"`
 	Model    string       `json:"model,omitempty"`
 	Usage    llm.Usage    `json:"usage"`
@@ -110,7 +111,7 @@ type mixReply struct {
 	TurnID         int64              `json:"turn_id,omitempty"`
 	Standalone     string             `json:"standalone,omitempty"`
 	Answers        []mixAnswer        `json:"answers"`
-	Docs           []mix.Doc          `json:"docs"`
+	Docs           []rag.Doc          `json:"docs"`
 	Model          string             `json:"model"`
 	Extractive     bool               `json:"extractive,omitempty"`
 	Fusion         string             `json:"fusion"`
@@ -180,7 +181,7 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 	} else if err != nil {
 		return turn.Request{}, err
 	}
-	q := mix.Query{Text: query, History: history, Model: o.ModelName, Temperature: temperature,
+	q := rag.Query{Text: query, History: history, Model: o.ModelName, Temperature: temperature,
 		KnowledgeBases: kbs, SearchEngine: o.SearchEngineName}
 	if maxTokens != nil {
 		q.MaxTokens = *maxTokens
@@ -242,7 +243,7 @@ func (w *mixWriter) done(t turn.Result, err error) {
 		}
 		docs := res.Docs
 		if docs == nil {
-			docs = []mix.Doc{}
+			docs = []rag.Doc{}
 		}
 		w.c.JSON(http.StatusOK, mixReply{
 			Text: res.Text, MessageID: w.messageID, ConversationID: t.ConversationID, TurnID: t.TurnID,

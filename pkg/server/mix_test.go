@@ -24,6 +24,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
@@ -42,11 +43,11 @@ type mixUpstream struct {
 	mu    sync.Mutex
 	fused string        // the fusion reply; replyFused when empty
 	delay time.Duration // ChunkDelay of the fusion reply
-	seen  map[string][]mix.Query
+	seen  map[string][]rag.Query
 }
 
 func newMixUpstream(t testing.TB, opts ...llmtest.Option) *mixUpstream {
-	u := &mixUpstream{seen: map[string][]mix.Query{}}
+	u := &mixUpstream{seen: map[string][]rag.Query{}}
 	handler := func(req openai.ChatCompletionRequest) llmtest.Reply {
 		prompt := req.Messages[len(req.Messages)-1].Content
 		switch {
@@ -69,39 +70,39 @@ func newMixUpstream(t testing.TB, opts ...llmtest.Option) *mixUpstream {
 	return u
 }
 
-func (u *mixUpstream) queries(from string) []mix.Query {
+func (u *mixUpstream) queries(from string) []rag.Query {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return append([]mix.Query(nil), u.seen[from]...)
+	return append([]rag.Query(nil), u.seen[from]...)
 }
 
 // answerer is a stand-in for the knowledge-base or search answerer: it
 // records the query and makes one real LLM call, "[from] question", so
 // that cancellation reaches the test upstream.
-func (u *mixUpstream) answerer(models llm.Models, from string, srcs ...mix.Source) mix.Answerer {
-	return mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+func (u *mixUpstream) answerer(models llm.Models, from string, srcs ...rag.Source) rag.Answerer {
+	return rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		u.mu.Lock()
 		u.seen[from] = append(u.seen[from], q)
 		u.mu.Unlock()
 		m, name, err := models.Get(q.Model)
 		if err != nil {
-			return mix.Answer{}, err
+			return rag.Answer{}, err
 		}
 		req := llm.Request{Model: name, Messages: []llm.Message{{Role: llm.RoleUser, Content: "[" + from + "] " + q.Retrieval()}}}
 		resp, err := llm.Generate(ctx, m, req, fn)
-		return mix.Answer{From: from, Text: resp.Text, Sources: srcs, Response: resp}, err
+		return rag.Answer{From: from, Text: resp.Text, Sources: srcs, Response: resp}, err
 	})
 }
 
 var (
-	mixKBSource  = mix.Source{Title: "周易·乾", Snippet: "乾，元亨利贞。", KB: "zhouyi", File: "zhouyi.txt", Score: 0.8}
-	mixWebSource = mix.Source{Title: "乾卦", URL: "https://example.org/qian", Snippet: "乾卦代表天。"}
+	mixKBSource  = rag.Source{Title: "周易·乾", Snippet: "乾，元亨利贞。", KB: "zhouyi", File: "zhouyi.txt", Score: 0.8}
+	mixWebSource = rag.Source{Title: "乾卦", URL: "https://example.org/qian", Snippet: "乾卦代表天。"}
 )
 
 // mixSetup adjusts a test mix server before it starts.
 type mixSetup struct {
 	cfg       mix.Config
-	answerers map[string]mix.Answerer // replace the default ones
+	answerers map[string]rag.Answerer // replace the default ones
 	condenser mix.Condenser
 	// memory wires a real memory.Manager (extractive, no model) as the
 	// Mixer's condenser and recaller and as the server's memory, as
@@ -123,10 +124,10 @@ func newMixServer(t testing.TB, up *mixUpstream, edit func(*mixSetup, llm.Models
 	// goroutine.
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	models.Add("test", llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: up.URL(), Model: "test", Timeout: 10 * time.Second, MaxRetries: -1, HTTPClient: hc}))
-	setup := mixSetup{cfg: mix.DefaultConfig(), answerers: map[string]mix.Answerer{
-		mix.LLM:    chat.New(models, chat.Options{}),
-		mix.KB:     up.answerer(models, mix.KB, mixKBSource),
-		mix.Search: up.answerer(models, mix.Search, mixWebSource),
+	setup := mixSetup{cfg: mix.DefaultConfig(), answerers: map[string]rag.Answerer{
+		rag.LLM:    chat.New(models, chat.Options{}),
+		rag.KB:     up.answerer(models, rag.KB, mixKBSource),
+		rag.Search: up.answerer(models, rag.Search, mixWebSource),
 	}}
 	if edit != nil {
 		edit(&setup, models)
@@ -254,8 +255,8 @@ func TestMixChatStream(t *testing.T) {
 func TestMixChatNonStreamWithFailure(t *testing.T) {
 	up := newMixUpstream(t)
 	ts := newMixServer(t, up, func(s *mixSetup, _ llm.Models) {
-		s.answerers[mix.Search] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
-			return mix.Answer{}, errors.New("searx: connection refused")
+		s.answerers[rag.Search] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
+			return rag.Answer{}, errors.New("searx: connection refused")
 		})
 	})
 	code, out := ts.post(t, "/chat/mix_chat", map[string]any{"query": "乾卦是什么意思？", "conversation_id": "n1"})
@@ -314,8 +315,8 @@ func TestMixChatOneTimesOut(t *testing.T) {
 	up := newMixUpstream(t)
 	ts := newMixServer(t, up, func(s *mixSetup, models llm.Models) {
 		s.cfg.Timeouts.KB = 100 * time.Millisecond
-		slow := up.answerer(models, mix.KB)
-		s.answerers[mix.KB] = mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+		slow := up.answerer(models, rag.KB)
+		s.answerers[rag.KB] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 			<-ctx.Done() // retrieval that never finishes
 			return slow.Answer(ctx, q, fn)
 		})
@@ -492,19 +493,19 @@ func TestMixChatFollowUpWithMemory(t *testing.T) {
 
 // mixRetriever is a stand-in answerer that can also retrieve.
 type mixRetriever struct {
-	mix.Answerer
-	srcs []mix.Source
+	rag.Answerer
+	srcs []rag.Source
 }
 
-func (r mixRetriever) Retrieve(ctx context.Context, q mix.Query) ([]mix.Source, error) {
+func (r mixRetriever) Retrieve(ctx context.Context, q rag.Query) ([]rag.Source, error) {
 	return r.srcs, nil
 }
 
 func TestMixChatContextMode(t *testing.T) {
 	up := newMixUpstream(t)
 	ts := newMixServer(t, up, func(s *mixSetup, models llm.Models) {
-		s.answerers[mix.KB] = mixRetriever{Answerer: s.answerers[mix.KB], srcs: []mix.Source{mixKBSource}}
-		s.answerers[mix.Search] = mixRetriever{Answerer: s.answerers[mix.Search], srcs: []mix.Source{mixWebSource}}
+		s.answerers[rag.KB] = mixRetriever{Answerer: s.answerers[rag.KB], srcs: []rag.Source{mixKBSource}}
+		s.answerers[rag.Search] = mixRetriever{Answerer: s.answerers[rag.Search], srcs: []rag.Source{mixWebSource}}
 	})
 	code, out := ts.post(t, "/chat/mix_chat", map[string]any{"query": "乾卦是什么意思？", "fusion": "context", "conversation_id": "x1"})
 	if code != http.StatusOK || out["text"] != replyFused || out["fusion"] != "context" {
@@ -526,7 +527,7 @@ func TestMixChatContextMode(t *testing.T) {
 func TestMixChatAnswerers(t *testing.T) {
 	up := newMixUpstream(t)
 	ts := newMixServer(t, up, func(s *mixSetup, _ llm.Models) {
-		s.cfg.Answerers = []string{mix.LLM, mix.KB}
+		s.cfg.Answerers = []string{rag.LLM, rag.KB}
 	})
 	// One answerer: its reply streams as is, no fusion.
 	code, evs := ts.mixStream(t, map[string]any{"query": "乾卦是什么意思？", "answerers": []string{"kb"}})
@@ -649,7 +650,7 @@ func BenchmarkMixChat(b *testing.B) {
 }
 
 // The search service offers its evidence to the "context" fusion mode.
-var _ mix.Retriever = (*search.Service)(nil)
+var _ rag.Retriever = (*search.Service)(nil)
 
 // TestCondenseSearch checks the follow-up condensing search_docs takes its
 // question from: none without history, the rewrite against the client's

@@ -24,6 +24,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // records returns the JSON log records written to logs so far.
@@ -70,10 +71,10 @@ func newObservedServer(t *testing.T, prices obs.Prices) *observedServer {
 	models.Add("test", llm.NewClient(llm.ClientConfig{Name: "test", BaseURL: up.URL(), Model: "test", Timeout: 10 * time.Second, MaxRetries: -1, HTTPClient: hc}))
 	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
 	o.InstrumentRegistry(models)
-	answerers := map[string]mix.Answerer{
-		mix.LLM:    o.Answerer(mix.LLM, chat.New(models, chat.Options{})),
-		mix.KB:     o.Answerer(mix.KB, up.answerer(models, mix.KB, mixKBSource)),
-		mix.Search: o.Answerer(mix.Search, up.answerer(models, mix.Search, mixWebSource)),
+	answerers := map[string]rag.Answerer{
+		rag.LLM:    o.Answerer(rag.LLM, chat.New(models, chat.Options{})),
+		rag.KB:     o.Answerer(rag.KB, up.answerer(models, rag.KB, mixKBSource)),
+		rag.Search: o.Answerer(rag.Search, up.answerer(models, rag.Search, mixWebSource)),
 	}
 	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: answerers})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/turn"
 )
 
@@ -222,7 +223,7 @@ type oaiExtra struct {
 	TurnID         int64              `json:"turn_id,omitempty"`
 	Standalone     string             `json:"standalone,omitempty"`
 	Answers        []mixAnswer        `json:"answers,omitempty"`
-	Docs           []mix.Doc          `json:"docs,omitempty"`
+	Docs           []rag.Doc          `json:"docs,omitempty"`
 	Model          string             `json:"model,omitempty"` // the model that wrote the reply
 	Extractive     bool               `json:"extractive,omitempty"`
 	Fusion         string             `json:"fusion,omitempty"`
@@ -396,7 +397,7 @@ func (s *Server) handleOpenAIChat(c *gin.Context) {
 		writeOpenAIError(c, err, "messages", "")
 		return
 	}
-	if body.Model == modelPrefix+mix.KB && opts.KnowledgeBaseName == "" && len(opts.KnowledgeBaseNames) == 0 &&
+	if body.Model == modelPrefix+rag.KB && opts.KnowledgeBaseName == "" && len(opts.KnowledgeBaseNames) == 0 &&
 		s.kb != nil && len(s.kb.Config().DefaultKnowledgeBases) == 0 {
 		writeOpenAIError(c, errBadRequest(`model %s needs a knowledge base: name it in the "mixchat" field `+
 			`({"mixchat": {"knowledge_base_name": "NAME"}}, or "knowledge_base_names": [...]) or in metadata.knowledge_base_name`, body.Model),

@@ -10,7 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/turn"
 	"github.com/mixchat/mixchat/prompts"
@@ -125,17 +125,17 @@ func (s *Server) handleSearchChat(c *gin.Context, req *searchChatRequest) {
 	// The endpoint's own answerer: the search answerer with Chatchat's
 	// split_result, keeping the retrieval for Chatchat's docs.
 	var ret search.Retrieval
-	answer := mix.AnswerFunc(func(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+	answer := rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 		q.History = history // the recalled history served the rewrite only
 		ans, r, err := s.search.AnswerWith(ctx, q, opts, fn)
 		ret = r
 		return ans, err
 	})
 	w := &searchChatWriter{reply: newReply(c, req.Stream)}
-	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, From: mix.Search, Answerer: answer,
+	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, From: rag.Search, Answerer: answer,
 		Record: func(res turn.Result) map[string]any {
 			w.docs = docsEvent(res.Answer, ret)
-			return withStandalone(map[string]any{"answerer": mix.Search, "sources": w.docs.Sources}, res)
+			return withStandalone(map[string]any{"answerer": rag.Search, "sources": w.docs.Sources}, res)
 		}}
 	mem.apply(&tr)
 	s.runTurn(c, tr, w)
@@ -182,7 +182,7 @@ func (w *searchChatWriter) fail(_ turn.Result, err error) {
 // docsEvent builds the sources of an answer in Chatchat's Markdown form
 // ("出处 [n] [title](url) \n\ntext\n\n", as its knowledge-base chat writes
 // them, so each doc carries title, address and snippet) and structured.
-func docsEvent(ans mix.Answer, ret search.Retrieval) searchDocsEvent {
+func docsEvent(ans rag.Answer, ret search.Retrieval) searchDocsEvent {
 	ev := searchDocsEvent{Docs: []string{}, Sources: []searchSource{}, Engine: ret.Engine, Empty: ans.Empty, Warnings: ret.Warnings}
 	for _, d := range ret.Docs {
 		ev.Docs = append(ev.Docs, fmt.Sprintf("出处 [%d] [%s](%s) \n\n%s\n\n", d.N, mdLinkText(d.Title, d.URL), mdLinkTarget(d.URL), d.Text))

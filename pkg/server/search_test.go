@@ -18,6 +18,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -295,7 +296,7 @@ func TestSearchDocsMarkdown(t *testing.T) {
 		{N: 1, Title: "Taiji [disambiguation]\n(wiki)", URL: "https://en.example.org/wiki/Taiji_(philosophy)", Text: "The Great Ultimate."},
 		{N: 2, URL: "https://example.com/a b", Text: "no title"},
 	}}
-	ev := docsEvent(mix.Answer{}, ret)
+	ev := docsEvent(rag.Answer{}, ret)
 	want := []string{
 		"出处 [1] [Taiji (disambiguation) (wiki)](https://en.example.org/wiki/Taiji_%28philosophy%29) \n\nThe Great Ultimate.\n\n",
 		"出处 [2] [https://example.com/a b](https://example.com/a%20b) \n\nno title\n\n",
@@ -365,7 +366,7 @@ func TestSearchEngineChatFollowUp(t *testing.T) {
 		condensed = append(condensed, history)
 		return "坤卦的象辞是什么？", "", nil
 	})
-	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.Search: svc}, Condenser: condenser})
+	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.Search: svc}, Condenser: condenser})
 	if err != nil {
 		t.Fatal(err)
 	}

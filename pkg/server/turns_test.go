@@ -22,6 +22,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/search"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
@@ -81,7 +82,7 @@ func newSingleAnswererServer(t *testing.T, edit func(*Options)) (*observedServer
 	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
 	kbs, searcher := newKBAndSearch(t, models)
 	answerer := chat.New(models, chat.Options{})
-	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.LLM: answerer, mix.KB: kbs}})
+	mixer, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.LLM: answerer, rag.KB: kbs}})
 	if err != nil {
 		t.Fatal(err)
 	}

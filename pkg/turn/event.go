@@ -1,6 +1,9 @@
 package turn
 
-import "github.com/mixchat/mixchat/pkg/mix"
+import (
+	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
+)
 
 // Event types, in the order a turn reports them. A single-answerer turn
 // reports its answerer's status, the reply's deltas and its docs; a mixed
@@ -34,7 +37,7 @@ type Event struct {
 	Error    string
 	TimedOut bool
 	Empty    bool // the answerer found nothing to answer from
-	Docs     []mix.Doc
+	Docs     []rag.Doc
 }
 
 func fromMix(ev mix.Event) Event {

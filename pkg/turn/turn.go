@@ -22,6 +22,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 // Store keeps conversations; memory.Store satisfies it.
@@ -92,7 +93,7 @@ type Request struct {
 	AnswerID string
 	// Query is what the answerers are asked; Query.Text is the question.
 	// When Query.History is empty the history is recalled.
-	Query mix.Query
+	Query rag.Query
 	// HistoryLen is how many past turns to recall: -1 lets the memory
 	// strategy decide, 0 recalls nothing.
 	HistoryLen int
@@ -111,7 +112,7 @@ type Request struct {
 
 	// Either one answerer, named From ("llm", "kb", "search") ...
 	From     string
-	Answerer mix.Answerer
+	Answerer rag.Answerer
 	// ... or several through the Mixer: Mix's Query is replaced by Query
 	// with its recalled history.
 	Mix *mix.Request
@@ -161,7 +162,7 @@ type Result struct {
 	// with (Request.Condense); "" when it was not rewritten.
 	Standalone string
 	// Answer is the single answerer's reply; Mix the Mixer's result.
-	Answer mix.Answer
+	Answer rag.Answer
 	Mix    mix.Result
 	// Usage is the reply's tokens, latency and price.
 	Usage obs.Usage
@@ -280,7 +281,7 @@ func (r *Runner) Run(ctx context.Context, req Request, emit func(Event) error) (
 }
 
 // single answers with req's one answerer, streaming its reply as deltas.
-func (r *Runner) single(ctx context.Context, req Request, q mix.Query, send func(Event) error, res *Result) error {
+func (r *Runner) single(ctx context.Context, req Request, q rag.Query, send func(Event) error, res *Result) error {
 	a := req.Answerer
 	if r.d.Obs != nil {
 		a = r.d.Obs.Answerer(req.From, a)
@@ -310,12 +311,12 @@ func (r *Runner) single(ctx context.Context, req Request, q mix.Query, send func
 	if err := send(Event{Type: EventStatus, Answerer: req.From, State: mix.StateDone, Ms: ms, Empty: ans.Empty}); err != nil {
 		return err
 	}
-	return send(Event{Type: EventDocs, Docs: mix.DocsOf(ans.From, ans.Sources)})
+	return send(Event{Type: EventDocs, Docs: rag.DocsOf(ans.From, ans.Sources)})
 }
 
 // mix answers with the Mixer: it rewrites a follow-up once, fans out to the
 // answerers and fuses their answers.
-func (r *Runner) mix(ctx context.Context, req Request, q mix.Query, send func(Event) error, res *Result) error {
+func (r *Runner) mix(ctx context.Context, req Request, q rag.Query, send func(Event) error, res *Result) error {
 	mreq := *req.Mix
 	mreq.Query = q
 	var fn func(mix.Event) error
@@ -334,7 +335,7 @@ func (r *Runner) mix(ctx context.Context, req Request, q mix.Query, send func(Ev
 // condense rewrites q's follow-up question for a single answerer that
 // retrieves: once, with the Mixer's condenser, as Mixer.Mix does for a
 // mixed turn. Only a cancelled ctx is an error.
-func (r *Runner) condense(ctx context.Context, q *mix.Query, res *Result) error {
+func (r *Runner) condense(ctx context.Context, q *rag.Query, res *Result) error {
 	if r.d.Mixer == nil || !r.d.Mixer.Config().Condense || q.Standalone != "" {
 		return nil
 	}

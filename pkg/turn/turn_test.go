@@ -12,6 +12,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/memory/storetest"
 	"github.com/mixchat/mixchat/pkg/mix"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
 	"github.com/mixchat/mixchat/pkg/turn"
 )
@@ -26,16 +27,16 @@ func openStore(t *testing.T) *sqlite.Conversations {
 type streamer struct {
 	pieces []string
 	fail   error
-	srcs   []mix.Source
+	srcs   []rag.Source
 	mu     sync.Mutex
-	asked  []mix.Query
+	asked  []rag.Query
 }
 
-func (s *streamer) Answer(ctx context.Context, q mix.Query, fn func(string) error) (mix.Answer, error) {
+func (s *streamer) Answer(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 	s.mu.Lock()
 	s.asked = append(s.asked, q)
 	s.mu.Unlock()
-	ans := mix.Answer{From: mix.KB, Sources: s.srcs, Response: llm.Response{Model: "m", Usage: llm.Usage{TotalTokens: 7}}}
+	ans := rag.Answer{From: rag.KB, Sources: s.srcs, Response: llm.Response{Model: "m", Usage: llm.Usage{TotalTokens: 7}}}
 	var b strings.Builder
 	for _, p := range s.pieces {
 		b.WriteString(p)
@@ -82,9 +83,9 @@ func (e *events) types() string {
 func TestRunStoresAndStreams(t *testing.T) {
 	store := openStore(t)
 	r := turn.New(turn.Deps{Store: store})
-	a := &streamer{pieces: []string{"元亨", "利贞"}, srcs: []mix.Source{{Title: "乾", Snippet: "元亨利贞"}}}
+	a := &streamer{pieces: []string{"元亨", "利贞"}, srcs: []rag.Source{{Title: "乾", Snippet: "元亨利贞"}}}
 	var ev events
-	req := turn.Request{ConversationID: "c1", AnswerID: "a1", Query: mix.Query{Text: "乾卦？"}, HistoryLen: -1, From: mix.KB, Answerer: a,
+	req := turn.Request{ConversationID: "c1", AnswerID: "a1", Query: rag.Query{Text: "乾卦？"}, HistoryLen: -1, From: rag.KB, Answerer: a,
 		Record: func(res turn.Result) map[string]any { return map[string]any{"answerer": res.Answer.From} }}
 	res, err := r.Run(context.Background(), req, ev.emit)
 	if err != nil {
@@ -93,7 +94,7 @@ func TestRunStoresAndStreams(t *testing.T) {
 	if got := ev.types(); got != "status,delta,delta,status,docs" {
 		t.Errorf("events = %s", got)
 	}
-	if last := ev.list[len(ev.list)-1]; len(last.Docs) != 1 || last.Docs[0].From != mix.KB {
+	if last := ev.list[len(ev.list)-1]; len(last.Docs) != 1 || last.Docs[0].From != rag.KB {
 		t.Errorf("docs event = %+v", last)
 	}
 	if !res.Answered || res.Interrupted || res.Text != "元亨利贞" || res.MessageID() != "a1" || res.TurnID != 1 {
@@ -105,7 +106,7 @@ func TestRunStoresAndStreams(t *testing.T) {
 	}
 	got := turns[0]
 	if got.Question.Content != "乾卦？" || got.Answer.ID != "a1" || got.Answer.Content != "元亨利贞" ||
-		got.Answer.Metadata.Extra["answerer"] != mix.KB || got.Answer.Metadata.Extra["usage"] == nil || got.Answer.Metadata.Interrupted {
+		got.Answer.Metadata.Extra["answerer"] != rag.KB || got.Answer.Metadata.Extra["usage"] == nil || got.Answer.Metadata.Interrupted {
 		t.Errorf("stored turn = %+v", got)
 	}
 	if res.Usage.TotalTokens != 7 {
@@ -120,7 +121,7 @@ func TestRunCutShortIsStoredInterrupted(t *testing.T) {
 	r := turn.New(turn.Deps{Store: store})
 	a := &streamer{pieces: []string{"元亨", "利贞"}}
 	ev := events{failAt: 2}
-	res, err := r.Run(context.Background(), turn.Request{ConversationID: "c1", Query: mix.Query{Text: "乾卦？"}, From: mix.KB, Answerer: a}, ev.emit)
+	res, err := r.Run(context.Background(), turn.Request{ConversationID: "c1", Query: rag.Query{Text: "乾卦？"}, From: rag.KB, Answerer: a}, ev.emit)
 	if err == nil || !res.Cut || res.WriteErr == nil || !res.Answered || !res.Interrupted {
 		t.Fatalf("result = %+v, err %v", res, err)
 	}
@@ -154,7 +155,7 @@ func TestRunFailures(t *testing.T) {
 			if !tc.stream {
 				emit = nil
 			}
-			res, err := r.Run(context.Background(), turn.Request{ConversationID: "c1", Query: mix.Query{Text: "乾卦？"}, From: mix.KB, Answerer: tc.a}, emit)
+			res, err := r.Run(context.Background(), turn.Request{ConversationID: "c1", Query: rag.Query{Text: "乾卦？"}, From: rag.KB, Answerer: tc.a}, emit)
 			if !errors.Is(err, boom) || res.Answered != tc.answered || res.Cut {
 				t.Fatalf("result = %+v, err %v", res, err)
 			}
@@ -200,7 +201,7 @@ func TestRunRecallsAndRemembers(t *testing.T) {
 	}}
 	r := turn.New(turn.Deps{Store: openStore(t), Memory: mem})
 	a := &streamer{pieces: []string{"元亨利贞"}}
-	req := turn.Request{ConversationID: "c1", Query: mix.Query{Text: "它的卦辞？"}, HistoryLen: -1, Memory: "window", WindowK: 3, From: mix.LLM, Answerer: a}
+	req := turn.Request{ConversationID: "c1", Query: rag.Query{Text: "它的卦辞？"}, HistoryLen: -1, Memory: "window", WindowK: 3, From: rag.LLM, Answerer: a}
 	if _, err := r.Run(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +214,8 @@ func TestRunRecallsAndRemembers(t *testing.T) {
 	// Given history, or history_len 0, nothing is recalled.
 	mem.recall = func(string, memory.Choice) ([]llm.Message, error) { return nil, errors.New("recalled") }
 	for _, req := range []turn.Request{
-		{ConversationID: "c1", Query: mix.Query{Text: "q", History: history}, HistoryLen: -1, From: mix.LLM, Answerer: a},
-		{ConversationID: "c1", Query: mix.Query{Text: "q"}, HistoryLen: 0, From: mix.LLM, Answerer: a},
+		{ConversationID: "c1", Query: rag.Query{Text: "q", History: history}, HistoryLen: -1, From: rag.LLM, Answerer: a},
+		{ConversationID: "c1", Query: rag.Query{Text: "q"}, HistoryLen: 0, From: rag.LLM, Answerer: a},
 	} {
 		if _, err := r.Run(context.Background(), req, nil); err != nil {
 			t.Errorf("recalled although it should not: %v", err)
@@ -227,7 +228,7 @@ func TestRunRecallsFromStore(t *testing.T) {
 	r := turn.New(turn.Deps{Store: openStore(t), HistoryLen: 1})
 	a := &streamer{pieces: []string{"答"}}
 	for _, q := range []string{"一", "二", "三"} {
-		if _, err := r.Run(context.Background(), turn.Request{ConversationID: "c1", Query: mix.Query{Text: q}, HistoryLen: -1, From: mix.LLM, Answerer: a}, nil); err != nil {
+		if _, err := r.Run(context.Background(), turn.Request{ConversationID: "c1", Query: rag.Query{Text: q}, HistoryLen: -1, From: rag.LLM, Answerer: a}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -243,16 +244,16 @@ func TestRunMix(t *testing.T) {
 	store := openStore(t)
 	models := llm.NewRegistry("offline")
 	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
-	kbA := &streamer{pieces: []string{"乾卦卦辞：元亨利贞。"}, srcs: []mix.Source{{Title: "乾"}}}
+	kbA := &streamer{pieces: []string{"乾卦卦辞：元亨利贞。"}, srcs: []rag.Source{{Title: "乾"}}}
 	llmA := &streamer{pieces: []string{"乾为天。"}}
-	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.KB: kbA, mix.LLM: llmA}})
+	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.KB: kbA, rag.LLM: llmA}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := turn.New(turn.Deps{Store: store, Mixer: m})
 	ctx := context.Background()
 	var ev events
-	req := turn.Request{ConversationID: "c1", Query: mix.Query{Text: "乾卦？"}, HistoryLen: -1, Mix: &mix.Request{}}
+	req := turn.Request{ConversationID: "c1", Query: rag.Query{Text: "乾卦？"}, HistoryLen: -1, Mix: &mix.Request{}}
 	res, err := r.Run(ctx, req, ev.emit)
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +261,7 @@ func TestRunMix(t *testing.T) {
 	if !res.Mix.Fused || res.Text == "" || !strings.Contains(ev.types(), "answer") || !strings.HasSuffix(ev.types(), "docs") {
 		t.Errorf("result fused=%v text %q events %s", res.Mix.Fused, res.Text, ev.types())
 	}
-	if _, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: mix.Query{Text: "坤卦？"}, HistoryLen: -1, Mix: &mix.Request{}}, nil); err != nil {
+	if _, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: rag.Query{Text: "坤卦？"}, HistoryLen: -1, Mix: &mix.Request{}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if h := llmA.asked[1].History; len(h) != 2 || h[0].Content != "乾卦？" {
@@ -295,17 +296,17 @@ func TestRunMemoryChoice(t *testing.T) {
 	a := &streamer{pieces: []string{"答"}}
 	ctx := context.Background()
 	for _, q := range []string{"一", "二", "三"} {
-		if _, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: mix.Query{Text: q}, HistoryLen: -1, From: mix.LLM, Answerer: a}, nil); err != nil {
+		if _, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: rag.Query{Text: q}, HistoryLen: -1, From: rag.LLM, Answerer: a}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: mix.Query{Text: "四"}, HistoryLen: -1, WindowK: 1, From: mix.LLM, Answerer: a}, nil); err != nil {
+	if _, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: rag.Query{Text: "四"}, HistoryLen: -1, WindowK: 1, From: rag.LLM, Answerer: a}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if h := a.asked[3].History; len(h) != 2 || h[0].Content != "三" {
 		t.Errorf("window_k 1 recalled %+v, want the last turn", h)
 	}
-	res, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: mix.Query{Text: "五"}, HistoryLen: 2, Memory: memory.Combined, From: mix.LLM, Answerer: a}, nil)
+	res, err := r.Run(ctx, turn.Request{ConversationID: "c1", Query: rag.Query{Text: "五"}, HistoryLen: 2, Memory: memory.Combined, From: rag.LLM, Answerer: a}, nil)
 	if !errors.Is(err, memory.ErrContradiction) || res.Answered || len(a.asked) != 4 {
 		t.Errorf("history_len with memory combined: %v, answered %v, %d answers", err, res.Answered, len(a.asked))
 	}
@@ -334,7 +335,7 @@ func TestRunCondensesForSingleAnswerer(t *testing.T) {
 		return "乾卦的卦辞是什么？", "", nil
 	})
 	kbA := &streamer{pieces: []string{"元亨利贞"}}
-	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]mix.Answerer{mix.KB: kbA}, Condenser: condenser})
+	m, err := mix.New(mix.DefaultConfig(), mix.Deps{Models: models, Answerers: map[string]rag.Answerer{rag.KB: kbA}, Condenser: condenser})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestRunCondensesForSingleAnswerer(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := turn.New(turn.Deps{Store: store, Mixer: m})
-	req := turn.Request{ConversationID: "c1", Query: mix.Query{Text: "它的卦辞是什么？"}, HistoryLen: -1, Condense: true, From: mix.KB, Answerer: kbA}
+	req := turn.Request{ConversationID: "c1", Query: rag.Query{Text: "它的卦辞是什么？"}, HistoryLen: -1, Condense: true, From: rag.KB, Answerer: kbA}
 	res, err := r.Run(ctx, req, nil)
 	if err != nil {
 		t.Fatal(err)
