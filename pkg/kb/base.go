@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -700,8 +701,9 @@ func (m *MemIndex) addVectors(ctx context.Context, ids []string, vecs [][]float3
 // addFromLog indexes the chunks pay names with their vectors from the
 // log's records from offset from on (appended and synced by the caller),
 // a batch at a time, and sets their payloads. Searches run between the
-// batches; a chunk is found once its batch is in.
-func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay map[string]payload) error {
+// batches; a chunk is found once its batch is in. With gcEvery > 0 it
+// collects garbage every gcEvery vectors.
+func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay map[string]payload, gcEvery int) error {
 	if err := l.w.Flush(); err != nil {
 		return err
 	}
@@ -714,18 +716,27 @@ func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay ma
 	m.mu.Unlock()
 	var ids []string
 	var vecs [][]float32
+	var buf []float32
+	added := 0
 	flush := func() error {
 		if len(ids) == 0 {
 			return nil
 		}
 		m.mu.Lock()
-		defer m.mu.Unlock()
-		if err := m.vecs.AddBatch(ids, vecs); err != nil {
+		err := m.vecs.AddBatch(ids, vecs)
+		if err == nil {
+			for _, id := range ids {
+				m.pay[id] = pay[id]
+			}
+		}
+		m.mu.Unlock()
+		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			m.pay[id] = pay[id]
+		if gcEvery > 0 && (added+len(ids))/gcEvery > added/gcEvery {
+			runtime.GC()
 		}
+		added += len(ids)
 		ids, vecs = ids[:0], vecs[:0]
 		return nil
 	}
@@ -733,8 +744,16 @@ func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay ma
 		if _, ok := pay[id]; !ok {
 			return nil
 		}
+		// The batch's vectors live in one reused buffer (AddBatch copies
+		// them into the index).
+		if buf == nil {
+			buf = make([]float32, addBatchSize*l.dim)
+		}
+		i := len(ids)
+		dst := buf[i*l.dim : (i+1)*l.dim : (i+1)*l.dim]
+		copy(dst, v)
 		ids = append(ids, id)
-		vecs = append(vecs, slices.Clone(v))
+		vecs = append(vecs, dst)
 		if len(ids) >= addBatchSize {
 			return flush()
 		}
@@ -756,19 +775,17 @@ func (m *MemIndex) graph() *retrieve.HNSW {
 	return m.vecs
 }
 
-// metaInterner gives chunks of equal metadata one map (the embedded
-// index's payloads, which are never modified).
+// metaInterner gives chunks of equal metadata one map (read only: the
+// pieces of an ingestion and the embedded index's payloads).
 type metaInterner map[string]map[string]any
 
-func (mi metaInterner) intern(m map[string]any) map[string]any {
-	k, err := json.Marshal(m)
-	if err != nil {
-		return m
-	}
-	if shared, ok := mi[string(k)]; ok {
+// internJSON returns the map held for metadata whose JSON is k, m (which
+// k encodes) when there is none yet.
+func (mi metaInterner) internJSON(k string, m map[string]any) map[string]any {
+	if shared, ok := mi[k]; ok {
 		return shared
 	}
-	mi[string(k)] = m
+	mi[k] = m
 	return m
 }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,8 +148,10 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
 	}
 	ids := make([]string, len(pieces))
+	metas := metaInterner{} // the pieces of a part share their metadata, held once
 	for i, p := range pieces {
 		meta, _ := json.Marshal(p.Metadata) // sorted keys: the same metadata, the same bytes
+		pieces[i].Metadata = metas.internJSON(string(meta), p.Metadata)
 		ids[i] = uuid.NewSHA1(chunkNamespace, []byte(b.name+"\x00"+job.name+"\x00"+hash+"\x00"+strconv.Itoa(i)+"\x00"+p.Text+"\x00"+string(meta))).String()
 	}
 
@@ -295,6 +298,10 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	b.applyFile(old, job.name, ids, pieces, log, logStart, gen)
 	return ingestResult{chunks: len(pieces)}, nil
 }
+
+// bulkGC is the number of chunks of an ingestion past which it collects
+// garbage as it indexes, every bulkGC chunks.
+const bulkGC = 8192
 
 // ingestGroup is how many chunks an ingestion embeds and stores at a time
 // (at least the embedding batch).
@@ -504,19 +511,29 @@ func (b *base) applyFile(old []string, file string, ids []string, pieces []Piece
 		// removing them is tidying.
 		_ = b.vec.Delete(bg, Filter{IDs: gone})
 	}
+	// A large ingestion collects its garbage (the term counts, the graph
+	// searches of the insertions) every bulkGC chunks: the heap then
+	// follows the indexes and one batch's garbage, where the runtime's
+	// pacing alone would let it grow to twice the indexes.
+	gcEvery := 0
+	if len(ids) >= bulkGC {
+		gcEvery = bulkGC
+	}
 	for i, p := range pieces {
 		b.lexAdd(ids[i], termCounts(chunkTerms(titleOf(file, p.Metadata), p.Text)))
+		if gcEvery > 0 && (i+1)%gcEvery == 0 {
+			runtime.GC()
+		}
 	}
 	if b.mem != nil && log != nil {
 		pay := make(map[string]payload, len(ids))
-		metas := metaInterner{}
 		for i, p := range pieces {
-			pay[ids[i]] = payload{file: file, meta: metas.intern(p.Metadata)}
+			pay[ids[i]] = payload{file: file, meta: p.Metadata}
 		}
 		// The vectors were synced before the commit: a failure to read
 		// them back leaves the chunks out of the vector index until the
 		// next open, which indexes them from the log.
-		_ = b.mem.addFromLog(bg, log, logStart, pay)
+		_ = b.mem.addFromLog(bg, log, logStart, pay, gcEvery)
 	}
 	b.gen = gen
 	b.changed(len(ids) + len(gone))
