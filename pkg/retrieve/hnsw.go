@@ -411,10 +411,10 @@ func (h *HNSW) insert(n uint32, locked bool) {
 		if l == 0 {
 			maxM = h.m0()
 		}
-		sel := h.selectNeighbors(cands, h.p.M)
-		h.setLinks(n, l, sel, locked)
-		for _, c := range sel {
-			h.connect(c.id, n, c.d, l, maxM, locked)
+		vs.sel = h.selectNeighbors(vs.sel[:0], cands, h.p.M)
+		h.setLinks(n, l, vs.sel, locked)
+		for _, c := range vs.sel {
+			h.connect(c.id, n, c.d, l, maxM, locked, vs)
 		}
 		eps = cands
 	}
@@ -439,8 +439,9 @@ func (h *HNSW) setLinks(n uint32, l int, sel []cand, locked bool) {
 }
 
 // connect adds a link e→n on layer l (d is their distance), pruning e's
-// links with the selection heuristic when it has maxM already.
-func (h *HNSW) connect(e, n uint32, d float32, l, maxM int, locked bool) {
+// links with the selection heuristic when it has maxM already. vs lends
+// its scratch.
+func (h *HNSW) connect(e, n uint32, d float32, l, maxM int, locked bool, vs *visitSet) {
 	if locked {
 		h.locks[e%lockStripes].Lock()
 		defer h.locks[e%lockStripes].Unlock()
@@ -458,13 +459,14 @@ func (h *HNSW) connect(e, n uint32, d float32, l, maxM int, locked bool) {
 		return
 	}
 	ve := h.vec(e)
-	cs := make([]cand, 0, cnt+1)
+	cs := vs.cs[:0]
 	for _, x := range b[1 : 1+cnt] {
 		cs = append(cs, cand{1 - dot(ve, h.vec(x)), x})
 	}
 	cs = append(cs, cand{d, n})
 	slices.SortFunc(cs, cmpCand)
-	sel := h.selectNeighbors(cs, maxM)
+	sel := h.selectNeighbors(vs.sel2[:0], cs, maxM)
+	vs.cs, vs.sel2 = cs, sel
 	b[0] = uint32(len(sel))
 	for i, c := range sel {
 		b[1+i] = c.id
@@ -475,12 +477,11 @@ func (h *HNSW) connect(e, n uint32, d float32, l, maxM int, locked bool) {
 // algorithm 4, as in hnswlib): walking the candidates nearest first, keep a
 // candidate only if it is closer to the base node than to every candidate
 // kept, so links spread in different directions. cs must be sorted by
-// distance to the base node.
-func (h *HNSW) selectNeighbors(cs []cand, m int) []cand {
+// distance to the base node. The selection is appended to out.
+func (h *HNSW) selectNeighbors(out, cs []cand, m int) []cand {
 	if len(cs) <= m {
-		return slices.Clone(cs)
+		return append(out, cs...)
 	}
-	out := make([]cand, 0, m)
 	for _, c := range cs {
 		if len(out) >= m {
 			break
@@ -523,8 +524,8 @@ func (h *HNSW) greedy(q []float32, cur uint32, curD float32, l int, locked bool,
 // up after computing that many distances and returns nil.
 func (h *HNSW) searchLayer(q []float32, eps []cand, ef, l int, locked bool, accept func(uint32) bool, vs *visitSet, budget int) (*maxHeap, int) {
 	vs.reset(len(h.ids))
-	cands := &minHeap{}
-	res := &maxHeap{}
+	cands, res := &vs.cands, &vs.res
+	cands.h, res.neg.h = cands.h[:0], res.neg.h[:0]
 	lower := float32(math.Inf(1))
 	for _, e := range eps {
 		vs.visit(e.id)
@@ -540,7 +541,8 @@ func (h *HNSW) searchLayer(q []float32, eps []cand, ef, l int, locked bool, acce
 		lower = res.top().d
 	}
 	filtering := accept != nil
-	var buf []uint32
+	buf := vs.buf
+	defer func() { vs.buf = buf }()
 	spent := 0
 	for cands.len() > 0 {
 		c := cands.pop()
@@ -617,11 +619,12 @@ func (h *HNSW) search(q []float32, k int, allow func(id string) bool) ([]Hit, in
 	}
 	vs := h.getVisited()
 	res, spent := h.searchLayer(u, []cand{{curD, cur}}, ef, 0, false, accept, vs, budget)
-	h.visited.Put(vs)
 	if res == nil || (allow != nil && res.len() < k) {
+		h.visited.Put(vs)
 		return h.exact(u, k, allow), spent + len(h.ids)
 	}
-	cs := res.sortedAsc()
+	cs := res.sortedAsc() // a copy: res is vs's, which goes back to the pool
+	h.visited.Put(vs)
 	out := make([]Hit, 0, min(k, len(cs)))
 	for _, c := range cs[:min(k, len(cs))] {
 		out = append(out, Hit{ID: h.ids[c.id], Score: float64(1 - c.d)})
