@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/internal/sqlrows"
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
@@ -149,6 +150,9 @@ type base struct {
 	// dirty counts the chunks added or removed since the snapshots were
 	// last written; under wmu (or before b is shared).
 	dirty int
+	// unembedded are the chunks whose vectors load found nowhere (see
+	// reembed).
+	unembedded []string
 }
 
 // changed records n chunks added or removed since the last snapshot.
@@ -349,7 +353,7 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 
 // loadVectors indexes the vectors of the chunks ids, which the embedded
 // index lacks: from the vector log, else from their rows. A chunk whose
-// vector is in neither stays out of the vector index.
+// vector is in neither is noted in b.unembedded.
 func (b *base) loadVectors(ctx context.Context, ids []string) error {
 	need := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -403,6 +407,7 @@ func (b *base) loadVectors(ctx context.Context, ids []string) error {
 			if v := decodeVector(raw); len(v) > 0 {
 				bids = append(bids, id)
 				bvecs = append(bvecs, v)
+				delete(need, id)
 			}
 			return nil
 		})
@@ -413,7 +418,73 @@ func (b *base) loadVectors(ctx context.Context, ids []string) error {
 			return err
 		}
 	}
+	for id := range need {
+		b.unembedded = append(b.unembedded, id)
+	}
 	b.dirty += len(ids)
+	return nil
+}
+
+// reembed embeds again the chunks whose vectors were in no snapshot, log
+// or row when the KB was opened (the index files were lost), from their
+// text, and indexes them: the rows are the source of truth, the vectors
+// are rebuilt from them when needed. The caller holds b before sharing it.
+func (b *base) reembed(ctx context.Context, emb llm.Embedder, batch int) error {
+	ids := b.unembedded
+	if len(ids) == 0 || b.mem == nil {
+		return nil
+	}
+	dim := b.info.Dim
+	for start := 0; start < len(ids); start += ingestGroup {
+		part := ids[start:min(start+ingestGroup, len(ids))]
+		var chunks []storedChunk
+		err := eachChunk(ctx, b.db, `SELECT id, file, seq, text, metadata, '', NULL FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, anys(part), func(c storedChunk) error {
+			chunks = append(chunks, c)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := 0; i < len(chunks); i += batch {
+			end := min(i+batch, len(chunks))
+			inputs := make([]string, 0, end-i)
+			for _, c := range chunks[i:end] {
+				inputs = append(inputs, embedText(c.Text))
+			}
+			vecs, err := emb.Embed(ctx, inputs)
+			if err != nil {
+				return fmt.Errorf("embed chunks again: %w", err)
+			}
+			if len(vecs) != len(inputs) {
+				return fmt.Errorf("embed chunks again: got %d vectors for %d texts", len(vecs), len(inputs))
+			}
+			for j, v := range vecs {
+				chunks[i+j].Vector = v
+			}
+		}
+		if err := checkDim(chunks, &dim); err != nil {
+			return err
+		}
+		log, err := b.vectorLog(dim)
+		if err != nil {
+			return err
+		}
+		cids := make([]string, len(chunks))
+		vecs := make([][]float32, len(chunks))
+		for i, c := range chunks {
+			if err := log.append(c.ID, c.Vector); err != nil {
+				return err
+			}
+			cids[i], vecs[i] = c.ID, c.Vector
+		}
+		if err := log.sync(); err != nil {
+			return err
+		}
+		if err := b.mem.addVectors(ctx, cids, vecs); err != nil {
+			return err
+		}
+	}
+	b.unembedded = nil
 	return nil
 }
 

@@ -422,6 +422,9 @@ func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base,
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 	}
+	// Best effort: an embedder that is unreachable now leaves those chunks
+	// to the lexical index until the next open tries again.
+	_ = b.reembed(ctx, s.emb, s.cfg.EmbedBatch)
 	// Best effort: a leftover that cannot be removed is never served.
 	_, _ = removeStaleUploads(b.dir)
 	return b, nil

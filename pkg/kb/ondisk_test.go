@@ -186,3 +186,40 @@ func TestVectorLogTornTail(t *testing.T) {
 		t.Errorf("search after reopen found %v", rs)
 	}
 }
+
+// TestLostVectorsEmbeddedAgain: a knowledge base whose index files are lost
+// (the rows hold no vectors) embeds its chunks' text again when opened.
+func TestLostVectorsEmbeddedAgain(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	s := newService(t, cfg, newFakeEmbedder(), nil)
+	if _, err := s.Create(ctx, "zy", CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, "zy", FileData{Name: "qian.txt", Data: []byte(qianText)}, FileData{Name: "kun.txt", Data: []byte(kunText)})
+	want := search(t, s, "利牝马之贞", "zy")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{lexSnapshot, vecSnapshot, vecLogFile} {
+		os.Remove(filepath.Join(cfg.Dir, "zy", f))
+	}
+	emb := newFakeEmbedder()
+	s2 := newService(t, cfg, emb, nil)
+	rows, lex, vecs := indexSizes(t, s2, "zy")
+	if rows == 0 || lex != rows || vecs != rows || emb.calls.Load() == 0 {
+		t.Fatalf("rows %d, BM25 %d, vectors %d, embedder calls %d", rows, lex, vecs, emb.calls.Load())
+	}
+	b, release, err := s2.get(ctx, "zy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := b.mem.graph().Len()
+	release()
+	if n != rows {
+		t.Errorf("the vector index holds %d vectors, want %d", n, rows)
+	}
+	if got := search(t, s2, "利牝马之贞", "zy"); len(got) != len(want) || got[0].ID != want[0].ID || got[0].Relevance != want[0].Relevance {
+		t.Errorf("after re-embedding: %v, want %v", got, want)
+	}
+}
