@@ -1,6 +1,6 @@
 // Command mixchat-eval runs mixchat's benchmarks and its crash, fault and
 // load harnesses: retrieval (beir, cmrc), conversation memory (locomo),
-// mix_chat latency, and the operations runs (crash, faults, load). It is
+// mix_chat latency, and the operations runs (ingest, crash, faults, load). It is
 // kept apart from the server binary (cmd/mixchat), whose image it is not
 // in: it links test upstreams and runs pg_ctl. `mixchat eval NAME ...` runs
 // it when it is installed next to mixchat or on PATH.

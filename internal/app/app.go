@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/internal/config"
-	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -57,6 +56,7 @@ type App struct {
 
 	version string
 	tracing *obs.Tracing
+	vocab   *kbVocabulary
 	// closers are closed in reverse order by Close.
 	closers []func() error
 }
@@ -85,7 +85,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	})
 	o := obs.New(obs.Options{Tracing: a.tracing.Provider, Prices: cfg.LLM.Prices, Log: log})
 	o.InstrumentRegistry(a.Models)
-	auth.MeterRegistry(a.Models) // tokens-per-minute: prompt up front, output even when cut
+	meterRegistry(a.Models) // tokens-per-minute: prompt up front, output even when cut
 
 	// Stores.
 	store, err := openStore(ctx, cfg)
@@ -95,8 +95,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	a.Store = store
 	a.closers = append(a.closers, store.Close)
 	// The rewrite of follow-ups prefers the names the knowledge bases know;
-	// they open below, so the vocabulary reads them once they are set.
-	vocab := newKBVocabulary(vocabularyCheck)
+	// they open below, so the vocabulary reads them once they are set, in
+	// the background, and again whenever they change.
+	vocab := newKBVocabulary(vocabularyCheck, vocabularySettle)
+	a.vocab = vocab
 	a.Memory, err = newMemory(cfg, store, a.Models, vocab, log)
 	if err != nil {
 		return nil, err
@@ -109,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		}
 		a.Config = cfg
 	}
-	a.KB, err = NewKB(cfg, a.Models)
+	a.KB, err = NewKB(cfg, a.Models, kb.WithOnChange(vocab.changed))
 	if err != nil {
 		return nil, err
 	}
@@ -152,10 +154,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Log: log, Version: opts.Version, Store: store, Models: a.Models, Chat: answerer, Memory: a.Memory,
 		KB: a.KB, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
-		PublicHosts: cfg.Server.PublicHosts,
+		PublicHosts: cfg.Server.PublicHosts, StreamWriteTimeout: cfg.Server.StreamWriteTimeout,
 	})
 	return a, nil
 }
+
+// WaitVocabulary waits until the names the follow-up rewrite prefers
+// (built in the background) reflect every knowledge-base change made
+// before the call, or ctx is done. Serving never waits for them; a
+// benchmark that fills knowledge bases and then asks follow-ups does.
+func (a *App) WaitVocabulary(ctx context.Context) error { return a.vocab.wait(ctx) }
 
 // Close stops background work and closes the stores, in reverse order of
 // opening.

@@ -61,6 +61,10 @@ type ServerConfig struct {
 	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
 	MaxQueryChars   int           `yaml:"max_query_chars"` // longest question of a chat endpoint, in characters
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// StreamWriteTimeout bounds the write of each event of a streamed
+	// reply: a client that stops reading for longer loses its stream
+	// (the turn is stored as interrupted) instead of holding it open.
+	StreamWriteTimeout time.Duration `yaml:"stream_write_timeout"`
 	// PublicHosts are the names clients reach the server by besides IP
 	// addresses and localhost ("chat.example.com", "*.example.com", "*"
 	// for any); requests for other Host names are refused (DNS rebinding).
@@ -125,7 +129,7 @@ type ChatConfig struct {
 // DefaultConfig returns the embedded defaults: a single machine, zero setup.
 func DefaultConfig() Config {
 	return Config{
-		Server:    ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second},
+		Server:    ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second, StreamWriteTimeout: 15 * time.Second},
 		Log:       LogConfig{Level: "info", Format: "text"},
 		LLM:       LLMConfig{Timeout: 120 * time.Second, MaxRetries: 3, RetryBackoff: 500 * time.Millisecond},
 		Embed:     EmbedConfig{BatchSize: 64},
@@ -244,28 +248,53 @@ func applyEnv(c *Config, environ []string) error {
 }
 
 // walkFields calls fn for every settable scalar field below v with its
-// dotted YAML key.
+// dotted YAML key, and for every entry of a map of scalars (an inline map's
+// keys sit beside the struct's own: mix.timeouts.kb); fn may set the value
+// it is given.
 func walkFields(v reflect.Value, prefix string, fn func(key string, v reflect.Value)) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
-		if tag == "" || tag == "-" || !f.IsExported() {
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		inline := slices.Contains(strings.Split(opts, ","), "inline")
+		if (tag == "" && !inline) || tag == "-" || !f.IsExported() {
 			continue
 		}
-		key := tag
-		if prefix != "" {
+		key := prefix // an inline field's keys are its parent's
+		switch {
+		case tag != "" && prefix != "":
 			key = prefix + "." + tag
+		case tag != "":
+			key = tag
 		}
 		fv := v.Field(i)
 		switch {
 		case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)):
 			walkFields(fv, key, fn)
+		case f.Type.Kind() == reflect.Map && f.Type.Key().Kind() == reflect.String && scalar(f.Type.Elem()):
+			keys := fv.MapKeys()
+			slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+			for _, k := range keys {
+				e := reflect.New(f.Type.Elem()).Elem()
+				e.Set(fv.MapIndex(k))
+				fn(key+"."+k.String(), e)
+				fv.SetMapIndex(k, e)
+			}
 		case f.Type.Kind() == reflect.Slice || f.Type.Kind() == reflect.Map:
 		default:
 			fn(key, fv)
 		}
 	}
+}
+
+// scalar reports whether a setting of type t is one value (not a section
+// or a list).
+func scalar(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Map, reflect.Array, reflect.Interface:
+		return false
+	}
+	return true
 }
 
 // setScalar parses s into v by v's type.
@@ -341,6 +370,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ShutdownTimeout < 0 {
 		add(fieldError("server.shutdown_timeout", c.Server.ShutdownTimeout, "want a non-negative duration"))
+	}
+	if c.Server.StreamWriteTimeout <= 0 {
+		add(fieldError("server.stream_write_timeout", c.Server.StreamWriteTimeout, "want a positive duration"))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -81,6 +82,28 @@ llm:
 	}
 }
 
+// TestAnswererTimeouts: mix.timeouts keeps its keys (llm, kb, search beside
+// condense and fusion) now that the answerers' are a map, in the file and
+// in the environment.
+func TestAnswererTimeouts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte("mix:\n  timeouts:\n    kb: 5s\n    condense: 3s\n"), 0o644)
+	c, err := LoadConfig(path, []string{"MIXCHAT_MIX_TIMEOUTS_SEARCH=7s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{"llm": 60 * time.Second, "kb": 5 * time.Second, "search": 7 * time.Second}
+	if got := c.Mix.Timeouts.Answerers; !maps.Equal(got, want) || c.Mix.Timeouts.Condense != 3*time.Second {
+		t.Errorf("timeouts = %v, condense %v; want %v, 3s", got, c.Mix.Timeouts.Condense, want)
+	}
+	if d := DefaultConfig().Mix.Timeouts.Answerers["kb"]; d != 60*time.Second {
+		t.Errorf("the defaults changed with a loaded file: kb %v", d)
+	}
+}
+
 func TestConfigErrorsNameTheField(t *testing.T) {
 	tests := []struct {
 		name string
@@ -102,6 +125,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"env duration", "", []string{"MIXCHAT_LLM_TIMEOUT=soon"}, []string{"MIXCHAT_LLM_TIMEOUT", "duration"}},
 		{"env unknown", "", []string{"MIXCHAT_SERVR_ADDR=x"}, []string{"MIXCHAT_SERVR_ADDR names no setting"}},
 		{"unset var", "llm:\n  api_key: ${NOT_SET_ANYWHERE_42}\n", nil, []string{"NOT_SET_ANYWHERE_42"}},
+		{"timeout of no answerer", "mix:\n  timeouts:\n    kbb: 5s\n", nil, []string{"mix.timeouts.kbb", "llm, kb, search"}},
+		{"env answerer timeout", "", []string{"MIXCHAT_MIX_TIMEOUTS_KB=soon"}, []string{"MIXCHAT_MIX_TIMEOUTS_KB", "duration"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

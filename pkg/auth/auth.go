@@ -126,8 +126,9 @@ func FromContext(ctx context.Context) (p Principal, ok bool) {
 
 // Meter counts the LLM tokens a request spends, for the tokens-per-minute
 // limit, from two sources: the replies' usage as handlers report it
-// (AddTokens), and every model call as it happens (MeteredModel: the
-// prompt up front, then what was produced, also when the call was cut).
+// (AddTokens), and every model call as it happens (Spend, called by the
+// metered models the wiring installs: the prompt up front, then what was
+// produced, also when the call was cut).
 // The request is charged the larger of the two, so a reply reported by
 // both is not counted twice. It is safe for concurrent use.
 type Meter struct {
@@ -176,6 +177,21 @@ type meterKey struct{}
 func WithChargingMeter(ctx context.Context, charge func(tokens int64)) (context.Context, *Meter) {
 	m := &Meter{charge: charge}
 	return context.WithValue(ctx, meterKey{}, m), m
+}
+
+// Metered reports whether ctx carries a Meter: whether the tokens of a
+// model call made with ctx are charged, so a caller counts them only then.
+func Metered(ctx context.Context) bool {
+	_, ok := ctx.Value(meterKey{}).(*Meter)
+	return ok
+}
+
+// Spend charges n tokens of a model call to ctx's Meter at once, if it has
+// one: the prompt's when the call starts, what was produced when it ends.
+func Spend(ctx context.Context, n int64) {
+	if m, ok := ctx.Value(meterKey{}).(*Meter); ok {
+		m.spend(n)
+	}
 }
 
 // AddTokens counts n tokens on ctx's Meter, if it has one.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mixchat/mixchat/internal/sqlrows"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 )
 
 // Store keeps API keys and knowledge-base access records in SQL tables of

@@ -19,22 +19,23 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mixchat/mixchat/internal/sqlrows"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
-// Info describes a knowledge base. The JSON names are Chatchat's.
+// Info describes a knowledge base. The server shows it in Chatchat's
+// field names (its own wire type).
 type Info struct {
-	Name        string    `json:"kb_name"`
-	Info        string    `json:"kb_info"`
-	VectorStore string    `json:"vs_type"`
-	EmbedModel  string    `json:"embed_model"`
-	Dim         int       `json:"dim"`
-	Files       int       `json:"file_count"`
-	Chunks      int       `json:"docs_count"`
-	CreatedAt   time.Time `json:"create_time"`
+	Name        string
+	Info        string // the description
+	VectorStore string // "embedded", "qdrant"
+	EmbedModel  string
+	Dim         int
+	Files       int
+	Chunks      int
+	CreatedAt   time.Time
 }
 
 // lexVersion names the term function below; a KB whose stored terms were

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mixchat/mixchat/internal/sqlrows"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 )
 
 // The rows of a knowledge base's database (see Catalog for its tables):
@@ -21,17 +21,17 @@ import (
 
 // FileInfo describes a document of a knowledge base.
 type FileInfo struct {
-	Name           string    `json:"file_name"`
-	Hash           string    `json:"hash"` // hex SHA-256 of the content
-	Size           int64     `json:"file_size"`
-	ModTime        time.Time `json:"file_mtime"`
-	Chunks         int       `json:"docs_count"`
-	CustomDocs     bool      `json:"custom_docs"`
-	ChunkSize      int       `json:"chunk_size"`
-	ChunkOverlap   int       `json:"chunk_overlap"`
-	ZhTitleEnhance bool      `json:"zh_title_enhance"`
-	CreatedAt      time.Time `json:"create_time"`
-	UpdatedAt      time.Time `json:"update_time"`
+	Name           string
+	Hash           string // hex SHA-256 of the content
+	Size           int64
+	ModTime        time.Time
+	Chunks         int
+	CustomDocs     bool
+	ChunkSize      int
+	ChunkOverlap   int
+	ZhTitleEnhance bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 func getMeta(ctx context.Context, q querier, key string) (string, error) {

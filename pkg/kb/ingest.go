@@ -295,7 +295,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			return ingestResult{}, fmt.Errorf("save %s (indexed): %w", job.name, err)
 		}
 	}
-	b.applyFile(old, job.name, ids, pieces, log, logStart, gen)
+	b.applyFile(ctx, old, job.name, ids, pieces, log, logStart, gen)
 	return ingestResult{chunks: len(pieces)}, nil
 }
 
@@ -493,7 +493,11 @@ func (b *base) rowVectors() bool { return b.mem == nil || b.dbOriginals }
 // applyFile brings the in-memory indexes up to a committed replacement of
 // the file's chunks: the chunks old are gone, the chunks ids (pieces) are
 // there, their vectors in log from logStart (nil with a remote store).
-func (b *base) applyFile(old []string, file string, ids []string, pieces []Piece, log *vecLog, logStart int64, gen uint64) {
+// The commit is done, so the indexes follow it even when the request that
+// made it is cancelled meanwhile: its ctx's values without its
+// cancellation; a remote store's delete is bounded by its own per-call
+// timeout (QdrantConfig.Timeout).
+func (b *base) applyFile(ctx context.Context, old []string, file string, ids []string, pieces []Piece, log *vecLog, logStart int64, gen uint64) {
 	keep := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		keep[id] = true
@@ -505,11 +509,11 @@ func (b *base) applyFile(old []string, file string, ids []string, pieces []Piece
 		}
 	}
 	b.lexRemove(gone...)
-	bg := context.Background()
+	dctx := context.WithoutCancel(ctx)
 	if len(gone) > 0 {
 		// With a remote store, stale points are ignored by searches;
 		// removing them is tidying.
-		_ = b.vec.Delete(bg, Filter{IDs: gone})
+		_ = b.vec.Delete(dctx, Filter{IDs: gone})
 	}
 	// A large ingestion collects its garbage (the term counts, the graph
 	// searches of the insertions) every bulkGC chunks: the heap then
@@ -533,7 +537,7 @@ func (b *base) applyFile(old []string, file string, ids []string, pieces []Piece
 		// The vectors were synced before the commit: a failure to read
 		// them back leaves the chunks out of the vector index until the
 		// next open, which indexes them from the log.
-		_ = b.mem.addFromLog(bg, log, logStart, pay, gcEvery)
+		_ = b.mem.addFromLog(dctx, log, logStart, pay, gcEvery)
 	}
 	b.gen = gen
 	b.changed(len(ids) + len(gone))

@@ -62,28 +62,8 @@ func (c relevanceScale) apply(x float64) float64 {
 	return clamp01(0.5 + 0.5*(x-c.mid)/(1-c.mid))
 }
 
-// hashRelevanceMid is the hybrid score at which the offline hash
-// embedder's matches and non-matches part, measured with "mixchat eval qa"
-// and "mixchat eval cmrc --threshold 1" (offline defaults). Questions
-// whose answer is in another domain (3,219 CMRC questions against the
-// Zhouyi) score below 0.21 for 99% of them; questions about an entity of
-// the same domain whose paragraph was left out (CMRC, half the paragraphs
-// indexed) overlap the answerable ones: at 0.37, 14% of them still find a
-// chunk, while 94% of answerable questions find theirs, every generated
-// Zhouyi question scores above it (lowest 0.41), and so does a question
-// over three short notes that shares its words with its note (0.42). A
-// question that shares one word with a heading and nothing else
-// ("天水围河在哪里？" and the heading 天水訟) scores about 0.30.
-// Embedding models are not calibrated here and keep the plain scale (0.5).
-const hashRelevanceMid = 0.37
-
 // scale returns the relevance scale of the service's embedder.
-func (s *Service) scale() relevanceScale {
-	if _, ok := s.emb.(*retrieve.HashEmbedder); ok {
-		return relevanceScale{mid: hashRelevanceMid}
-	}
-	return relevanceScale{mid: 0.5}
-}
+func (s *Service) scale() relevanceScale { return relevanceScale{mid: s.relevanceMid} }
 
 // hybridParams is how BM25 and vectors are fused: a weighted sum of the
 // cosine and the BM25 score taken as a share of the query's information

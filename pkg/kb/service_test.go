@@ -704,3 +704,28 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("files: %+v", info)
 	}
 }
+
+// TestEmbedderCalibration: the hash embedder reports its calibration,
+// which sets the relevance scale and the vector weight; an embedder without
+// one (an embedding model) keeps the plain scale; kb.vector_weight wins.
+func TestEmbedderCalibration(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		emb            llm.Embedder
+		weight         float64
+		wantW, wantMid float64
+	}{
+		{"hash", retrieve.NewHashEmbedder(256), 0, 0.25, 0.37},
+		{"uncalibrated", newFakeEmbedder(), 0, 0.5, 0.5},
+		{"configured weight", retrieve.NewHashEmbedder(256), 0.8, 0.8, 0.37},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.VectorWeight = tc.weight
+			s := newService(t, cfg, tc.emb, nil)
+			if s.vectorWeight != tc.wantW || s.scale().mid != tc.wantMid {
+				t.Errorf("vector weight %v, relevance mid %v; want %v, %v", s.vectorWeight, s.scale().mid, tc.wantW, tc.wantMid)
+			}
+		})
+	}
+}

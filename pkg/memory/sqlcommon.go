@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/mixchat/mixchat/internal/sqlrows"
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 )
 
 // SQLStore is the Store (and StateStore) of the SQL engines, written once

@@ -3,6 +3,7 @@ package mix
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,25 +77,17 @@ const (
 // (the request's context and the LLM client's per-call timeout still
 // apply).
 type Timeouts struct {
-	LLM      time.Duration `yaml:"llm"`
-	KB       time.Duration `yaml:"kb"`
-	Search   time.Duration `yaml:"search"`
-	Condense time.Duration `yaml:"condense"`
-	Fusion   time.Duration `yaml:"fusion"`
+	// Answerers bound each answerer, keyed by its name (in the
+	// configuration file, the keys of mix.timeouts beside condense and
+	// fusion: llm, kb, search); an answerer without one has no limit of its
+	// own.
+	Answerers map[string]time.Duration `yaml:",inline"`
+	Condense  time.Duration            `yaml:"condense"`
+	Fusion    time.Duration            `yaml:"fusion"`
 }
 
 // For returns the timeout of the answerer called name.
-func (t Timeouts) For(name string) time.Duration {
-	switch name {
-	case rag.LLM:
-		return t.LLM
-	case rag.KB:
-		return t.KB
-	case rag.Search:
-		return t.Search
-	}
-	return 0
-}
+func (t Timeouts) For(name string) time.Duration { return t.Answerers[name] }
 
 // DefaultEvidenceTokens is the default evidence budget of a prompt: about
 // three passages of 130 Chinese characters or 90 English words.
@@ -106,8 +99,8 @@ func DefaultConfig() Config {
 	return Config{
 		Answerers: []string{rag.LLM, rag.KB, rag.Search},
 		Timeouts: Timeouts{
-			LLM: 60 * time.Second, KB: 60 * time.Second, Search: 60 * time.Second,
-			Condense: 20 * time.Second, Fusion: 0,
+			Answerers: map[string]time.Duration{rag.LLM: 60 * time.Second, rag.KB: 60 * time.Second, rag.Search: 60 * time.Second},
+			Condense:  20 * time.Second, Fusion: 0,
 		},
 		Persona:        DefaultPersona,
 		Fusion:         FusionAnswers,
@@ -142,10 +135,18 @@ func (c Config) Validate() error {
 		}
 		seen[a] = true
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.Timeouts.Answerers)) {
+		switch d := c.Timeouts.Answerers[name]; {
+		case !slices.Contains(KnownAnswerers, name):
+			bad("timeouts."+name, d, "the keys are the answerers ("+strings.Join(KnownAnswerers, ", ")+"), condense and fusion")
+		case d < 0:
+			bad("timeouts."+name, d, "want 0 (no limit) or a positive duration such as 60s")
+		}
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"llm", c.Timeouts.LLM}, {"kb", c.Timeouts.KB}, {"search", c.Timeouts.Search}, {"condense", c.Timeouts.Condense}, {"fusion", c.Timeouts.Fusion}} {
+	}{{"condense", c.Timeouts.Condense}, {"fusion", c.Timeouts.Fusion}} {
 		if d.v < 0 {
 			bad("timeouts."+d.name, d.v, "want 0 (no limit) or a positive duration such as 60s")
 		}

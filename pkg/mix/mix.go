@@ -1,6 +1,6 @@
-// Package mix defines what an answerer is (the LLM-chat, knowledge-base and
-// search answerers all satisfy Answerer) and fuses their answers into one
-// reply.
+// Package mix is the orchestrator: the Mixer rewrites a follow-up once,
+// runs the answerers it is given (each a rag.Answerer: LLM chat, knowledge
+// base, search) concurrently, and fuses their answers into one reply.
 package mix
 
 import (

@@ -274,7 +274,7 @@ func TestMixOneFails(t *testing.T) {
 
 func TestMixOneTimesOut(t *testing.T) {
 	cfg := mix.DefaultConfig()
-	cfg.Timeouts.Search = 50 * time.Millisecond
+	cfg.Timeouts.Answerers[rag.Search] = 50 * time.Millisecond
 	var cancelled atomic.Bool
 	answerers := three()
 	answerers[rag.Search] = hanging(&cancelled)
@@ -303,7 +303,7 @@ func TestMixOneTimesOut(t *testing.T) {
 
 func TestMixAllFail(t *testing.T) {
 	cfg := mix.DefaultConfig()
-	cfg.Timeouts.Search = 20 * time.Millisecond
+	cfg.Timeouts.Answerers[rag.Search] = 20 * time.Millisecond
 	var cancelled atomic.Bool
 	errLLM := &llm.StatusError{Op: "chat", Model: "m", StatusCode: 429, Body: "slow down"}
 	errKB := errors.New("knowledge base zhouyi not found")
@@ -685,7 +685,8 @@ func TestConfigValidate(t *testing.T) {
 		{"no answerers", func(c *mix.Config) { c.Answerers = nil }, "mix.answerers"},
 		{"unknown answerer", func(c *mix.Config) { c.Answerers = []string{"llm", "bing"} }, `mix.answerers[1]: "bing" is not valid; allowed: llm, kb, search`},
 		{"twice", func(c *mix.Config) { c.Answerers = []string{"kb", "kb"} }, "listed twice"},
-		{"timeout", func(c *mix.Config) { c.Timeouts.KB = -time.Second }, "mix.timeouts.kb"},
+		{"timeout", func(c *mix.Config) { c.Timeouts.Answerers[rag.KB] = -time.Second }, "mix.timeouts.kb"},
+		{"timeout of no answerer", func(c *mix.Config) { c.Timeouts.Answerers["bing"] = time.Second }, "mix.timeouts.bing: 1s is not valid; the keys are the answerers"},
 		{"persona", func(c *mix.Config) { c.Persona = " " }, "mix.persona"},
 		{"fusion", func(c *mix.Config) { c.Fusion = "vote" }, `mix.fusion: "vote" is not valid; allowed: answers, context`},
 		{"temperature", func(c *mix.Config) { c.FusionTemperature = &neg }, "mix.fusion_temperature"},
@@ -745,5 +746,69 @@ func TestMixCountsCondenseUsage(t *testing.T) {
 	cd, err := m.Condense(context.Background(), req.Query.History, req.Query.Text)
 	if err != nil || cd.Usage.TotalTokens != 47 || cd.Context != "用户在问乾卦。" {
 		t.Errorf("Condense = %+v, %v", cd, err)
+	}
+}
+
+// TestMixSlowWriteHoldsNoOtherAnswerer: while the callback is stuck
+// writing one answerer's event (a client that stopped reading), another
+// answerer's events are queued and it goes on; every event reaches the
+// callback in order once the write ends, and the callback is never called
+// concurrently.
+func TestMixSlowWriteHoldsNoOtherAnswerer(t *testing.T) {
+	blocked, release, llmDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	answerers := three()
+	answerers[rag.KB] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
+		if err := fn("k1"); err != nil {
+			return rag.Answer{}, err
+		}
+		return rag.Answer{From: rag.KB, Text: "k1"}, nil
+	})
+	answerers[rag.LLM] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
+		defer close(llmDone)
+		<-blocked
+		for _, d := range []string{"l1", "l2"} {
+			if err := fn(d); err != nil {
+				return rag.Answer{}, err
+			}
+		}
+		return rag.Answer{From: rag.LLM, Text: "l1l2"}, nil
+	})
+	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: answerers})
+	var rec recorder
+	var inFn atomic.Int32
+	fn := func(ev mix.Event) error {
+		if inFn.Add(1) > 1 {
+			t.Error("the callback is called concurrently")
+		}
+		defer inFn.Add(-1)
+		if ev.Type == mix.EventAnswerDelta && ev.Text == "k1" {
+			close(blocked)
+			<-release
+		}
+		return rec.fn(ev)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Mix(context.Background(), question("乾卦是什么意思？"), fn)
+		done <- err
+	}()
+	select {
+	case <-llmDone:
+	case <-time.After(5 * time.Second):
+		t.Error("an answerer's events wait for another's write")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var deltas []string
+	for _, e := range rec.of(mix.EventAnswerDelta) {
+		deltas = append(deltas, e.Text)
+	}
+	if !slices.Equal(deltas, []string{"k1", "l1", "l2"}) {
+		t.Errorf("answer deltas %q, want k1 l1 l2 in the order they were emitted", deltas)
+	}
+	if rec.text() != fused {
+		t.Errorf("reply %q, want the fusion %q", rec.text(), fused)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
-	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/rag"
+	"github.com/mixchat/mixchat/pkg/redact"
 	"github.com/mixchat/mixchat/pkg/text"
 	"github.com/mixchat/mixchat/prompts"
 )
@@ -135,7 +135,7 @@ func (s *Service) readPages(ctx context.Context, query string, rs []Result) []st
 	var warnings []string
 	for j, i := range idx {
 		if errs[j] != nil {
-			warnings = append(warnings, obs.PublicMessage(errs[j]))
+			warnings = append(warnings, redact.Message(errs[j]))
 			continue
 		}
 		ps, err := splitPassagesContext(ctx, pages[j].Text, f.cfg.PassageChars)

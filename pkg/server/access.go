@@ -208,8 +208,9 @@ func (s *Server) guard(c *gin.Context, p auth.Principal) error {
 
 // rateLimit applies the key's request and token limits, answering 429 with
 // Retry-After when the key is over one. Tokens are counted on an auth.Meter:
-// by the metered models (auth.MeterRegistry) as calls start and end, and
-// by turn.Runner when a reply is stored.
+// by the metered models (auth.Spend, from the wrapper internal/app puts on
+// every model) as calls start and end, and by turn.Runner when a reply is
+// stored.
 func (s *Server) rateLimit() gin.HandlerFunc {
 	lim := auth.NewLimiter()
 	return func(c *gin.Context) {
@@ -237,7 +238,7 @@ func (s *Server) rateLimit() gin.HandlerFunc {
 			return
 		}
 		// Model calls charge their prompt as they start and what they
-		// produced as they end (auth.MeteredModel); the rest, replies
+		// produced as they end (auth.Spend); the rest, replies
 		// reported only by the handlers, when the request ends.
 		ctx, m := auth.WithChargingMeter(c.Request.Context(), func(n int64) { lim.Charge(p.KeyID, rpm, tpm, n) })
 		c.Request = c.Request.WithContext(ctx)

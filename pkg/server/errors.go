@@ -15,7 +15,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/mix"
-	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/redact"
 	"github.com/mixchat/mixchat/pkg/search"
 )
 
@@ -195,7 +195,7 @@ type errorBody struct {
 func writeError(c *gin.Context, err error) {
 	cl := classify(err)
 	status := cl.status
-	msg := obs.PublicMessage(err) // no data paths or resolver addresses; the log has them
+	msg := redact.Message(err) // no data paths or resolver addresses; the log has them
 	body := errorBody{Code: status, Msg: msg, Error: msg, Status: cl.upstream}
 	if v, ok := c.Get(serverKey); ok && status >= 500 {
 		log := v.(*Server).log

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -131,8 +132,7 @@ func TestCutStreamsChargeTokens(t *testing.T) {
 	as := newAccessServerWith(t, func(a *Access) { a.TokensPerMinute = 300 }, func(models *llm.Registry) {
 		cfg := up.Config()
 		cfg.Name, cfg.MaxRetries = "up", 0
-		models.Add("up", llm.NewClient(cfg))
-		auth.MeterRegistry(models) // as serve wires it
+		models.Add("up", chargingModel{llm.NewClient(cfg), llm.NewTokenizer("up")})
 	})
 	tok := as.key(t, "alice", auth.RoleUser, 0, 0)
 	limited := false
@@ -158,6 +158,28 @@ func TestCutStreamsChargeTokens(t *testing.T) {
 	if !limited {
 		t.Error("never limited")
 	}
+}
+
+// chargingModel charges a call's prompt when it starts and what it
+// streamed when it ends to the request's auth.Meter, as the metered models
+// the wiring installs (internal/app) do.
+type chargingModel struct {
+	llm.Model
+	tok *llm.Tokenizer
+}
+
+func (m chargingModel) Stream(ctx context.Context, req llm.Request, fn func(string) error) (llm.Response, error) {
+	auth.Spend(ctx, int64(m.tok.CountMessages(req.Messages)))
+	var got strings.Builder
+	resp, err := m.Model.Stream(ctx, req, func(d string) error {
+		got.WriteString(d)
+		if fn == nil {
+			return nil
+		}
+		return fn(d)
+	})
+	auth.Spend(ctx, int64(m.tok.Count(got.String())))
+	return resp, err
 }
 
 // TestTakenConversationIDs: POST /conversations with an id another user

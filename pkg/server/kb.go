@@ -10,11 +10,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/mixchat/mixchat/pkg/kb"
-	"github.com/mixchat/mixchat/pkg/obs"
+	"github.com/mixchat/mixchat/pkg/redact"
 )
 
 // The knowledge-base endpoints are wire-compatible with Langchain-Chatchat
@@ -65,7 +66,7 @@ func kbErrorCode(kbName string, err error) (int, string) {
 	case cl.kind == kindBadRequest:
 		return 400, err.Error()
 	default:
-		return cl.status, obs.PublicMessage(err) // no data paths or resolver addresses; the log has them
+		return cl.status, redact.Message(err) // no data paths or resolver addresses; the log has them
 	}
 }
 
@@ -79,7 +80,7 @@ func fileErrorMsg(kbName, file string, err error) string {
 	case errors.Is(err, kb.ErrInvalidName), errors.Is(err, kb.ErrEmptyName):
 		return "文件名 " + file + " 不合法：" + err.Error()
 	}
-	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, obs.PublicMessage(err))
+	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, redact.Message(err))
 }
 
 func failedFiles(kbName string, failed map[string]error) map[string]string {
@@ -115,34 +116,74 @@ func kbNameBody(c *gin.Context) (string, error) {
 }
 
 func (s *Server) handleListKBs(c *gin.Context) {
-	names, err := s.kb.Names()
+	names, err := s.kb.Names(c.Request.Context())
 	if err == nil {
 		names, err = s.visibleKBs(c.Request.Context(), names)
 	}
 	if err != nil {
-		kbReply(c, 500, obs.PublicMessage(err), []string{})
+		kbReply(c, 500, redact.Message(err), []string{})
 		return
 	}
 	if c.Query("detail") == "true" {
 		infos, err := s.kb.List(c.Request.Context())
 		if err != nil {
-			kbReply(c, 500, obs.PublicMessage(err), []string{})
+			kbReply(c, 500, redact.Message(err), []string{})
 			return
 		}
 		visible := map[string]bool{}
 		for _, n := range names {
 			visible[n] = true
 		}
-		kept := infos[:0]
+		kept := []kbInfo{}
 		for _, in := range infos {
 			if visible[in.Name] {
-				kept = append(kept, in)
+				kept = append(kept, kbInfoOf(in))
 			}
 		}
 		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, s.defaultKBs(names)})
 		return
 	}
 	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, s.defaultKBs(names)})
+}
+
+// kbInfo is a knowledge base as list_knowledge_bases?detail=true shows it,
+// in Chatchat's field names.
+type kbInfo struct {
+	Name        string    `json:"kb_name"`
+	Info        string    `json:"kb_info"`
+	VectorStore string    `json:"vs_type"`
+	EmbedModel  string    `json:"embed_model"`
+	Dim         int       `json:"dim"`
+	Files       int       `json:"file_count"`
+	Chunks      int       `json:"docs_count"`
+	CreatedAt   time.Time `json:"create_time"`
+}
+
+func kbInfoOf(in kb.Info) kbInfo {
+	return kbInfo{Name: in.Name, Info: in.Info, VectorStore: in.VectorStore, EmbedModel: in.EmbedModel,
+		Dim: in.Dim, Files: in.Files, Chunks: in.Chunks, CreatedAt: in.CreatedAt}
+}
+
+// kbFileInfo is a document as list_files?detail=true shows it, in
+// Chatchat's field names.
+type kbFileInfo struct {
+	Name           string    `json:"file_name"`
+	Hash           string    `json:"hash"`
+	Size           int64     `json:"file_size"`
+	ModTime        time.Time `json:"file_mtime"`
+	Chunks         int       `json:"docs_count"`
+	CustomDocs     bool      `json:"custom_docs"`
+	ChunkSize      int       `json:"chunk_size"`
+	ChunkOverlap   int       `json:"chunk_overlap"`
+	ZhTitleEnhance bool      `json:"zh_title_enhance"`
+	CreatedAt      time.Time `json:"create_time"`
+	UpdatedAt      time.Time `json:"update_time"`
+}
+
+func kbFileInfoOf(f kb.FileInfo) kbFileInfo {
+	return kbFileInfo{Name: f.Name, Hash: f.Hash, Size: f.Size, ModTime: f.ModTime, Chunks: f.Chunks,
+		CustomDocs: f.CustomDocs, ChunkSize: f.ChunkSize, ChunkOverlap: f.ChunkOverlap,
+		ZhTitleEnhance: f.ZhTitleEnhance, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
 }
 
 // listKBsReply is Chatchat's ListResponse plus mixchat's "default": the
@@ -184,7 +225,7 @@ func (s *Server) handleCreateKB(c *gin.Context, req *createKBRequest) {
 		if code != 403 && code != 404 && !errors.Is(err, kb.ErrInvalidName) {
 			// Chatchat's code and words when the store cannot create it
 			// (an unavailable vector store or embedding model here).
-			code, msg = 500, "创建知识库出错： "+obs.PublicMessage(err)
+			code, msg = 500, "创建知识库出错： "+redact.Message(err)
 		}
 		kbReply(c, code, msg, nil)
 		return
@@ -240,7 +281,11 @@ func (s *Server) handleListKBFiles(c *gin.Context) {
 		return
 	}
 	if c.Query("detail") == "true" {
-		kbReply(c, 200, "success", files)
+		out := make([]kbFileInfo, len(files))
+		for i, f := range files {
+			out[i] = kbFileInfoOf(f)
+		}
+		kbReply(c, 200, "success", out)
 		return
 	}
 	names := make([]string, len(files))
@@ -455,7 +500,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context, req *recreateRequest)
 	allow := req.AllowEmptyKB == nil || *req.AllowEmptyKB
 	ctx, done := s.replyContext(c.Request.Context())
 	defer done()
-	out := newSSE(c)
+	out := s.newSSE(c)
 	var sendErr error
 	send := func(e recreateEvent) {
 		if sendErr == nil {
@@ -469,7 +514,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context, req *recreateRequest)
 		case kb.StageDone, kb.StageSkipped:
 			send(recreateEvent{Code: 200, Msg: fmt.Sprintf("(%d / %d): %s", p.Index, p.Total, p.File), Total: p.Total, Finished: p.Index, Doc: p.File})
 		case kb.StageFailed:
-			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%s。已跳过。", p.File, req.Name, obs.PublicMessage(p.Err))})
+			send(recreateEvent{Code: 500, Msg: fmt.Sprintf("添加文件‘%s’到知识库‘%s’时出错：%s。已跳过。", p.File, req.Name, redact.Message(p.Err))})
 		}
 	})
 	if err != nil && sendErr == nil {

@@ -314,7 +314,7 @@ func TestMixChatAllFail(t *testing.T) {
 func TestMixChatOneTimesOut(t *testing.T) {
 	up := newMixUpstream(t)
 	ts := newMixServer(t, up, func(s *mixSetup, models llm.Models) {
-		s.cfg.Timeouts.KB = 100 * time.Millisecond
+		s.cfg.Timeouts.Answerers[rag.KB] = 100 * time.Millisecond
 		slow := up.answerer(models, rag.KB)
 		s.answerers[rag.KB] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
 			<-ctx.Done() // retrieval that never finishes

@@ -76,7 +76,7 @@ func (s *Server) readyChecks() map[string]func(context.Context) error {
 		} else {
 			// The embedded knowledge bases live in a folder: listing it
 			// shows the volume is mounted and readable.
-			checks["kb"] = func(context.Context) error { _, err := s.kb.Names(); return err }
+			checks["kb"] = func(ctx context.Context) error { _, err := s.kb.Names(ctx); return err }
 		}
 	}
 	// Search engines are external and mix_chat answers without them, so

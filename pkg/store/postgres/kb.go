@@ -25,8 +25,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/mixchat/mixchat/internal/sqlrows"
 	"github.com/mixchat/mixchat/pkg/store/internal/kbtables"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 )
 
 // kbSchema is the layout of a knowledge base's PostgreSQL schema: the

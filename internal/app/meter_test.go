@@ -1,12 +1,12 @@
-package auth
+package app
 
 import (
 	"context"
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
@@ -64,11 +64,11 @@ func TestMeteredModelChargesCutStreams(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var charged []int64
-			ctx, meter := WithChargingMeter(context.Background(), func(n int64) { charged = append(charged, n) })
+			ctx, meter := auth.WithChargingMeter(context.Background(), func(n int64) { charged = append(charged, n) })
 			var atFirst []int64
 			up := &streamModel{words: words, cut: tc.cut}
 			up.onFirst = func() { atFirst = append([]int64(nil), charged...) }
-			m := NewMeteredModel("m", up)
+			m := newMeteredModel("m", up)
 			if _, err := m.Stream(ctx, meterReq, func(string) error { return nil }); !errors.Is(err, tc.cut) {
 				t.Fatalf("err = %v", err)
 			}
@@ -89,13 +89,13 @@ func TestMeteredModelChargesCutStreams(t *testing.T) {
 // model call is counted once; the upstream's own usage wins over local
 // counts.
 func TestMeterTakesTheLargerCount(t *testing.T) {
-	ctx, meter := WithChargingMeter(context.Background(), nil)
-	m := NewMeteredModel("m", &streamModel{words: []string{"a", "b"}, usage: llm.Usage{PromptTokens: 900, CompletionTokens: 100, TotalTokens: 1000}})
+	ctx, meter := auth.WithChargingMeter(context.Background(), nil)
+	m := newMeteredModel("m", &streamModel{words: []string{"a", "b"}, usage: llm.Usage{PromptTokens: 900, CompletionTokens: 100, TotalTokens: 1000}})
 	resp, err := m.Complete(ctx, meterReq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	AddTokens(ctx, resp.Usage.TotalTokens) // what turn.Runner does when it stores a reply
+	auth.AddTokens(ctx, resp.Usage.TotalTokens) // what turn.Runner does when it stores a reply
 	if got := meter.Tokens(); got != 1000 {
 		t.Errorf("Tokens = %d, want 1000", got)
 	}
@@ -114,17 +114,15 @@ func TestMeterTakesTheLargerCount(t *testing.T) {
 // TestCutStreamsAreLimited: six streams cut before their usage once went
 // uncharged and unlimited; metered, they exhaust a small budget.
 func TestCutStreamsAreLimited(t *testing.T) {
-	lim := NewLimiter()
-	now := time.Unix(1000, 0)
-	lim.now = func() time.Time { return now }
-	m := NewMeteredModel("m", &streamModel{words: strings.Fields(strings.Repeat("word ", 300)), cut: errors.New("cut")})
+	lim := auth.NewLimiter()
+	m := newMeteredModel("m", &streamModel{words: strings.Fields(strings.Repeat("word ", 300)), cut: errors.New("cut")})
 	refused := 0
 	for range 6 {
 		if ok, _ := lim.Allow("k", 0, 1000); !ok {
 			refused++
 			continue
 		}
-		ctx, meter := WithChargingMeter(context.Background(), func(n int64) { lim.Charge("k", 0, 1000, n) })
+		ctx, meter := auth.WithChargingMeter(context.Background(), func(n int64) { lim.Charge("k", 0, 1000, n) })
 		m.Stream(ctx, meterReq, nil)
 		lim.Charge("k", 0, 1000, meter.Settle())
 	}

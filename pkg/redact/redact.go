@@ -1,4 +1,7 @@
-package obs
+// Package redact makes error messages fit for clients: what an operator's
+// log keeps (absolute paths, resolver addresses) is left out of what a
+// reply says.
+package redact
 
 import (
 	"errors"
@@ -9,11 +12,11 @@ import (
 	"strings"
 )
 
-// PublicMessage is err's message as a client may read it: absolute file
+// Message is err's message as a client may read it: absolute file
 // paths (of *fs.PathError and *os.LinkError) cut to their last element and
 // the resolver's address of a *net.DNSError ("lookup x on 10.0.0.2:53")
 // left out. Log err itself: the full message is for operators.
-func PublicMessage(err error) string {
+func Message(err error) string {
 	if err == nil {
 		return ""
 	}

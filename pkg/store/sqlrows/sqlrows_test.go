@@ -10,7 +10,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/mixchat/mixchat/internal/sqlrows"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 )
 
 func TestCollect(t *testing.T) {

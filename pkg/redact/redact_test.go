@@ -1,4 +1,4 @@
-package obs
+package redact
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestPublicMessage(t *testing.T) {
+func TestMessage(t *testing.T) {
 	_, statErr := os.Stat("/var/lib/mixchat/kb/zy/content/乾.md")
 	for _, tc := range []struct {
 		err        error
@@ -20,9 +20,9 @@ func TestPublicMessage(t *testing.T) {
 			"fetch https://example.com/a: lookup example.com: no such host", "10.0.0.2"},
 		{fmt.Errorf("plain"), "plain", "/"},
 	} {
-		got := PublicMessage(tc.err)
+		got := Message(tc.err)
 		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.gone) {
-			t.Errorf("PublicMessage(%v) = %q; want %q without %q", tc.err, got, tc.want, tc.gone)
+			t.Errorf("Message(%v) = %q; want %q without %q", tc.err, got, tc.want, tc.gone)
 		}
 	}
 }
