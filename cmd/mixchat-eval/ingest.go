@@ -33,7 +33,8 @@ Starts a mixchat server (the mixchat binary, --bin, as a child process on
 loopback with a temporary data directory and the offline embedder), creates
 a knowledge base and uploads the files through the API in one request. It
 reports, for the server process:
-  - seconds, MB/s and chunks/s of the upload (the request's wall time);
+  - seconds, MB/s and chunks/s of the upload (the request's wall time),
+    and the server's CPU seconds during it (steadier on a busy machine);
   - peak resident memory (VmHWM, start-up included) and resident memory
     after the upload;
   - the knowledge base's disk while serving (its database, WAL included,
@@ -49,6 +50,7 @@ type ingestResult struct {
 	Files         []string         `json:"files"`
 	Bytes         int64            `json:"bytes"`
 	Seconds       float64          `json:"seconds"`
+	CPUSeconds    float64          `json:"cpu_seconds"` // the server's user+system time during the upload
 	MBPerSec      float64          `json:"mb_per_s"`
 	Chunks        int              `json:"chunks"`
 	ChunksPerSec  float64          `json:"chunks_per_s"`
@@ -133,11 +135,20 @@ func runEvalIngest(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	res := ingestResult{Files: files, Bytes: total, SmallBytes: *small}
 
+	cpu0, err := procCPU(p.PID())
+	if err != nil {
+		return fmt.Errorf("eval ingest: %w", err)
+	}
 	start := time.Now()
 	if err := uploadFiles(ctx, hc, p.URL, kbName, files); err != nil {
 		return fmt.Errorf("eval ingest: %w", err)
 	}
 	res.Seconds = time.Since(start).Seconds()
+	cpu1, err := procCPU(p.PID())
+	if err != nil {
+		return fmt.Errorf("eval ingest: %w", err)
+	}
+	res.CPUSeconds = cpu1 - cpu0
 	res.MBPerSec = float64(total) / 1e6 / res.Seconds
 	st, err := procStatus(p.PID())
 	if err != nil {
@@ -217,6 +228,7 @@ func runEvalIngest(ctx context.Context, args []string, stdout, stderr io.Writer)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "files\t%s (%.2f MB)\n", strings.Join(files, ", "), float64(total)/1e6)
 	fmt.Fprintf(tw, "upload\t%.2f s, %.2f MB/s, %d chunks, %.0f chunks/s\n", res.Seconds, res.MBPerSec, res.Chunks, res.ChunksPerSec)
+	fmt.Fprintf(tw, "server CPU during the upload\t%.2f s\n", res.CPUSeconds)
 	fmt.Fprintf(tw, "peak RSS\t%.0f MB\n", res.PeakRSSMB)
 	fmt.Fprintf(tw, "RSS after the upload\t%.0f MB\n", res.RSSAfterMB)
 	fmt.Fprintf(tw, "disk while serving\t%.1f MB (%s)\n", res.DiskServingMB, diskParts(res.DiskFiles))
@@ -360,6 +372,26 @@ func procStatus(pid int) (map[string]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// procCPU returns the user and system CPU seconds of a process so far
+// (/proc/PID/stat), a figure that a busy machine disturbs less than wall
+// time.
+func procCPU(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name (which may hold spaces) in
+	// parentheses: utime and stime are the 14th and 15th of the line.
+	i := bytes.LastIndexByte(data, ')')
+	f := strings.Fields(string(data[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
 }
 
 // procIO reads /proc/PID/io (rchar, wchar, read_bytes, write_bytes, ...).
