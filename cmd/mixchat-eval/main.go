@@ -1,6 +1,6 @@
 // Command mixchat-eval runs mixchat's benchmarks and its crash, fault and
 // load harnesses: retrieval (beir, cmrc), conversation memory (locomo),
-// mix_chat latency, and the operations runs (crash, faults, load). It is
+// mix_chat latency, and the operations runs (ingest, crash, faults, load). It is
 // kept apart from the server binary (cmd/mixchat), whose image it is not
 // in: it links test upstreams and runs pg_ctl. `mixchat eval NAME ...` runs
 // it when it is installed next to mixchat or on PATH.
@@ -40,6 +40,7 @@ var benchmarks = []benchmark{
 	{"canard", "follow-up rewriting on CANARD: corpus BLEU-4 of the offline rewrite against copying the question (--data FILE)", runEvalCanard},
 	{"latency", "mix_chat end to end against a test upstream: fused-reply latency, overhead, requests/s", runEvalLatency},
 	{"cost", "model tokens per turn of a ten-turn conversation: /chat/chat vs mix_chat in both fusion modes", runEvalCost},
+	{"ingest", "one upload of large files into a fresh knowledge base: seconds, MB/s, peak RSS, disk, bytes a small upload writes, recall (--data FILE)", runEvalIngest},
 	{"crash", "SIGKILL the mixchat server during uploads and streamed replies, then check the stores", runEvalCrash},
 	{"faults", "upstream failures (LLM errors and timeouts, a stalled search engine, PostgreSQL restarts) and what clients get", runEvalFaults},
 	{"load", "many concurrent conversations: throughput, latency, goroutines and heap", runEvalLoad},

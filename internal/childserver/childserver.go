@@ -245,3 +245,7 @@ func UploadKB(ctx context.Context, hc *http.Client, base, kbName, file string, d
 	}
 	return nil
 }
+
+// PID returns the server's process id (for the harnesses that read its
+// /proc entries: resident memory, bytes written).
+func (p *Proc) PID() int { return p.cmd.Process.Pid }

@@ -11,12 +11,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -139,6 +144,37 @@ type base struct {
 	// dbOriginals: the originals live in the database (the originals
 	// table of a SharedCatalog's), not in dir/content.
 	dbOriginals bool
+
+	// log is the embedded index's vector log (vectors.log), opened by the
+	// first ingestion that needs it; under wmu.
+	log *vecLog
+	// dirty counts the chunks added or removed since the snapshots were
+	// last written; under wmu (or before b is shared).
+	dirty int
+	// unembedded are the chunks whose vectors load found nowhere (see
+	// reembed).
+	unembedded []string
+}
+
+// changed records n chunks added or removed since the last snapshot.
+func (b *base) changed(n int) { b.dirty += n }
+
+// vectorLog returns the vector log for vectors of dimension dim, opening
+// it on first use.
+func (b *base) vectorLog(dim int) (*vecLog, error) {
+	if b.log != nil && b.log.dim == dim && b.log.epoch == b.epoch {
+		return b.log, nil
+	}
+	if b.log != nil {
+		b.log.close()
+		b.log = nil
+	}
+	l, err := openVecLog(filepath.Join(b.dir, vecLogFile), b.epoch, dim)
+	if err != nil {
+		return nil, err
+	}
+	b.log = l
+	return l, nil
 }
 
 // lexAdd adds a chunk's term counts to the BM25 index.
@@ -163,7 +199,7 @@ const (
 	contentDir  = "content"
 	lexSnapshot = "lexical.bin"
 	vecSnapshot = "vectors.hnsw"
-	snapMagic   = "MIXKBSNAP1"
+	snapMagic   = "MIXKBSNAP2"
 )
 
 func (b *base) readInfo(ctx context.Context) (Info, uint64, error) {
@@ -198,8 +234,11 @@ func (b *base) readInfo(ctx context.Context) (Info, uint64, error) {
 	return info, gen, rows.Err()
 }
 
-// load reads the KB's settings and builds the in-memory indexes, from the
-// snapshots when they are current, else from the chunk rows.
+// load reads the KB's settings and builds the in-memory indexes: from
+// the snapshots (of the KB's epoch, whatever their generation) and the
+// vector log, reconciled with the chunk rows, which say what the KB holds:
+// chunks the snapshots lack are added (their terms from their text, their
+// vectors from the log or the row), chunks the rows lack are removed.
 func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) error {
 	info, gen, err := b.readInfo(ctx)
 	if err != nil {
@@ -226,54 +265,51 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 		return err
 	}
 
-	lexOK := false
-	if lx, ok := readSnapshot(filepath.Join(b.dir, lexSnapshot), gen, func(r io.Reader) (any, error) { return retrieve.ReadBM25(r) }); ok {
+	snapped := true
+	if lx, ok := readSnapshot(filepath.Join(b.dir, lexSnapshot), b.epoch, lexVersion, func(r io.Reader) (any, error) { return retrieve.ReadBM25(r) }); ok {
 		b.lex = lx.(*retrieve.BM25)
-		lexOK = true
 	} else {
 		b.lex = retrieve.NewBM25(retrieve.BM25Params{})
+		snapped = false
 	}
-	vecOK := false
+	var graph *retrieve.HNSW
 	if b.mem != nil {
-		// A graph of another dimension than the rows' is stale whatever
-		// its generation (saved by a version that kept the old dimension
-		// when the KB was emptied for another embedder).
-		if h, ok := readSnapshot(filepath.Join(b.dir, vecSnapshot), gen, func(r io.Reader) (any, error) { return retrieve.ReadHNSW(r) }); ok &&
-			(info.Dim == 0 || h.(*retrieve.HNSW).Dim() == info.Dim) {
-			b.mem.restore(h.(*retrieve.HNSW))
-			vecOK = true
+		// A graph of another dimension than the rows' is stale whatever its
+		// epoch (saved by a version that kept the old dimension when the KB
+		// was emptied for another embedder).
+		if h, ok := readSnapshot(filepath.Join(b.dir, vecSnapshot), b.epoch, "", func(r io.Reader) (any, error) { return retrieve.ReadHNSW(r) }); ok && (info.Dim == 0 || h.(*retrieve.HNSW).Dim() == info.Dim) {
+			graph = h.(*retrieve.HNSW)
+			b.mem.restore(graph)
+		} else {
+			snapped = false
 		}
-	} else {
-		vecOK = true // Qdrant keeps its own vectors; see syncRemote
 	}
-	// One pass over the rows fills whatever the snapshots did not.
-	cols := `id, file, seq, '', metadata, terms, vector`
-	if vecOK && b.mem == nil {
-		cols = `id, file, seq, '', metadata, terms, NULL`
-	}
-	var batch []Chunk
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	// One pass over the rows: what exists, what the indexes lack.
+	rows := map[string]struct{}{}
+	var needLex, needVec []string
+	metas := map[string]map[string]any{} // one map for the chunks of equal metadata
+	err = sqlrows.Each(ctx, b.db, `SELECT id, file, metadata FROM chunks`, nil, func(row sqlrows.Scanner) error {
+		var id, file, meta string
+		if err := row.Scan(&id, &file, &meta); err != nil {
+			return err
 		}
-		err := b.mem.Upsert(ctx, batch)
-		batch = batch[:0]
-		return err
-	}
-	err = eachChunk(ctx, b.db, `SELECT `+cols+` FROM chunks`, nil, func(c storedChunk) error {
-		if !lexOK {
-			b.lexAdd(c.ID, c.Terms)
+		rows[id] = struct{}{}
+		if !b.lex.Has(id) {
+			needLex = append(needLex, id)
 		} else if b.lexIDs != nil {
-			b.lexIDs[c.ID] = struct{}{} // lex holds it from the snapshot
+			b.lexIDs[id] = struct{}{}
 		}
-		switch {
-		case b.mem == nil:
-		case vecOK:
-			b.mem.setPayload(c.ID, c.File, c.Metadata)
-		case len(c.Vector) > 0:
-			batch = append(batch, c.Chunk)
-			if len(batch) >= 1024 {
-				return flush()
+		if b.mem != nil {
+			m, ok := metas[meta]
+			if !ok {
+				if err := json.Unmarshal([]byte(meta), &m); err != nil {
+					return fmt.Errorf("chunk %s metadata: %w", id, err)
+				}
+				metas[meta] = m
+			}
+			b.mem.setPayload(id, file, m)
+			if graph == nil || !graph.Has(id) {
+				needVec = append(needVec, id)
 			}
 		}
 		return nil
@@ -281,18 +317,202 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 	if err != nil {
 		return err
 	}
-	if err := flush(); err != nil {
-		return err
+	for _, id := range b.lex.IDs() {
+		if _, ok := rows[id]; !ok {
+			b.lex.Remove(id)
+			b.dirty++
+		}
 	}
-	if !lexOK || !vecOK {
+	if graph != nil {
+		for _, id := range graph.IDs() {
+			if _, ok := rows[id]; !ok {
+				graph.Remove(id)
+				b.dirty++
+			}
+		}
+	}
+	rows = nil
+	for start := 0; start < len(needLex); start += 500 {
+		part := needLex[start:min(start+500, len(needLex))]
+		err := eachChunk(ctx, b.db, `SELECT id, file, seq, text, metadata, terms, NULL FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, anys(part), func(c storedChunk) error {
+			b.lexAdd(c.ID, b.termsOf(c))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	b.dirty += len(needLex)
+	if len(needVec) > 0 {
+		if err := b.loadVectors(ctx, needVec); err != nil {
+			return err
+		}
+	}
+	if !snapped && !b.dbOriginals && (b.lex.Len() > 0 || b.mem != nil && b.mem.Len() > 0) {
 		// Save what was rebuilt so the next open is quick.
 		_ = b.saveSnapshots()
 	}
 	return nil
 }
 
-// refreshTerms recomputes the stored BM25 terms when they were made by
-// another term function than lexTerms.
+// loadVectors indexes the vectors of the chunks ids, which the embedded
+// index lacks: from the vector log, else from their rows. A chunk whose
+// vector is in neither is noted in b.unembedded.
+func (b *base) loadVectors(ctx context.Context, ids []string) error {
+	need := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		need[id] = true
+	}
+	dim := b.info.Dim
+	if dim > 0 {
+		b.mem.reserve(dim, len(ids))
+	}
+	if dim > 0 && !b.dbOriginals {
+		var bids []string
+		var bvecs [][]float32
+		flush := func() error {
+			err := b.mem.addVectors(ctx, bids, bvecs)
+			bids, bvecs = bids[:0], bvecs[:0]
+			return err
+		}
+		_, err := scanVecLog(filepath.Join(b.dir, vecLogFile), b.epoch, dim, func(id string, v []float32) error {
+			if !need[id] {
+				return nil
+			}
+			delete(need, id)
+			bids = append(bids, id)
+			bvecs = append(bvecs, slices.Clone(v))
+			if len(bids) >= 1024 {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	rest := make([]string, 0, len(need))
+	for id := range need {
+		rest = append(rest, id)
+	}
+	for start := 0; start < len(rest); start += 500 {
+		part := rest[start:min(start+500, len(rest))]
+		var bids []string
+		var bvecs [][]float32
+		err := sqlrows.Each(ctx, b.db, `SELECT id, vector FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, anys(part), func(row sqlrows.Scanner) error {
+			var id string
+			var raw []byte
+			if err := row.Scan(&id, &raw); err != nil {
+				return err
+			}
+			if v := decodeVector(raw); len(v) > 0 {
+				bids = append(bids, id)
+				bvecs = append(bvecs, v)
+				delete(need, id)
+			}
+			return nil
+		})
+		if err == nil {
+			err = b.mem.addVectors(ctx, bids, bvecs)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for id := range need {
+		b.unembedded = append(b.unembedded, id)
+	}
+	b.dirty += len(ids)
+	return nil
+}
+
+// reembed embeds again the chunks whose vectors were in no snapshot, log
+// or row when the KB was opened (the index files were lost), from their
+// text, and indexes them: the rows are the source of truth, the vectors
+// are rebuilt from them when needed. The caller holds b before sharing it.
+func (b *base) reembed(ctx context.Context, emb llm.Embedder, batch int) error {
+	ids := b.unembedded
+	if len(ids) == 0 || b.mem == nil {
+		return nil
+	}
+	dim := b.info.Dim
+	for start := 0; start < len(ids); start += ingestGroup {
+		part := ids[start:min(start+ingestGroup, len(ids))]
+		var chunks []storedChunk
+		err := eachChunk(ctx, b.db, `SELECT id, file, seq, text, metadata, '', NULL FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, anys(part), func(c storedChunk) error {
+			chunks = append(chunks, c)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := 0; i < len(chunks); i += batch {
+			end := min(i+batch, len(chunks))
+			inputs := make([]string, 0, end-i)
+			for _, c := range chunks[i:end] {
+				inputs = append(inputs, embedText(c.Text))
+			}
+			vecs, err := emb.Embed(ctx, inputs)
+			if err != nil {
+				return fmt.Errorf("embed chunks again: %w", err)
+			}
+			if len(vecs) != len(inputs) {
+				return fmt.Errorf("embed chunks again: got %d vectors for %d texts", len(vecs), len(inputs))
+			}
+			for j, v := range vecs {
+				chunks[i+j].Vector = v
+			}
+		}
+		if err := checkDim(chunks, &dim); err != nil {
+			return err
+		}
+		log, err := b.vectorLog(dim)
+		if err != nil {
+			return err
+		}
+		cids := make([]string, len(chunks))
+		vecs := make([][]float32, len(chunks))
+		for i, c := range chunks {
+			if err := log.append(c.ID, c.Vector); err != nil {
+				return err
+			}
+			cids[i], vecs[i] = c.ID, c.Vector
+		}
+		if err := log.sync(); err != nil {
+			return err
+		}
+		if err := b.mem.addVectors(ctx, cids, vecs); err != nil {
+			return err
+		}
+	}
+	b.unembedded = nil
+	return nil
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// termsOf returns a chunk's BM25 term counts: stored with its row (by
+// replicas and older versions), else computed from its text.
+func (b *base) termsOf(c storedChunk) map[string]int {
+	if c.Terms != nil {
+		return c.Terms
+	}
+	return termCounts(chunkTerms(titleOf(c.File, c.Metadata), c.Text))
+}
+
+// refreshTerms drops the stored BM25 terms when they were made by another
+// term function than lexTerms (the lexical snapshot, tagged with the
+// version, is then rebuilt from the chunks' text). With replicas, which
+// read the terms from the rows, it recomputes them instead.
 func (b *base) refreshTerms(ctx context.Context) error {
 	v, err := getMeta(ctx, b.db, "lex_version")
 	if err != nil || v == lexVersion {
@@ -303,27 +523,33 @@ func (b *base) refreshTerms(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT id, file, text, metadata FROM chunks`)
-	if err != nil {
-		return err
-	}
-	type row struct{ id, file, text, meta string }
-	var all []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.id, &r.file, &r.text, &r.meta); err != nil {
-			rows.Close()
+	if !b.dbOriginals {
+		if _, err := tx.ExecContext(ctx, `UPDATE chunks SET terms = '' WHERE terms != ''`); err != nil {
 			return err
 		}
-		all = append(all, r)
-	}
-	rows.Close()
-	for _, r := range all {
-		var meta map[string]any
-		_ = json.Unmarshal([]byte(r.meta), &meta)
-		t, _ := json.Marshal(termCounts(chunkTerms(titleOf(r.file, meta), r.text)))
-		if _, err := tx.ExecContext(ctx, `UPDATE chunks SET terms = ? WHERE id = ?`, string(t), r.id); err != nil {
+	} else {
+		rows, err := tx.QueryContext(ctx, `SELECT id, file, text, metadata FROM chunks`)
+		if err != nil {
 			return err
+		}
+		type row struct{ id, file, text, meta string }
+		var all []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.file, &r.text, &r.meta); err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, r)
+		}
+		rows.Close()
+		for _, r := range all {
+			var meta map[string]any
+			_ = json.Unmarshal([]byte(r.meta), &meta)
+			t, _ := json.Marshal(termCounts(chunkTerms(titleOf(r.file, meta), r.text)))
+			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET terms = ? WHERE id = ?`, string(t), r.id); err != nil {
+				return err
+			}
 		}
 	}
 	if err := setMeta(ctx, tx, "lex_version", lexVersion); err != nil {
@@ -333,20 +559,28 @@ func (b *base) refreshTerms(ctx context.Context) error {
 	return err
 }
 
-// readSnapshot reads a snapshot file written for generation gen; ok is false
-// when it is missing, stale or unreadable.
-func readSnapshot(path string, gen uint64, read func(io.Reader) (any, error)) (any, bool) {
+// snapHeader is a snapshot's header: the magic, the KB's epoch and a tag
+// (the term function's version for the lexical index).
+func snapHeader(epoch, tag string) []byte {
+	h := []byte(snapMagic)
+	h = binary.AppendUvarint(h, uint64(len(epoch)))
+	h = append(h, epoch...)
+	h = binary.AppendUvarint(h, uint64(len(tag)))
+	return append(h, tag...)
+}
+
+// readSnapshot reads a snapshot file written for epoch and tag; ok is
+// false when it is missing, of another epoch or tag, or unreadable.
+func readSnapshot(path, epoch, tag string, read func(io.Reader) (any, error)) (any, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, false
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
-	head := make([]byte, len(snapMagic)+8)
-	if _, err := io.ReadFull(r, head); err != nil || string(head[:len(snapMagic)]) != snapMagic {
-		return nil, false
-	}
-	if binary.LittleEndian.Uint64(head[len(snapMagic):]) != gen {
+	r := bufio.NewReaderSize(f, 1<<16)
+	want := snapHeader(epoch, tag)
+	head := make([]byte, len(want))
+	if _, err := io.ReadFull(r, head); err != nil || string(head) != string(want) {
 		return nil, false
 	}
 	v, err := read(r)
@@ -356,22 +590,22 @@ func readSnapshot(path string, gen uint64, read func(io.Reader) (any, error)) (a
 	return v, true
 }
 
-// writeSnapshot writes a snapshot for generation gen atomically (temporary
-// file, then rename).
-func writeSnapshot(path string, gen uint64, w io.WriterTo) error {
+// writeSnapshot writes a snapshot for epoch and tag atomically (temporary
+// file, synced, then rename).
+func writeSnapshot(path, epoch, tag string, w io.WriterTo) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
 	bw := bufio.NewWriterSize(tmp, 1<<16)
-	head := make([]byte, len(snapMagic)+8)
-	copy(head, snapMagic)
-	binary.LittleEndian.PutUint64(head[len(snapMagic):], gen)
-	if _, err := bw.Write(head); err == nil {
+	if _, err := bw.Write(snapHeader(epoch, tag)); err == nil {
 		_, err = w.WriteTo(bw)
 		if err == nil {
 			err = bw.Flush()
+		}
+		if err == nil {
+			err = tmp.Sync()
 		}
 		if err != nil {
 			tmp.Close()
@@ -381,25 +615,79 @@ func writeSnapshot(path string, gen uint64, w io.WriterTo) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }
 
-// saveSnapshots writes the BM25 index and the HNSW graph for the current
-// generation, so the next open loads them instead of rebuilding. A failure
-// costs only a rebuild at the next open.
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// saveSnapshots writes the BM25 index and the HNSW graph (with its
+// vectors), then empties the vector log, whose records the graph now
+// holds. A failure costs only a rebuild (or a longer log) at the next
+// open. With replicas there are none: the indexes are built from the rows.
 func (b *base) saveSnapshots() error {
-	if err := writeSnapshot(filepath.Join(b.dir, lexSnapshot), b.gen, b.lex); err != nil {
+	if b.dbOriginals {
+		// The rows hold the vectors: the log was only the way from the
+		// embedder to this replica's index.
+		b.dirty = 0
+		if b.log != nil {
+			return b.log.reset()
+		}
+		return nil
+	}
+	if err := writeSnapshot(filepath.Join(b.dir, lexSnapshot), b.epoch, lexVersion, b.lex); err != nil {
 		return fmt.Errorf("save bm25 snapshot: %w", err)
 	}
 	if b.mem != nil {
 		if h := b.mem.graph(); h != nil {
-			if err := writeSnapshot(filepath.Join(b.dir, vecSnapshot), b.gen, h); err != nil {
+			if err := writeSnapshot(filepath.Join(b.dir, vecSnapshot), b.epoch, "", h); err != nil {
 				return fmt.Errorf("save hnsw snapshot: %w", err)
+			}
+			if b.log != nil {
+				if err := b.log.reset(); err != nil {
+					return err
+				}
+			} else if err := os.Remove(filepath.Join(b.dir, vecLogFile)); err != nil && !os.IsNotExist(err) {
+				return err
 			}
 		}
 	}
+	b.dirty = 0
 	return nil
 }
+
+// compact writes the snapshots when the changes since the last ones are
+// many: more than a quarter of the chunks, or a vector log past
+// compactLogBytes. Smaller changes stay in the vector log and the rows,
+// so a small upload into a large knowledge base writes about its own
+// size. The caller holds wmu.
+func (b *base) compact() error {
+	if b.dirty == 0 {
+		return nil
+	}
+	n := b.lex.Len()
+	if b.mem != nil {
+		n = max(n, b.mem.Len())
+	}
+	if b.dirty*4 < n && (b.log == nil || b.log.size < compactLogBytes) {
+		return nil
+	}
+	return b.saveSnapshots()
+}
+
+// compactLogBytes is the vector log's size past which a write compacts it
+// into the snapshot.
+const compactLogBytes = 64 << 20
 
 // acquire holds the KB open for one operation; release with b.life.RUnlock.
 func (b *base) acquire() error {
@@ -419,7 +707,13 @@ func (b *base) close() error {
 		return nil
 	}
 	b.closed = true
-	err := b.saveSnapshots()
+	var err error
+	if b.dirty > 0 {
+		err = b.saveSnapshots()
+	}
+	if b.log != nil {
+		err = errors.Join(err, b.log.close())
+	}
 	err = errors.Join(err, b.vec.Close(), b.db.Close())
 	return err
 }
@@ -452,8 +746,159 @@ func (m *MemIndex) setPayload(id, file string, meta map[string]any) {
 	m.pay[id] = payload{file: file, meta: meta}
 }
 
+// reserve makes room for n more vectors of dimension dim.
+func (m *MemIndex) reserve(dim, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.vecs == nil {
+		m.dim = dim
+		m.vecs = retrieve.NewHNSW(dim, retrieve.HNSWParams{})
+	}
+	if m.dim == dim {
+		m.vecs.Reserve(n)
+	}
+}
+
+// addVectors indexes vectors of chunks whose payloads are set.
+func (m *MemIndex) addVectors(ctx context.Context, ids []string, vecs [][]float32) error {
+	if len(ids) == 0 {
+		return ctx.Err()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.vecs == nil {
+		m.dim = len(vecs[0])
+		m.vecs = retrieve.NewHNSW(m.dim, retrieve.HNSWParams{})
+	}
+	return m.vecs.AddBatch(ids, vecs)
+}
+
+// addFromLog indexes the chunks pay names with their vectors from the
+// log's records from offset from on (appended and synced by the caller),
+// a batch at a time, and sets their payloads. Searches run between the
+// batches; a chunk is found once its batch is in. With gcEvery > 0 it
+// collects garbage every gcEvery vectors.
+func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay map[string]payload, gcEvery int) error {
+	if err := l.w.Flush(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if m.vecs == nil {
+		m.dim = l.dim
+		m.vecs = retrieve.NewHNSW(m.dim, retrieve.HNSWParams{})
+	}
+	m.vecs.Reserve(len(pay))
+	m.mu.Unlock()
+	var ids []string
+	var vecs [][]float32
+	var buf []float32
+	added := 0
+	flush := func() error {
+		if len(ids) == 0 {
+			return nil
+		}
+		m.mu.Lock()
+		err := m.vecs.AddBatch(ids, vecs)
+		if err == nil {
+			for _, id := range ids {
+				m.pay[id] = pay[id]
+			}
+		}
+		m.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if gcEvery > 0 && (added+len(ids))/gcEvery > added/gcEvery {
+			runtime.GC()
+		}
+		added += len(ids)
+		ids, vecs = ids[:0], vecs[:0]
+		return nil
+	}
+	_, err := scanVecLogFrom(l.f.Name(), l.epoch, l.dim, from, func(id string, v []float32) error {
+		if _, ok := pay[id]; !ok {
+			return nil
+		}
+		// The batch's vectors live in one reused buffer (AddBatch copies
+		// them into the index).
+		if buf == nil {
+			buf = make([]float32, addBatchSize*l.dim)
+		}
+		i := len(ids)
+		dst := buf[i*l.dim : (i+1)*l.dim : (i+1)*l.dim]
+		copy(dst, v)
+		ids = append(ids, id)
+		vecs = append(vecs, dst)
+		if len(ids) >= addBatchSize {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	return err
+}
+
+// addBatchSize is how many vectors the embedded index inserts under one
+// hold of its lock while an ingestion indexes its chunks.
+const addBatchSize = 1024
+
 func (m *MemIndex) graph() *retrieve.HNSW {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.vecs
 }
+
+// metaInterner gives chunks of equal metadata one map (read only: the
+// pieces of an ingestion and the embedded index's payloads).
+type metaInterner map[string]map[string]any
+
+// internJSON returns the map held for metadata whose JSON is k, m (which
+// k encodes) when there is none yet.
+func (mi metaInterner) internJSON(k string, m map[string]any) map[string]any {
+	if shared, ok := mi[k]; ok {
+		return shared
+	}
+	mi[k] = m
+	return m
+}
+
+// afterWrite ends a batch of writes (the caller holds wmu; dirtyBefore is
+// b.dirty when the batch began): the snapshots
+// are rewritten when the changes are many (compact), and a write-ahead log
+// that a bulk write grew is checkpointed into the database file and
+// truncated, so the disk holds the data once.
+func (b *base) afterWrite(dirtyBefore int) {
+	bulk := b.dirty-dirtyBefore >= bulkChunks
+	_ = b.compact()
+	if bulk {
+		// A bulk write leaves much garbage (its batches) beside the
+		// grown indexes: give the memory back now rather than holding
+		// it until the runtime's scavenger gets to it.
+		defer debug.FreeOSMemory()
+	}
+	if b.dbOriginals {
+		// The rows hold the vectors: the log was only their way from the
+		// embedder to this replica's index.
+		if b.log != nil {
+			_ = b.log.reset()
+		}
+		return
+	}
+	wals, _ := filepath.Glob(filepath.Join(b.dir, "*-wal"))
+	for _, w := range wals {
+		if st, err := os.Stat(w); err == nil && st.Size() > checkpointWALBytes {
+			_, _ = b.db.ExecContext(context.Background(), `PRAGMA wal_checkpoint(TRUNCATE)`)
+			return
+		}
+	}
+}
+
+// bulkChunks is the number of chunks changed past which a write returns
+// its memory to the system when it ends.
+const bulkChunks = 10000
+
+// checkpointWALBytes is the write-ahead log size past which a write ends
+// with a checkpoint that truncates it.
+const checkpointWALBytes = 8 << 20

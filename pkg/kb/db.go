@@ -121,46 +121,71 @@ type storedChunk struct {
 // replaceFile writes a file's record and chunks in tx, removing the chunks
 // it had. It returns the ids removed.
 func replaceFile(ctx context.Context, tx *sql.Tx, f FileInfo, chunks []storedChunk) ([]string, error) {
-	old, err := chunkIDs(ctx, tx, f.Name)
+	old, stmt, err := beginReplace(ctx, tx, f, len(chunks))
 	if err != nil {
 		return nil, err
 	}
+	defer stmt.Close()
+	for _, c := range chunks {
+		if err := insertChunk(ctx, stmt, f.Name, c); err != nil {
+			return nil, err
+		}
+	}
+	return old, nil
+}
+
+// beginReplace writes a file's record (with n chunks) in tx, removing the
+// chunks it had, and returns their ids and the statement that inserts the
+// new ones (insertChunk); the caller closes it.
+func beginReplace(ctx context.Context, tx *sql.Tx, f FileInfo, n int) ([]string, *sql.Stmt, error) {
+	old, err := chunkIDs(ctx, tx, f.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE file = ?`, f.Name); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := time.Now().UnixMilli()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO files(`+fileColumns+`) VALUES(?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(name) DO UPDATE SET hash=excluded.hash, size=excluded.size, mtime=excluded.mtime,
 		chunks=excluded.chunks, custom_docs=excluded.custom_docs, chunk_size=excluded.chunk_size,
 		chunk_overlap=excluded.chunk_overlap, zh_title_enhance=excluded.zh_title_enhance, updated_at=excluded.updated_at`,
-		f.Name, f.Hash, f.Size, f.ModTime.UnixMilli(), len(chunks), boolInt(f.CustomDocs), f.ChunkSize, f.ChunkOverlap,
+		f.Name, f.Hash, f.Size, f.ModTime.UnixMilli(), n, boolInt(f.CustomDocs), f.ChunkSize, f.ChunkOverlap,
 		boolInt(f.ZhTitleEnhance), now, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, file, seq, text, metadata, terms, vector) VALUES(?,?,?,?,?,?,?)
 		ON CONFLICT(id) DO UPDATE SET file=excluded.file, seq=excluded.seq, text=excluded.text,
 		metadata=excluded.metadata, terms=excluded.terms, vector=excluded.vector`)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer stmt.Close()
-	for _, c := range chunks {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		meta, err := json.Marshal(c.Metadata)
-		if err != nil {
-			return nil, fmt.Errorf("chunk %s metadata: %w", c.ID, err)
-		}
-		terms, err := json.Marshal(c.Terms)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := stmt.ExecContext(ctx, c.ID, f.Name, c.Seq, c.Text, string(meta), string(terms), encodeVector(c.Vector)); err != nil {
-			return nil, fmt.Errorf("insert chunk %d of %s: %w", c.Seq, f.Name, err)
-		}
+	return old, stmt, nil
+}
+
+// insertChunk inserts one chunk of file with stmt (from beginReplace). A
+// chunk without Terms stores none (they are computed from its text when
+// needed), one without Vector no vector.
+func insertChunk(ctx context.Context, stmt *sql.Stmt, file string, c storedChunk) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return old, nil
+	meta, err := json.Marshal(c.Metadata)
+	if err != nil {
+		return fmt.Errorf("chunk %s metadata: %w", c.ID, err)
+	}
+	terms := ""
+	if c.Terms != nil {
+		b, err := json.Marshal(c.Terms)
+		if err != nil {
+			return err
+		}
+		terms = string(b)
+	}
+	if _, err := stmt.ExecContext(ctx, c.ID, file, c.Seq, c.Text, string(meta), terms, encodeVector(c.Vector)); err != nil {
+		return fmt.Errorf("insert chunk %d of %s: %w", c.Seq, file, err)
+	}
+	return nil
 }
 
 // deleteFileRows removes a file and its chunks in tx and returns the chunk
@@ -222,10 +247,12 @@ func scanChunk(rows sqlrows.Scanner, full bool) (storedChunk, error) {
 		var terms string
 		var vec []byte
 		err = rows.Scan(&c.ID, &c.File, &c.Seq, &c.Text, &meta, &terms, &vec)
-		if err == nil {
+		if err == nil && terms != "" {
 			if err = json.Unmarshal([]byte(terms), &c.Terms); err != nil {
 				return c, fmt.Errorf("chunk %s terms: %w", c.ID, err)
 			}
+		}
+		if err == nil {
 			c.Vector = decodeVector(vec)
 		}
 	} else {

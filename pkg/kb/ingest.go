@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,41 +148,19 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	if err != nil {
 		return ingestResult{}, err
 	}
+	docs = nil
 	if len(pieces) == 0 {
 		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
 	}
 	if err := checkChunks(len(pieces), job.chunks); err != nil {
 		return ingestResult{}, err
 	}
-	chunks := make([]storedChunk, len(pieces))
-	inputs := make([]string, len(pieces))
+	ids := make([]string, len(pieces))
+	metas := metaInterner{} // the pieces of a part share their metadata, held once
 	for i, p := range pieces {
 		meta, _ := json.Marshal(p.Metadata) // sorted keys: the same metadata, the same bytes
-		id := uuid.NewSHA1(chunkNamespace, []byte(b.name+"\x00"+job.name+"\x00"+hash+"\x00"+strconv.Itoa(i)+"\x00"+p.Text+"\x00"+string(meta))).String()
-		chunks[i] = storedChunk{
-			Chunk: Chunk{ID: id, File: job.name, Seq: i, Text: p.Text, Metadata: p.Metadata},
-		}
-		title := titleOf(job.name, p.Metadata)
-		chunks[i].Terms = termCounts(chunkTerms(title, p.Text))
-		inputs[i] = embedText(p.Text)
-	}
-	report(Progress{Stage: StageEmbed, Chunks: len(chunks)})
-	for start := 0; start < len(inputs); start += batch {
-		end := min(start+batch, len(inputs))
-		vecs, err := emb.Embed(ctx, inputs[start:end])
-		if err != nil {
-			return ingestResult{}, fmt.Errorf("embed chunks %d-%d: %w", start+1, end, err)
-		}
-		if len(vecs) != end-start {
-			return ingestResult{}, fmt.Errorf("embed chunks %d-%d: got %d vectors for %d texts", start+1, end, len(vecs), end-start)
-		}
-		for i, v := range vecs {
-			chunks[start+i].Vector = v
-		}
-		report(Progress{Stage: StageEmbed, Chunks: len(chunks), Embedded: end})
-	}
-	if err := b.checkDim(chunks); err != nil {
-		return ingestResult{}, err
+		pieces[i].Metadata = metas.internJSON(string(meta), p.Metadata)
+		ids[i] = uuid.NewSHA1(chunkNamespace, []byte(b.name+"\x00"+job.name+"\x00"+hash+"\x00"+strconv.Itoa(i)+"\x00"+p.Text+"\x00"+string(meta))).String()
 	}
 
 	// The original goes to a temporary file first and is renamed into place
@@ -215,18 +195,6 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 		}
 	}
 
-	plain := make([]Chunk, len(chunks))
-	for i, c := range chunks {
-		plain[i] = c.Chunk
-	}
-	// A remote store gets the new points before the commit: until then no
-	// chunk row names them, so searches ignore them, and a crash leaves
-	// only unreferenced points behind.
-	if b.mem == nil {
-		if err := b.vec.Upsert(ctx, plain); err != nil {
-			return ingestResult{}, fmt.Errorf("upsert vectors: %w", err)
-		}
-	}
 	f := FileInfo{
 		Name: job.name, Hash: hash, Size: int64(len(job.data)), ModTime: time.Now(),
 		CustomDocs: job.docs != nil, ChunkSize: job.params.chunkSize, ChunkOverlap: job.params.chunkOverlap,
@@ -239,22 +207,113 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			orig = []byte{}
 		}
 	}
-	old, gen, err := b.commitFile(ctx, f, chunks, orig)
+	fw, err := b.beginFile(ctx, f, len(pieces), orig)
 	if err != nil {
-		if b.mem == nil {
+		return ingestResult{}, err
+	}
+	defer fw.rollback()
+	// A remote store gets the new points before the commit: until then no
+	// chunk row names them, so searches ignore them, and a crash leaves
+	// only unreferenced points behind.
+	var upserted []string
+	failed := func(err error) (ingestResult, error) {
+		if len(upserted) > 0 {
 			// Best effort: the points are unreferenced either way.
-			_ = b.vec.Delete(context.WithoutCancel(ctx), Filter{IDs: idsOf(plain)})
+			_ = b.vec.Delete(context.WithoutCancel(ctx), Filter{IDs: upserted})
 		}
 		return ingestResult{}, err
+	}
+
+	// Embed and store the chunks group by group: what is held at once is
+	// one group's vectors, not the file's. The embedded index's vectors go
+	// to the vector log (synced before the commit) and are indexed from it
+	// after the commit.
+	report(Progress{Stage: StageEmbed, Chunks: len(pieces)})
+	dim := b.getInfo().Dim
+	var log *vecLog
+	var logStart int64
+	group := max(batch, ingestGroup)
+	inputs := make([]string, 0, group)
+	chunks := make([]storedChunk, 0, group)
+	for gs := 0; gs < len(pieces); gs += group {
+		ge := min(gs+group, len(pieces))
+		inputs, chunks = inputs[:0], chunks[:0]
+		for i := gs; i < ge; i++ {
+			p := pieces[i]
+			chunks = append(chunks, storedChunk{Chunk: Chunk{ID: ids[i], File: job.name, Seq: i, Text: p.Text, Metadata: p.Metadata}})
+			inputs = append(inputs, embedText(p.Text))
+		}
+		for start := 0; start < len(inputs); start += batch {
+			end := min(start+batch, len(inputs))
+			vecs, err := emb.Embed(ctx, inputs[start:end])
+			if err != nil {
+				return failed(fmt.Errorf("embed chunks %d-%d: %w", gs+start+1, gs+end, err))
+			}
+			if len(vecs) != end-start {
+				return failed(fmt.Errorf("embed chunks %d-%d: got %d vectors for %d texts", gs+start+1, gs+end, len(vecs), end-start))
+			}
+			for i, v := range vecs {
+				chunks[start+i].Vector = v
+			}
+			report(Progress{Stage: StageEmbed, Chunks: len(pieces), Embedded: gs + end})
+		}
+		if err := checkDim(chunks, &dim); err != nil {
+			return failed(err)
+		}
+		switch {
+		case b.mem != nil:
+			if log == nil {
+				if log, err = b.vectorLog(dim); err != nil {
+					return failed(err)
+				}
+				logStart = log.size
+			}
+			for _, c := range chunks {
+				if err := log.append(c.ID, c.Vector); err != nil {
+					return failed(err)
+				}
+			}
+		default:
+			plain := make([]Chunk, len(chunks))
+			for i, c := range chunks {
+				plain[i] = c.Chunk
+			}
+			upserted = append(upserted, idsOf(plain)...)
+			if err := b.vec.Upsert(ctx, plain); err != nil {
+				return failed(fmt.Errorf("upsert vectors: %w", err))
+			}
+		}
+		for _, c := range chunks {
+			if err := fw.add(ctx, c); err != nil {
+				return failed(err)
+			}
+		}
+	}
+	if log != nil {
+		if err := log.sync(); err != nil {
+			return failed(err)
+		}
+	}
+	old, gen, err := fw.commit(ctx, dim)
+	if err != nil {
+		return failed(err)
 	}
 	if tmpPath != "" {
 		if err := os.Rename(tmpPath, b.contentPath(job.name)); err != nil {
 			return ingestResult{}, fmt.Errorf("save %s (indexed): %w", job.name, err)
 		}
 	}
-	b.applyFile(ctx, old, chunks, gen)
-	return ingestResult{chunks: len(chunks)}, nil
+	b.applyFile(ctx, old, job.name, ids, pieces, log, logStart, gen)
+	return ingestResult{chunks: len(pieces)}, nil
 }
+
+// bulkGC is the number of chunks of an ingestion past which it collects
+// garbage as it indexes, every bulkGC chunks.
+const bulkGC = 8192
+
+// ingestGroup is how many chunks an ingestion embeds and stores at a time
+// (at least the embedding batch).
+const ingestGroup = 512
 
 // titleOf is the section path a chunk falls under: its document's title
 // (the file name without folder and extension), then the headings it is
@@ -315,94 +374,181 @@ func idsOf(cs []Chunk) []string {
 	return ids
 }
 
-// checkDim checks the vectors against the KB's dimension (recorded by the
-// first ingestion).
-func (b *base) checkDim(chunks []storedChunk) error {
-	dim := b.getInfo().Dim
+// checkDim checks the vectors against the KB's dimension *dim (0 until the
+// first vector fixes it).
+func checkDim(chunks []storedChunk, dim *int) error {
 	for _, c := range chunks {
 		if len(c.Vector) == 0 {
 			return fmt.Errorf("embed chunk %d: empty vector", c.Seq+1)
 		}
-		if dim == 0 {
-			dim = len(c.Vector)
+		if *dim == 0 {
+			*dim = len(c.Vector)
 		}
-		if len(c.Vector) != dim {
-			return fmt.Errorf("%w: the embedder returned %d dimensions, the knowledge base holds %d", ErrEmbedModel, len(c.Vector), dim)
+		if len(c.Vector) != *dim {
+			return fmt.Errorf("%w: the embedder returned %d dimensions, the knowledge base holds %d", ErrEmbedModel, len(c.Vector), *dim)
 		}
 	}
 	return nil
+}
+
+// fileWriter replaces a file's rows in one transaction, chunk by chunk.
+type fileWriter struct {
+	b    *base
+	tx   *sql.Tx
+	stmt *sql.Stmt
+	name string
+	old  []string
+	n    int
+	done bool
+}
+
+// beginFile starts replacing the rows of f, which will have n chunks;
+// orig, when not nil, is stored as the file's original in the same
+// transaction (the originals table).
+func (b *base) beginFile(ctx context.Context, f FileInfo, n int, orig []byte) (*fileWriter, error) {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	w := &fileWriter{b: b, tx: tx, name: f.Name}
+	if orig != nil {
+		if err := putOriginal(ctx, tx, f.Name, orig); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	if w.old, w.stmt, err = beginReplace(ctx, tx, f, n); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("store %s: %w", f.Name, err)
+	}
+	return w, nil
+}
+
+// add stores one chunk: with its vector when the rows are where other
+// replicas or a remote store find it, with its terms when other replicas
+// read them.
+func (w *fileWriter) add(ctx context.Context, c storedChunk) error {
+	if !w.b.rowVectors() {
+		c.Vector = nil
+	}
+	if w.b.dbOriginals {
+		c.Terms = termCounts(chunkTerms(titleOf(c.File, c.Metadata), c.Text))
+	}
+	w.n++
+	return insertChunk(ctx, w.stmt, w.name, c)
+}
+
+// commit commits the rows with a new generation (recording dim as the
+// KB's dimension when it had none) and returns the ids of the chunks the
+// file had before and the generation.
+func (w *fileWriter) commit(ctx context.Context, dim int) ([]string, uint64, error) {
+	b := w.b
+	w.stmt.Close()
+	if b.getInfo().Dim == 0 && dim > 0 {
+		if err := setMeta(ctx, w.tx, "dim", strconv.Itoa(dim)); err != nil {
+			return nil, 0, err
+		}
+	}
+	gen, err := commitGeneration(ctx, w.tx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("commit %s: %w", w.name, err)
+	}
+	w.done = true
+	if dim > 0 {
+		b.mu.Lock()
+		if b.info.Dim == 0 {
+			b.info.Dim = dim
+		}
+		b.mu.Unlock()
+	}
+	return w.old, gen, nil
+}
+
+// rollback abandons the rows unless they were committed.
+func (w *fileWriter) rollback() {
+	if !w.done {
+		w.stmt.Close()
+		w.tx.Rollback()
+		w.done = true
+	}
 }
 
 // commitFile replaces the file's rows in one transaction and returns the
 // ids it removed and the new generation. orig, when not nil, is stored as
 // the file's original in the same transaction (the originals table).
 func (b *base) commitFile(ctx context.Context, f FileInfo, chunks []storedChunk, orig []byte) ([]string, uint64, error) {
-	tx, err := b.db.BeginTx(ctx, nil)
+	w, err := b.beginFile(ctx, f, len(chunks), orig)
 	if err != nil {
-		return nil, 0, fmt.Errorf("begin: %w", err)
+		return nil, 0, err
 	}
-	defer tx.Rollback()
-	if orig != nil {
-		if err := putOriginal(ctx, tx, f.Name, orig); err != nil {
+	defer w.rollback()
+	dim := 0
+	for _, c := range chunks {
+		dim = max(dim, len(c.Vector))
+		if err := w.add(ctx, c); err != nil {
 			return nil, 0, err
 		}
 	}
-	old, err := replaceFile(ctx, tx, f, chunks)
-	if err != nil {
-		return nil, 0, fmt.Errorf("store %s: %w", f.Name, err)
-	}
-	if b.getInfo().Dim == 0 && len(chunks) > 0 {
-		if err := setMeta(ctx, tx, "dim", strconv.Itoa(len(chunks[0].Vector))); err != nil {
-			return nil, 0, err
-		}
-	}
-	gen, err := commitGeneration(ctx, tx)
-	if err != nil {
-		return nil, 0, fmt.Errorf("commit %s: %w", f.Name, err)
-	}
-	if len(chunks) > 0 {
-		b.mu.Lock()
-		if b.info.Dim == 0 {
-			b.info.Dim = len(chunks[0].Vector)
-		}
-		b.mu.Unlock()
-	}
-	return old, gen, nil
+	return w.commit(ctx, dim)
 }
 
-// applyFile brings the in-memory indexes up to a committed replacement.
+// rowVectors reports whether the chunk rows hold the vectors: with a
+// remote store, and with replicas (which build their indexes from the
+// rows). A local embedded index keeps them in its snapshot and vector log
+// only.
+func (b *base) rowVectors() bool { return b.mem == nil || b.dbOriginals }
+
+// applyFile brings the in-memory indexes up to a committed replacement of
+// the file's chunks: the chunks old are gone, the chunks ids (pieces) are
+// there, their vectors in log from logStart (nil with a remote store).
 // The commit is done, so the indexes follow it even when the request that
 // made it is cancelled meanwhile: its ctx's values without its
 // cancellation; a remote store's delete is bounded by its own per-call
 // timeout (QdrantConfig.Timeout).
-func (b *base) applyFile(ctx context.Context, old []string, chunks []storedChunk, gen uint64) {
-	keep := make(map[string]bool, len(chunks))
-	for _, c := range chunks {
-		keep[c.ID] = true
-		b.lexAdd(c.ID, c.Terms)
+func (b *base) applyFile(ctx context.Context, old []string, file string, ids []string, pieces []Piece, log *vecLog, logStart int64, gen uint64) {
+	keep := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		keep[id] = true
 	}
 	var gone []string
 	for _, id := range old {
 		if !keep[id] {
-			b.lexRemove(id)
 			gone = append(gone, id)
 		}
 	}
+	b.lexRemove(gone...)
 	dctx := context.WithoutCancel(ctx)
-	if b.mem != nil {
-		plain := make([]Chunk, len(chunks))
-		for i, c := range chunks {
-			plain[i] = c.Chunk
-		}
-		if len(gone) > 0 {
-			_ = b.mem.Delete(dctx, Filter{IDs: gone})
-		}
-		_ = b.mem.Upsert(dctx, plain) // dimensions were checked before the commit
-	} else if len(gone) > 0 {
-		// Stale points are ignored by searches; removing them is tidying.
+	if len(gone) > 0 {
+		// With a remote store, stale points are ignored by searches;
+		// removing them is tidying.
 		_ = b.vec.Delete(dctx, Filter{IDs: gone})
 	}
+	// A large ingestion collects its garbage (the term counts, the graph
+	// searches of the insertions) every bulkGC chunks: the heap then
+	// follows the indexes and one batch's garbage, where the runtime's
+	// pacing alone would let it grow to twice the indexes.
+	gcEvery := 0
+	if len(ids) >= bulkGC {
+		gcEvery = bulkGC
+	}
+	for i, p := range pieces {
+		b.lexAdd(ids[i], termCounts(chunkTerms(titleOf(file, p.Metadata), p.Text)))
+		if gcEvery > 0 && (i+1)%gcEvery == 0 {
+			runtime.GC()
+		}
+	}
+	if b.mem != nil && log != nil {
+		pay := make(map[string]payload, len(ids))
+		for i, p := range pieces {
+			pay[ids[i]] = payload{file: file, meta: p.Metadata}
+		}
+		// The vectors were synced before the commit: a failure to read
+		// them back leaves the chunks out of the vector index until the
+		// next open, which indexes them from the log.
+		_ = b.mem.addFromLog(dctx, log, logStart, pay, gcEvery)
+	}
 	b.gen = gen
+	b.changed(len(ids) + len(gone))
 }
 
 // deleteFile removes a document's rows (one transaction), then its chunks
@@ -432,6 +578,7 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 		_ = b.vec.Delete(context.WithoutCancel(ctx), Filter{IDs: ids})
 	}
 	b.gen = gen
+	b.changed(len(ids))
 	if deleteContent {
 		// With the originals in the database, a copy an older version
 		// left in this replica's folder goes too.
@@ -481,6 +628,18 @@ func (b *base) clear(ctx context.Context, settings map[string]string) error {
 	if err := b.vec.Drop(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("drop vectors: %w", err)
 	}
+	// The snapshots and the vector log are of the old epoch, which the
+	// next open ignores: remove them now.
+	if b.log != nil {
+		b.log.close()
+		b.log = nil
+	}
+	for _, f := range []string{lexSnapshot, vecSnapshot, vecLogFile} {
+		if err := os.Remove(filepath.Join(b.dir, f)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	b.dirty = 0
 	b.mu.Lock()
 	b.info.Dim = 0
 	b.mu.Unlock()

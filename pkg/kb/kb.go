@@ -505,7 +505,7 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 		// rows they do not all hold (its writes interleaved with others'):
 		// the indexes are built from the rows instead. The first search
 		// then checks them against the rows (refresh).
-		for _, f := range []string{lexSnapshot, vecSnapshot} {
+		for _, f := range []string{lexSnapshot, vecSnapshot, vecLogFile} {
 			if err := os.Remove(filepath.Join(s.cfg.kbDir(name), f)); err != nil && !os.IsNotExist(err) {
 				db.Close()
 				return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
@@ -522,6 +522,9 @@ func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base,
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 	}
+	// Best effort: an embedder that is unreachable now leaves those chunks
+	// to the lexical index until the next open tries again.
+	_ = b.reembed(ctx, s.emb, s.cfg.EmbedBatch)
 	// Best effort: a leftover that cannot be removed is never served.
 	_, _ = removeStaleUploads(b.dir)
 	return b, nil

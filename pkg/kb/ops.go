@@ -253,7 +253,7 @@ func (s *Service) runJobs(ctx context.Context, w *writeBatch, progress func(Prog
 	defer done()
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	defer b.saveSnapshots()
+	defer b.afterWrite(b.dirty)
 	for i, job := range w.jobs {
 		if err := ctx.Err(); err != nil {
 			return w.res, err
@@ -373,7 +373,7 @@ func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, 
 	defer done()
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	defer b.saveSnapshots()
+	defer b.afterWrite(b.dirty)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return failed, err
@@ -499,7 +499,7 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	defer b.saveSnapshots()
+	defer b.afterWrite(b.dirty)
 	files, err := b.originals(ctx)
 	if err != nil {
 		return res, fmt.Errorf("list originals of %s: %w", name, err)

@@ -182,7 +182,7 @@ func TestPostgresDBLoadsOnAnotherReplica(t *testing.T) {
 		}
 	}
 	newBase := func(db *sql.DB) *base {
-		b := &base{name: "乾坤", dir: t.TempDir(), db: db}
+		b := &base{name: "乾坤", dir: t.TempDir(), db: db, dbOriginals: true} // as openBase makes it with a shared catalog
 		if err := b.load(ctx, s.vs.newStore); err != nil {
 			t.Fatal(err)
 		}

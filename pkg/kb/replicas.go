@@ -260,7 +260,7 @@ func (b *base) addChunks(ctx context.Context, ids []string) error {
 	}
 	var batch []Chunk
 	err := eachChunk(ctx, b.db, q+`)`, args, func(c storedChunk) error {
-		b.lexAdd(c.ID, c.Terms)
+		b.lexAdd(c.ID, b.termsOf(c))
 		if b.mem != nil && len(c.Vector) > 0 {
 			batch = append(batch, c.Chunk)
 		}

@@ -58,6 +58,7 @@ type bm25Doc struct {
 }
 
 type posting struct {
+	term  string // the map's key, shared by the documents' term lists
 	slots []int32
 	tfs   []int32
 	df    int32 // live documents in slots
@@ -143,13 +144,33 @@ func (b *BM25) addLocked(d bm25Doc) {
 	for i, t := range d.terms {
 		p := b.post[t]
 		if p == nil {
-			p = &posting{}
+			p = &posting{term: t}
 			b.post[t] = p
 		}
+		d.terms[i] = p.term // one copy of each term, however many documents hold it
 		p.slots = append(p.slots, s)
 		p.tfs = append(p.tfs, d.tfs[i])
 		p.df++
 	}
+}
+
+// Has reports whether a document is indexed under id.
+func (b *BM25) Has(id string) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	_, ok := b.slot[id]
+	return ok
+}
+
+// IDs returns the ids of the indexed documents, in no particular order.
+func (b *BM25) IDs() []string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	ids := make([]string, 0, len(b.slot))
+	for id := range b.slot {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // Remove deletes the document indexed under id, if any.

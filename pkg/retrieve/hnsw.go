@@ -258,7 +258,7 @@ func (h *HNSW) AddBatch(ids []string, vecs [][]float32) error {
 func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.grow(len(ids))
+	h.grow(len(ids), false)
 	nodes := make([]uint32, len(ids))
 	for i := range ids {
 		nodes[i] = h.place(ids[i], vecs[i])
@@ -292,14 +292,60 @@ func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 	wg.Wait()
 }
 
-// grow reserves room for n more nodes.
-func (h *HNSW) grow(n int) {
-	h.ids = slices.Grow(h.ids, n)
-	h.deleted = slices.Grow(h.deleted, n)
-	h.levels = slices.Grow(h.levels, n)
-	h.upper = slices.Grow(h.upper, n)
-	h.vecs = slices.Grow(h.vecs, n*h.dim)
-	h.base = slices.Grow(h.base, n*(1+h.m0()))
+// Reserve makes room for n more vectors at once, so that adding them in
+// batches does not grow (and copy) the index's arrays batch after batch.
+func (h *HNSW) Reserve(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.grow(n, true)
+}
+
+// grow reserves room for n more nodes: exactly (Reserve, whose caller
+// knows how many will come), else with a quarter more, so that batch after
+// batch the large arrays are copied a few times rather than each time.
+func (h *HNSW) grow(n int, exact bool) {
+	if !exact && n <= cap(h.ids)-len(h.ids) {
+		return
+	}
+	if !exact {
+		n = max(n, len(h.ids)/4)
+	}
+	h.ids = growTo(h.ids, n)
+	h.deleted = growTo(h.deleted, n)
+	h.levels = growTo(h.levels, n)
+	h.upper = growTo(h.upper, n)
+	h.vecs = growTo(h.vecs, n*h.dim)
+	h.base = growTo(h.base, n*(1+h.m0()))
+}
+
+// growTo returns s with room for n more elements, reallocating to exactly
+// len+n when it lacks it.
+func growTo[E any](s []E, n int) []E {
+	if n <= cap(s)-len(s) {
+		return s
+	}
+	t := make([]E, len(s), len(s)+n)
+	copy(t, s)
+	return t
+}
+
+// Has reports whether a vector is stored under id.
+func (h *HNSW) Has(id string) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	_, ok := h.slot[id]
+	return ok
+}
+
+// IDs returns the ids of the stored vectors, in no particular order.
+func (h *HNSW) IDs() []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ids := make([]string, 0, len(h.slot))
+	for id := range h.slot {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // place appends a node for id with a normalised copy of v and a random
@@ -365,10 +411,10 @@ func (h *HNSW) insert(n uint32, locked bool) {
 		if l == 0 {
 			maxM = h.m0()
 		}
-		sel := h.selectNeighbors(cands, h.p.M)
-		h.setLinks(n, l, sel, locked)
-		for _, c := range sel {
-			h.connect(c.id, n, c.d, l, maxM, locked)
+		vs.sel = h.selectNeighbors(vs.sel[:0], cands, h.p.M)
+		h.setLinks(n, l, vs.sel, locked)
+		for _, c := range vs.sel {
+			h.connect(c.id, n, c.d, l, maxM, locked, vs)
 		}
 		eps = cands
 	}
@@ -393,8 +439,9 @@ func (h *HNSW) setLinks(n uint32, l int, sel []cand, locked bool) {
 }
 
 // connect adds a link e→n on layer l (d is their distance), pruning e's
-// links with the selection heuristic when it has maxM already.
-func (h *HNSW) connect(e, n uint32, d float32, l, maxM int, locked bool) {
+// links with the selection heuristic when it has maxM already. vs lends
+// its scratch.
+func (h *HNSW) connect(e, n uint32, d float32, l, maxM int, locked bool, vs *visitSet) {
 	if locked {
 		h.locks[e%lockStripes].Lock()
 		defer h.locks[e%lockStripes].Unlock()
@@ -412,13 +459,14 @@ func (h *HNSW) connect(e, n uint32, d float32, l, maxM int, locked bool) {
 		return
 	}
 	ve := h.vec(e)
-	cs := make([]cand, 0, cnt+1)
+	cs := vs.cs[:0]
 	for _, x := range b[1 : 1+cnt] {
 		cs = append(cs, cand{1 - dot(ve, h.vec(x)), x})
 	}
 	cs = append(cs, cand{d, n})
 	slices.SortFunc(cs, cmpCand)
-	sel := h.selectNeighbors(cs, maxM)
+	sel := h.selectNeighbors(vs.sel2[:0], cs, maxM)
+	vs.cs, vs.sel2 = cs, sel
 	b[0] = uint32(len(sel))
 	for i, c := range sel {
 		b[1+i] = c.id
@@ -429,12 +477,11 @@ func (h *HNSW) connect(e, n uint32, d float32, l, maxM int, locked bool) {
 // algorithm 4, as in hnswlib): walking the candidates nearest first, keep a
 // candidate only if it is closer to the base node than to every candidate
 // kept, so links spread in different directions. cs must be sorted by
-// distance to the base node.
-func (h *HNSW) selectNeighbors(cs []cand, m int) []cand {
+// distance to the base node. The selection is appended to out.
+func (h *HNSW) selectNeighbors(out, cs []cand, m int) []cand {
 	if len(cs) <= m {
-		return slices.Clone(cs)
+		return append(out, cs...)
 	}
-	out := make([]cand, 0, m)
 	for _, c := range cs {
 		if len(out) >= m {
 			break
@@ -477,8 +524,8 @@ func (h *HNSW) greedy(q []float32, cur uint32, curD float32, l int, locked bool,
 // up after computing that many distances and returns nil.
 func (h *HNSW) searchLayer(q []float32, eps []cand, ef, l int, locked bool, accept func(uint32) bool, vs *visitSet, budget int) (*maxHeap, int) {
 	vs.reset(len(h.ids))
-	cands := &minHeap{}
-	res := &maxHeap{}
+	cands, res := &vs.cands, &vs.res
+	cands.h, res.neg.h = cands.h[:0], res.neg.h[:0]
 	lower := float32(math.Inf(1))
 	for _, e := range eps {
 		vs.visit(e.id)
@@ -494,7 +541,8 @@ func (h *HNSW) searchLayer(q []float32, eps []cand, ef, l int, locked bool, acce
 		lower = res.top().d
 	}
 	filtering := accept != nil
-	var buf []uint32
+	buf := vs.buf
+	defer func() { vs.buf = buf }()
 	spent := 0
 	for cands.len() > 0 {
 		c := cands.pop()
@@ -571,11 +619,12 @@ func (h *HNSW) search(q []float32, k int, allow func(id string) bool) ([]Hit, in
 	}
 	vs := h.getVisited()
 	res, spent := h.searchLayer(u, []cand{{curD, cur}}, ef, 0, false, accept, vs, budget)
-	h.visited.Put(vs)
 	if res == nil || (allow != nil && res.len() < k) {
+		h.visited.Put(vs)
 		return h.exact(u, k, allow), spent + len(h.ids)
 	}
-	cs := res.sortedAsc()
+	cs := res.sortedAsc() // a copy: res is vs's, which goes back to the pool
+	h.visited.Put(vs)
 	out := make([]Hit, 0, min(k, len(cs)))
 	for _, c := range cs[:min(k, len(cs))] {
 		out = append(out, Hit{ID: h.ids[c.id], Score: float64(1 - c.d)})

@@ -88,10 +88,19 @@ func (m *maxHeap) sortedAsc() []cand {
 }
 
 // visitSet marks visited nodes with a generation counter, so resetting it is
-// O(1).
+// O(1). It also carries a search's reusable scratch (the candidate queues,
+// a link buffer, the neighbour selections), pooled with it, so a graph
+// search or an insertion allocates next to nothing.
 type visitSet struct {
 	marks []uint32
 	gen   uint32
+
+	cands minHeap
+	res   maxHeap
+	buf   []uint32
+	cs    []cand // connect's candidates
+	sel   []cand // insert's selection
+	sel2  []cand // connect's selection
 }
 
 func (h *HNSW) getVisited() *visitSet {

@@ -333,3 +333,35 @@ func roundTrip[T io.WriterTo](t *testing.T, x T, read func(io.Reader) (T, error)
 	}
 	return y, buf.Bytes()
 }
+
+// TestHNSWReserve: after Reserve(n), adding n vectors in batches does not
+// move the arrays; Has and IDs follow adds and removals.
+func TestHNSWReserve(t *testing.T) {
+	ids, vecs, queries := smallSet(3000, 20, 32)
+	h := NewHNSW(32, HNSWParams{ExactBelow: -1})
+	h.Reserve(len(ids))
+	first := cap(h.vecs)
+	for start := 0; start < len(ids); start += 500 {
+		end := min(start+500, len(ids))
+		if err := h.AddBatch(ids[start:end], vecs[start:end]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cap(h.vecs) != first || first != len(ids)*32 {
+		t.Errorf("vector array capacity %d after reserving %d and adding in batches (first %d)", cap(h.vecs), len(ids)*32, first)
+	}
+	if r := hnswRecall(h, exactTruth(ids, vecs, queries, nil), queries, nil); r < 0.9 {
+		t.Errorf("recall@10 %.3f", r)
+	}
+	h.Remove("v7")
+	if h.Has("v7") || !h.Has("v8") || len(h.IDs()) != len(ids)-1 {
+		t.Errorf("Has(v7) %v, Has(v8) %v, %d ids", h.Has("v7"), h.Has("v8"), len(h.IDs()))
+	}
+	b := NewBM25(BM25Params{})
+	b.Add("a", []string{"x", "y"})
+	b.Add("b", []string{"x"})
+	b.Remove("a")
+	if b.Has("a") || !b.Has("b") || len(b.IDs()) != 1 {
+		t.Errorf("BM25: Has(a) %v, Has(b) %v, ids %v", b.Has("a"), b.Has("b"), b.IDs())
+	}
+}

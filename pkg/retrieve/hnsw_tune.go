@@ -149,11 +149,11 @@ func (h *HNSW) searchGraph(u []float32, k int) ([]Hit, int) {
 	}
 	vs := h.getVisited()
 	res, n := h.searchLayer(u, []cand{{curD, cur}}, max(h.ef, k), 0, false, accept, vs, 0)
-	h.visited.Put(vs)
 	out := make([]Hit, 0, k)
 	for _, c := range res.sortedAsc()[:min(k, res.len())] {
 		out = append(out, Hit{ID: h.ids[c.id], Score: float64(1 - c.d)})
 	}
+	h.visited.Put(vs) // after reading res, which is vs's
 	return out, spent + n
 }
 

@@ -1,6 +1,8 @@
 package text
 
 import (
+	"sync"
+
 	snowball "github.com/blevesearch/snowballstem"
 	"github.com/blevesearch/snowballstem/english"
 )
@@ -42,4 +44,33 @@ func setOf(words ...string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// stems caches stemEnglish: a corpus repeats its words, and stemming is
+// most of what Terms costs on English text. The cache is bounded: when it
+// holds maxStems words it starts again empty. Its values are shared, so
+// the terms of many documents hold one copy of each stem.
+var stems = struct {
+	sync.RWMutex
+	m map[string]string
+}{m: make(map[string]string)}
+
+const maxStems = 1 << 16
+
+// stemCached is stemEnglish through the cache.
+func stemCached(w string) string {
+	stems.RLock()
+	s, ok := stems.m[w]
+	stems.RUnlock()
+	if ok {
+		return s
+	}
+	s = stemEnglish(w)
+	stems.Lock()
+	if len(stems.m) >= maxStems {
+		clear(stems.m)
+	}
+	stems.m[w] = s
+	stems.Unlock()
+	return s
 }

@@ -3,6 +3,7 @@ package text
 import (
 	"bufio"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -71,4 +72,22 @@ func compareStems(t *testing.T, words []string) {
 		t.Errorf("%d of %d words stem differently", diff, len(words))
 	}
 	t.Logf("%d words compared", len(words))
+}
+
+// TestStemCachedMatches: the cache returns what stemming returns, also once
+// it has started again empty.
+func TestStemCachedMatches(t *testing.T) {
+	for _, w := range []string{"running", "runs", "ran", "generously", "the", "cats"} {
+		for range 2 {
+			if got, want := stemCached(w), stemEnglish(w); got != want {
+				t.Errorf("stemCached(%q) = %q, want %q", w, got, want)
+			}
+		}
+	}
+	for i := range maxStems + 10 {
+		stemCached("w" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strconv.Itoa(i))
+	}
+	if got, want := stemCached("generously"), stemEnglish("generously"); got != want {
+		t.Errorf("after a reset: %q, want %q", got, want)
+	}
 }

@@ -68,7 +68,7 @@ func Terms(s string) []string {
 			return
 		}
 		if isASCIIAlpha(w) {
-			w = stemEnglish(w)
+			w = stemCached(w)
 		}
 		out = append(out, w)
 	}
