@@ -212,29 +212,6 @@ export function upload(path, form, onProgress, { signal } = {}) {
   });
 }
 
-// available reports whether a POST endpoint exists and is configured,
-// without doing any work: it posts an empty query, which a working endpoint
-// refuses (400). gin answers an unknown path with 404 "no route", and an
-// endpoint whose backend is not configured answers 503. (Without a valid
-// key it answers 401: the start-up asks for the key before probing.)
-export async function available(path) {
-  try {
-    const res = await fetch(path, {
-      method: 'POST',
-      headers: withKey({ 'Content-Type': 'application/json', Accept: 'application/json' }),
-      body: JSON.stringify({ query: '' }),
-    });
-    if (res.status === 503) return false;
-    if (res.status === 404) {
-      const body = await readJSON(res);
-      return !(body && typeof body.msg === 'string' && body.msg.startsWith('no route'));
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 // download fetches path with the API key and saves the reply as a file
 // named name: a plain link cannot carry the key. The type is forced to
 // octet-stream so the browser saves the file and never renders it as a

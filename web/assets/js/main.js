@@ -276,14 +276,16 @@ function relabel() {
   paintAuth();
 }
 
+// discover learns what the server offers from its listings, without
+// sending any request it would refuse: the knowledge-base chat is there
+// when the knowledge bases can be listed, the search chat when the search
+// engines can, and the mix on every mixchat server (the one serving this
+// page).
 async function discover() {
-  const [models, kbs, engines, mix, kbChat, searchChat] = await Promise.allSettled([
+  const [models, kbs, engines] = await Promise.allSettled([
     api.get('/server/list_models'),
     api.get('/knowledge_base/list_knowledge_bases'),
     api.get('/server/list_search_engines'),
-    api.available('/chat/mix_chat'),
-    api.available('/chat/knowledge_base_chat'),
-    api.available('/chat/search_engine_chat'),
   ]);
   if (models.status === 'rejected') throw models.reason;
   app.models = (models.value && models.value.data) || [];
@@ -292,7 +294,7 @@ async function discover() {
   // The knowledge bases the server searches when a request names none
   // (mixchat's "default" field; Chatchat lists names only).
   app.defaultKBs = app.features.kbManage && Array.isArray(kbs.value && kbs.value.default) ? kbs.value.default : [];
-  app.features.kb = app.features.kbManage && kbChat.value === true;
+  app.features.kb = app.features.kbManage;
   if (engines.status === 'fulfilled') {
     // mixchat lists engines with their availability; Chatchat only names them.
     const v = engines.value || {};
@@ -301,8 +303,8 @@ async function discover() {
       .filter((x) => x.name);
     app.defaultEngine = v.default || '';
   }
-  app.features.search = engines.status === 'fulfilled' && searchChat.value === true && app.engines.some((e) => e.available);
-  app.features.mix = mix.value === true;
+  app.features.search = engines.status === 'fulfilled' && app.engines.some((e) => e.available);
+  app.features.mix = true;
 }
 
 async function start() {

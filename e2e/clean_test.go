@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// consoleErrors collects the errors a tab reports in its console: console
+// calls of level error, failed resource loads (a 4xx or 5xx reply is one)
+// and uncaught exceptions.
+type consoleErrors struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (c *consoleErrors) add(format string, a ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.msgs = append(c.msgs, fmt.Sprintf(format, a...))
+}
+
+func (c *consoleErrors) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.msgs...)
+}
+
+// watchConsole listens to p's console from before its first load.
+func watchConsole(p *page) *consoleErrors {
+	c := &consoleErrors{}
+	if err := chromedp.Listen(p.ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *cdplog.EventEntryAdded:
+			if e := ev.Entry; e != nil && (e.Level == cdplog.EntryLevelError || e.Level == cdplog.EntryLevelWarning) {
+				c.add("log %s: %s %s", e.Level, e.Text, e.URL)
+			}
+		case *cdpruntime.EventConsoleAPICalled:
+			if ev.Type == cdpruntime.ConsoleAPICalledTypeError || ev.Type == cdpruntime.ConsoleAPICalledTypeWarning {
+				var parts []string
+				for _, a := range ev.Args {
+					if a.Description != "" {
+						parts = append(parts, a.Description)
+					} else {
+						parts = append(parts, string(a.Value))
+					}
+				}
+				c.add("console.%s: %s", ev.Type, strings.Join(parts, " "))
+			}
+		case *cdpruntime.EventExceptionThrown:
+			if d := ev.ExceptionDetails; d != nil {
+				c.add("exception: %s", d.Text)
+			}
+		}
+	}); err != nil {
+		p.t.Fatal(err)
+	}
+	p.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, cdplog.Enable, cdp.Empty{})
+		return err
+	}))
+	return c
+}
+
+var statusRE = regexp.MustCompile(`msg=request .*status=(\d{3})`)
+
+// errorStatuses returns the server's access-log lines with a 4xx or 5xx
+// status.
+func (s *server) errorStatuses() []string {
+	var bad []string
+	for _, line := range strings.Split(s.log.String(), "\n") {
+		if m := statusRE.FindStringSubmatch(line); m != nil && m[1][0] >= '4' {
+			bad = append(bad, line)
+		}
+	}
+	return bad
+}
+
+// TestCleanLoad: loading the app and asking one question, with the demo as
+// a new user has it, makes no request the server refuses and no error in
+// the browser's console.
+func TestCleanLoad(t *testing.T) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	srv := startServerWith(t, t.TempDir(), "demo: true\n")
+	var console *consoleErrors
+	p := openTabWith(t, srv, 1366, 900, false, func(p *page) { console = watchConsole(p) })
+	p.waitJS(`document.querySelector('#opt-model') && document.querySelector('#opt-model').options.length > 0`, "the app to start")
+	p.dismissNotice()
+	p.ask("What does the judgement of Qian say?")
+	p.waitAnswers(1)
+	if bad := srv.errorStatuses(); len(bad) > 0 {
+		t.Errorf("the server refused requests of the page:\n%s", strings.Join(bad, "\n"))
+	}
+	if errs := console.list(); len(errs) > 0 {
+		t.Errorf("the browser's console has errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
