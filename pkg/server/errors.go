@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,6 +197,7 @@ func writeError(c *gin.Context, err error) {
 	cl := classify(err)
 	status := cl.status
 	msg := redact.Message(err) // no data paths or resolver addresses; the log has them
+	msg = withUnknownField(c, status, msg)
 	body := errorBody{Code: status, Msg: msg, Error: msg, Status: cl.upstream}
 	if v, ok := c.Get(serverKey); ok && status >= 500 {
 		log := v.(*Server).log
@@ -236,7 +238,12 @@ type validator interface {
 func withBody[T any](h func(c *gin.Context, req *T)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		var req T
+		var raw bytes.Buffer
+		captureBody(c, &raw)
 		err := decodeJSON(c, &req)
+		if err == nil {
+			noteUnknownField[T](c, raw.Bytes())
+		}
 		if v, ok := any(&req).(validator); ok && err == nil {
 			err = v.validate()
 		}
