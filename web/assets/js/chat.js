@@ -10,6 +10,18 @@ import { render, linkCitations, safeHref } from './markdown.js';
 
 const ANSWERERS = ['llm', 'kb', 'search'];
 const ANSWERER_LABEL = { llm: 'answererLLM', kb: 'answererKB', search: 'answererSearch' };
+
+// answererLabel names an answerer for its panel: the search answerer by
+// what the engine in use searches, the web or the local folder of the
+// offline engine.
+function answererLabel(name) {
+  if (name === 'search' && app) {
+    const engine = app.settings.engine || app.defaultEngine;
+    const e = app.engines.find((x) => x.name === engine);
+    if (e && e.provider === 'local') return t('answererLocalSearch');
+  }
+  return t(ANSWERER_LABEL[name] || name) || name;
+}
 const CHAT_TYPE = { mix: 'mix_chat', llm: 'llm_chat', kb: 'kb_chat', search: 'search_chat' };
 const MODE_OF_TYPE = { mix_chat: 'mix', llm_chat: 'llm', kb_chat: 'kb', search_chat: 'search' };
 
@@ -231,7 +243,7 @@ class Reply {
     const ms = h('span.ms');
     const body = h('div.answerer-body');
     const el = h('details.answerer', { 'data-answerer': name },
-      h('summary', h('span.answerer-name', t(ANSWERER_LABEL[name] || name) || name), state, ms), body);
+      h('summary', h('span.answerer-name', answererLabel(name)), state, ms), body);
     a = { name, el, state, ms, body, status: 'waiting', text: '', sources: [], error: '', empty: false, ms_: null };
     this.answerers[name] = a;
     this.answererBox.append(el);
@@ -284,7 +296,7 @@ class Reply {
     this.traceStatus.replaceChildren(...Object.values(this.answerers).map((x) => {
       let s = x.status;
       if (s === 'done' && x.empty) s = 'empty';
-      return h(`span.pill.${s}`, `${t(ANSWERER_LABEL[x.name] || x.name)} · ${t({ waiting: 'stateWaiting', started: 'stateStarted', done: 'stateDone', failed: 'stateFailed', empty: 'stateEmpty', skipped: 'stateSkipped' }[s] || 'stateWaiting')}${x.ms_ != null ? ` · ${duration(x.ms_)}` : ''}`);
+      return h(`span.pill.${s}`, `${answererLabel(x.name)} · ${t({ waiting: 'stateWaiting', started: 'stateStarted', done: 'stateDone', failed: 'stateFailed', empty: 'stateEmpty', skipped: 'stateSkipped' }[s] || 'stateWaiting')}${x.ms_ != null ? ` · ${duration(x.ms_)}` : ''}`);
     }));
   }
 

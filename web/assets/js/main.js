@@ -69,6 +69,12 @@ function paintExtractive() {
   $('#banner-extractive').hidden = !(m && m.extractive) || dismissed;
 }
 
+// engineName names an engine for the menu: the offline engine over a
+// folder says it searches local files, not the web.
+function engineName(e) {
+  return e.provider === 'local' ? `${e.name} (${t('localFiles')})` : e.name;
+}
+
 function paintEngines() {
   const sel = $('#opt-engine');
   const usable = app.engines.filter((e) => e.available);
@@ -76,7 +82,7 @@ function paintEngines() {
     app.settings.engine = (usable.find((e) => e.name === app.defaultEngine) || usable[0] || {}).name || '';
   }
   sel.replaceChildren(...app.engines.map((e) => h('option', { value: e.name, disabled: !e.available, title: e.reason || null },
-    e.available ? e.name : `${e.name} — ${e.reason || t('unavailable')}`)));
+    e.available ? engineName(e) : `${engineName(e)} — ${e.reason || t('unavailable')}`)));
   sel.value = app.settings.engine;
 }
 
@@ -299,7 +305,7 @@ async function discover() {
     // mixchat lists engines with their availability; Chatchat only names them.
     const v = engines.value || {};
     const list = Array.isArray(v.engines) ? v.engines : (Array.isArray(v) ? v : v.data || []);
-    app.engines = list.map((x) => (typeof x === 'string' ? { name: x, available: true } : { name: x.name, available: x.available !== false, reason: x.reason || '' }))
+    app.engines = list.map((x) => (typeof x === 'string' ? { name: x, available: true, provider: '' } : { name: x.name, available: x.available !== false, reason: x.reason || '', provider: x.provider || '' }))
       .filter((x) => x.name);
     app.defaultEngine = v.default || '';
   }
