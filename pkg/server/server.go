@@ -93,6 +93,8 @@ type Server struct {
 	// draining is set by Drain: /readyz answers 503 so load balancers stop
 	// sending new requests while the process finishes the ones it has.
 	draining atomic.Bool
+	// modelPing caches /readyz's check of the default model.
+	modelPing cachedPing
 }
 
 // New returns a server for opts.
