@@ -96,6 +96,8 @@ func TestCleanLoad(t *testing.T) {
 	p := openTabWith(t, srv, 1366, 900, false, func(p *page) { console = watchConsole(p) })
 	p.waitJS(`document.querySelector('#opt-model') && document.querySelector('#opt-model').options.length > 0`, "the app to start")
 	p.dismissNotice()
+	// The demo knowledge base suggests its questions.
+	p.waitJS(`document.querySelectorAll('#messages .welcome .examples button').length === 3`, "the demo's suggested questions")
 	p.ask("What does the judgement of Qian say?")
 	p.waitAnswers(1)
 	if bad := srv.errorStatuses(); len(bad) > 0 {
@@ -103,5 +105,27 @@ func TestCleanLoad(t *testing.T) {
 	}
 	if errs := console.list(); len(errs) > 0 {
 		t.Errorf("the browser's console has errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestNoDemoPage: with demo: false and an empty data directory the page
+// holds nothing of the Zhouyi: no suggested question, no example, in
+// either language.
+func TestNoDemoPage(t *testing.T) {
+	srv := startServer(t) // demo: false
+	p := openPage(t, srv, 1366, 900, false)
+	p.waitJS(`document.querySelector('#messages .welcome')`, "the empty state")
+	if n := eval[int](p, `document.querySelectorAll('#messages .welcome .examples').length`); n != 0 {
+		t.Errorf("the empty state suggests questions with no knowledge base")
+	}
+	for _, lang := range []string{"en", "zh"} {
+		p.choose("#lang-select", lang)
+		// The text of the page, its placeholders and its hidden dialogs.
+		text := eval[string](p, `document.body.innerText + ' ' + [...document.querySelectorAll('[placeholder]')].map(e => e.placeholder).join(' ') + ' ' + document.documentElement.innerHTML`)
+		for _, w := range []string{"周易", "易学", "卦", "Zhouyi", "zhouyi", "I Ching", "Qian"} {
+			if strings.Contains(text, w) {
+				t.Errorf("%s page holds %q", lang, w)
+			}
+		}
 	}
 }

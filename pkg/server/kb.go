@@ -140,10 +140,12 @@ func (s *Server) handleListKBs(c *gin.Context) {
 				kept = append(kept, kbInfoOf(in))
 			}
 		}
-		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, s.defaultKBs(names)})
+		def := s.defaultKBs(names)
+		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, def, s.questions(def)})
 		return
 	}
-	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, s.defaultKBs(names)})
+	def := s.defaultKBs(names)
+	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, def, s.questions(def)})
 }
 
 // kbInfo is a knowledge base as list_knowledge_bases?detail=true shows it,
@@ -192,6 +194,19 @@ func kbFileInfoOf(f kb.FileInfo) kbFileInfo {
 type listKBsReply struct {
 	kbResponse
 	Default []string `json:"default"`
+	// Questions are suggested to a user of the default knowledge bases
+	// (Options.KBQuestions); none without a default.
+	Questions []string `json:"questions"`
+}
+
+// questions returns the suggested questions of the default knowledge
+// bases def.
+func (s *Server) questions(def []string) []string {
+	out := []string{}
+	for _, n := range def {
+		out = append(out, s.opts.KBQuestions[n]...)
+	}
+	return out
 }
 
 func (s *Server) defaultKBs(listed []string) []string {

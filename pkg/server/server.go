@@ -68,6 +68,9 @@ type Options struct {
 	// MaxQueryChars bounds the question of every chat endpoint, in
 	// characters; longer ones get 413. 0 means 32000.
 	MaxQueryChars int
+	// KBQuestions are the questions the web app suggests, by knowledge
+	// base, for the default ones (list_knowledge_bases' "questions").
+	KBQuestions map[string][]string
 }
 
 // Server serves the API. Create it with New; Handler returns the router.

@@ -464,14 +464,16 @@ function scrollToBottom() {
   list.scrollTop = list.scrollHeight;
 }
 
+// welcome is the empty conversation: what the modes do and, when the
+// default knowledge bases suggest questions, those to try.
 function welcome() {
-  const ex = ['example1', 'example2', 'example3'].map((k) =>
-    h('li', h('button.btn.chip', { type: 'button', onclick: () => { const q = t(k); send(q); } }, t(k))));
+  const questions = (app && app.questions) || [];
+  const ex = questions.map((q) =>
+    h('li', h('button.btn.chip', { type: 'button', onclick: () => send(q) }, q)));
   return h('div.welcome',
     h('h2', t('welcomeTitle')),
     h('p', t('welcomeBody')),
-    h('p.muted', t('examples')),
-    h('ul.examples', ex));
+    ...(ex.length ? [h('p.muted', t('examples')), h('ul.examples', ex)] : []));
 }
 
 function showEmpty() {

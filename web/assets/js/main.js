@@ -300,6 +300,9 @@ async function discover() {
   // The knowledge bases the server searches when a request names none
   // (mixchat's "default" field; Chatchat lists names only).
   app.defaultKBs = app.features.kbManage && Array.isArray(kbs.value && kbs.value.default) ? kbs.value.default : [];
+  // The questions suggested for the default knowledge bases (their
+  // profile); none without one.
+  app.questions = app.features.kbManage && Array.isArray(kbs.value && kbs.value.questions) ? kbs.value.questions.filter((q) => typeof q === 'string' && q) : [];
   app.features.kb = app.features.kbManage;
   if (engines.status === 'fulfilled') {
     // mixchat lists engines with their availability; Chatchat only names them.
