@@ -51,7 +51,7 @@ var texts embed.FS
 // (*kb.Service is one): their names, and creating and filling one.
 type KnowledgeBases interface {
 	// Names lists the existing knowledge bases.
-	Names() ([]string, error)
+	Names(ctx context.Context) ([]string, error)
 	Create(ctx context.Context, name string, opts kb.CreateOptions) (kb.Info, error)
 	AddFiles(ctx context.Context, name string, files []kb.FileData, opts kb.AddOptions, progress func(kb.Progress)) (kb.AddResult, error)
 }
@@ -94,7 +94,7 @@ func Bootstrap(ctx context.Context, kbs KnowledgeBases, opts Options) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	names, err := kbs.Names()
+	names, err := kbs.Names(ctx)
 	if err != nil {
 		return Result{}, fmt.Errorf("demo: list knowledge bases: %w", err)
 	}
@@ -175,7 +175,7 @@ func Marker(dataDir string) (knowledgeBase string, done bool, err error) {
 func createKB(ctx context.Context, kbs KnowledgeBases) (bool, error) {
 	info := "周易（经与十翼），公有领域文本 / The Zhouyi (I Ching) with the Ten Wings, public domain"
 	if _, err := kbs.Create(ctx, KnowledgeBase, kb.CreateOptions{Info: info}); err != nil {
-		if names, nerr := kbs.Names(); nerr == nil && slices.Contains(names, KnowledgeBase) {
+		if names, nerr := kbs.Names(ctx); nerr == nil && slices.Contains(names, KnowledgeBase) {
 			return false, nil
 		}
 		return false, fmt.Errorf("demo: create knowledge base %s: %w", KnowledgeBase, err)

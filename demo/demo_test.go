@@ -126,7 +126,7 @@ func TestBootstrapLeavesUserDataAlone(t *testing.T) {
 	if res != (Result{}) || kbs.created != 0 {
 		t.Errorf("with the user's data: %+v, %d creations; want nothing", res, kbs.created)
 	}
-	names, err := kbs.Names()
+	names, err := kbs.Names(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

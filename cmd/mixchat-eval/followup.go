@@ -211,6 +211,11 @@ func evalFollowUps(ctx context.Context, o fuOptions, progress io.Writer) (fuRepo
 	for f, err := range res.Failed {
 		return fuReport{}, fmt.Errorf("index %s: %w", f, err)
 	}
+	// The follow-up rewrite's names are built in the background: the
+	// questions start once they know the new documents.
+	if err := a.WaitVocabulary(ctx); err != nil {
+		return fuReport{}, err
+	}
 	info, err := a.KB.Info(ctx, fuKB)
 	if err != nil {
 		return fuReport{}, err

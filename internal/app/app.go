@@ -57,6 +57,7 @@ type App struct {
 
 	version string
 	tracing *obs.Tracing
+	vocab   *kbVocabulary
 	// closers are closed in reverse order by Close.
 	closers []func() error
 }
@@ -100,8 +101,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	a.Store = store
 	a.closers = append(a.closers, store.Close)
 	// The rewrite of follow-ups prefers the names the knowledge bases know;
-	// they open below, so the vocabulary reads them once they are set.
-	vocab := newKBVocabulary(vocabularyCheck)
+	// they open below, so the vocabulary reads them once they are set, in
+	// the background, and again whenever they change.
+	vocab := newKBVocabulary(vocabularyCheck, vocabularySettle)
+	a.vocab = vocab
 	a.Memory, err = newMemory(cfg, store, a.Models, vocab, log)
 	if err != nil {
 		return nil, err
@@ -119,7 +122,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	} else if err := demo.Decline(cfg.Server.DataDir); err != nil {
 		return nil, err
 	}
-	a.KB, err = NewKB(cfg, a.Models)
+	a.KB, err = NewKB(cfg, a.Models, kb.WithOnChange(vocab.changed))
 	if err != nil {
 		return nil, err
 	}
@@ -162,10 +165,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Log: log, Version: opts.Version, Store: store, Models: a.Models, Chat: answerer, Memory: a.Memory,
 		KB: a.KB, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
-		PublicHosts: cfg.Server.PublicHosts, KBQuestions: questions,
+		PublicHosts: cfg.Server.PublicHosts, StreamWriteTimeout: cfg.Server.StreamWriteTimeout,
+		KBQuestions: questions,
 	})
 	return a, nil
 }
+
+// WaitVocabulary waits until the names the follow-up rewrite prefers
+// (built in the background) reflect every knowledge-base change made
+// before the call, or ctx is done. Serving never waits for them; a
+// benchmark that fills knowledge bases and then asks follow-ups does.
+func (a *App) WaitVocabulary(ctx context.Context) error { return a.vocab.wait(ctx) }
 
 // Close stops background work and closes the stores, in reverse order of
 // opening.

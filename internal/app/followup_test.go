@@ -43,6 +43,9 @@ func newFollowUpApp(t *testing.T, kbName string, files map[string]string) (*App,
 	if err != nil || len(res.Failed) > 0 {
 		t.Fatalf("add files: %+v, %v", res, err)
 	}
+	if err := a.WaitVocabulary(ctx); err != nil {
+		t.Fatal(err)
+	}
 	hs := httptest.NewServer(a.Server.Handler())
 	t.Cleanup(hs.Close)
 	return a, hs

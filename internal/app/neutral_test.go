@@ -113,7 +113,7 @@ func TestNoDemoIsNeutral(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	names, err := a.KB.Names()
+	names, err := a.KB.Names(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,14 +117,14 @@ func NewEmbedder(cfg config.Config) llm.Embedder {
 	})
 }
 
-// NewKB opens the knowledge bases.
-func NewKB(cfg config.Config, models *llm.Registry) (*kb.Service, error) {
+// NewKB opens the knowledge bases; opts configure the service further.
+func NewKB(cfg config.Config, models *llm.Registry, opts ...kb.Option) (*kb.Service, error) {
 	kcfg := cfg.KBConfig()
 	cat, err := OpenKBCatalog(kcfg)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge bases: %w", err)
 	}
-	svc, err := kb.New(kcfg, cat, NewEmbedder(cfg), models)
+	svc, err := kb.New(kcfg, cat, NewEmbedder(cfg), models, opts...)
 	if err != nil {
 		cat.Close()
 		return nil, fmt.Errorf("knowledge bases: %w", err)

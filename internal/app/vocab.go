@@ -19,7 +19,7 @@ import (
 // kbLister is what the vocabulary reads of the knowledge bases;
 // *kb.Service satisfies it.
 type kbLister interface {
-	Names() ([]string, error)
+	Names(ctx context.Context) ([]string, error)
 	Files(ctx context.Context, name string) ([]kb.FileInfo, error)
 	ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]kb.Chunk, error)
 }
@@ -27,23 +27,39 @@ type kbLister interface {
 // kbVocabulary is the memory's Vocabulary (memory.Options.Vocabulary) over
 // the knowledge bases: their names, their documents' titles and their
 // section headings, which the offline follow-up rewrite prefers as
-// referents. The first use after the knowledge bases are set (the memory is
-// made before them) builds it; later, at most every `every`, a use starts a
-// refresh in the background, which compares the knowledge bases' names and
-// documents (name, hash, update time) with those the names were built from
-// and rebuilds them when they changed; uses meanwhile see the names as
-// they were.
+// referents.
+//
+// It is never built on the request path: a goroutine started when the
+// knowledge bases are set (the memory is made before them) builds it, and
+// builds it again when they change (changed, which the knowledge bases
+// call after a knowledge base is created or deleted and after files are
+// added, updated or removed) and, for changes another replica made to a
+// shared store, when a use finds the last check older than `every`.
+// Changes reported within `settle` of one another make one build (an
+// upload of many files in many requests reads the chunks once). A build
+// compares the knowledge bases' names and documents (name, hash,
+// update time) with those the names were built from and reads the chunks
+// only when they differ. Uses meanwhile see the names as they were (none
+// before the first build is done): NamesIn reads one atomic pointer.
 type kbVocabulary struct {
-	kbs   atomic.Pointer[kbLister]
-	every time.Duration
+	every  time.Duration
+	settle time.Duration
 
-	mu         sync.Mutex
-	built      bool
-	refreshing bool
-	checked    time.Time
-	stamp      string
-	names      []vocabName
-	wg         sync.WaitGroup
+	names   atomic.Pointer[[]vocabName]
+	checked atomic.Int64 // when the last check was asked for, Unix ns
+	kick    chan struct{}
+
+	// asked counts the changes reported, built those the served names
+	// reflect (wait).
+	mu     sync.Mutex
+	cond   *sync.Cond
+	asked  uint64
+	built  uint64
+	closed bool
+
+	start  sync.Once
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // vocabName is one known name and its lower-cased form.
@@ -57,6 +73,8 @@ const (
 	// maxHeadingChunks bounds the chunks read for headings per knowledge
 	// base.
 	maxHeadingChunks = 50000
+	// vocabularyBuildTimeout bounds one build.
+	vocabularyBuildTimeout = 30 * time.Second
 )
 
 func chunkCount(fs []kb.FileInfo) int {
@@ -67,14 +85,112 @@ func chunkCount(fs []kb.FileInfo) int {
 	return n
 }
 
-// vocabularyCheck is how often the served vocabulary looks for changed
-// knowledge bases.
-const vocabularyCheck = 5 * time.Second
+// vocabularyCheck is how often the served vocabulary looks for knowledge
+// bases changed elsewhere (another replica sharing the store);
+// vocabularySettle how long a build waits after a reported change for more.
+const (
+	vocabularyCheck  = 5 * time.Second
+	vocabularySettle = time.Second
+)
 
-func newKBVocabulary(every time.Duration) *kbVocabulary { return &kbVocabulary{every: every} }
+func newKBVocabulary(every, settle time.Duration) *kbVocabulary {
+	v := &kbVocabulary{every: every, settle: settle, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	v.cond = sync.NewCond(&v.mu)
+	return v
+}
 
-// set gives the vocabulary its knowledge bases.
-func (v *kbVocabulary) set(kbs kbLister) { v.kbs.Store(&kbs) }
+// set gives the vocabulary its knowledge bases and starts building it in
+// the background; later calls do nothing.
+func (v *kbVocabulary) set(kbs kbLister) {
+	v.start.Do(func() {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.closed {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		v.cancel = cancel
+		v.asked++
+		v.nudge()
+		go v.run(ctx, kbs)
+	})
+}
+
+// changed reports that the knowledge base name (any, for "") changed: the
+// vocabulary is built again in the background. It never blocks.
+func (v *kbVocabulary) changed(string) {
+	v.mu.Lock()
+	v.asked++
+	v.mu.Unlock()
+	v.nudge()
+}
+
+// nudge asks the builder for a check without waiting for it.
+func (v *kbVocabulary) nudge() {
+	v.checked.Store(time.Now().UnixNano())
+	select {
+	case v.kick <- struct{}{}:
+	default: // a check is already due
+	}
+}
+
+// run builds the names each time it is nudged, until ctx is done.
+func (v *kbVocabulary) run(ctx context.Context, kbs kbLister) {
+	defer close(v.done)
+	stamp := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-v.kick:
+		}
+		v.mu.Lock()
+		changed := v.asked > v.built && v.built > 0 // a change after the first build
+		v.mu.Unlock()
+		if changed && v.settle > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(v.settle): // more changes meanwhile join this build
+			}
+			select {
+			case <-v.kick:
+			default:
+			}
+		}
+		v.mu.Lock()
+		target := v.asked
+		v.mu.Unlock()
+		var names []vocabName
+		stamp, names = v.refresh(ctx, kbs, stamp)
+		if names != nil {
+			v.names.Store(&names)
+		}
+		v.mu.Lock()
+		v.built = max(v.built, target)
+		v.cond.Broadcast()
+		v.mu.Unlock()
+	}
+}
+
+// wait blocks until the served names reflect every change reported
+// before the call (built, or failed to build), or the vocabulary is
+// closed or ctx is done.
+func (v *kbVocabulary) wait(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.cond.Broadcast()
+	})
+	defer stop()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	target := v.asked
+	for v.built < target && !v.closed && ctx.Err() == nil {
+		v.cond.Wait()
+	}
+	return ctx.Err()
+}
 
 // NamesIn returns the known names that occur in s (whole words in Latin
 // script, substrings in Chinese: memory.NameList's matching), as s writes
@@ -104,40 +220,22 @@ func (v *kbVocabulary) NamesIn(s string) []string {
 	return out
 }
 
-// current returns the names: built first on first use, refreshed in the
-// background when due.
+// current returns the names as last built (nil before the first build),
+// nudging the builder when the last check is older than v.every.
 func (v *kbVocabulary) current() []vocabName {
-	p := v.kbs.Load()
-	if p == nil {
-		return nil
+	if last := v.checked.Load(); last != 0 && time.Since(time.Unix(0, last)) >= v.every {
+		v.nudge()
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	switch {
-	case !v.built:
-		v.built, v.checked = true, time.Now()
-		v.stamp, v.names = v.refresh(*p, "")
-	case !v.refreshing && time.Since(v.checked) >= v.every:
-		v.refreshing, v.checked = true, time.Now()
-		v.wg.Add(1)
-		go func(old string) {
-			defer v.wg.Done()
-			stamp, names := v.refresh(*p, old)
-			v.mu.Lock()
-			defer v.mu.Unlock()
-			if stamp != old {
-				v.stamp, v.names = stamp, names
-			}
-			v.refreshing = false
-		}(v.stamp)
+	if p := v.names.Load(); p != nil {
+		return *p
 	}
-	return v.names
+	return nil
 }
 
 // refresh returns the stamp of the knowledge bases and, when it differs
 // from old, the names built from them; on error, old and nil.
-func (v *kbVocabulary) refresh(kbs kbLister, old string) (string, []vocabName) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (v *kbVocabulary) refresh(ctx context.Context, kbs kbLister, old string) (string, []vocabName) {
+	ctx, cancel := context.WithTimeout(ctx, vocabularyBuildTimeout)
 	defer cancel()
 	stamp, files, err := kbStamp(ctx, kbs)
 	if err != nil || stamp == old {
@@ -147,19 +245,30 @@ func (v *kbVocabulary) refresh(kbs kbLister, old string) (string, []vocabName) {
 	if err != nil {
 		return old, nil
 	}
+	if names == nil {
+		names = []vocabName{} // built, and empty
+	}
 	return stamp, names
 }
 
-// close waits for a refresh in flight.
+// close stops the builder, cancelling a build in flight, and waits for it.
 func (v *kbVocabulary) close() error {
-	v.wg.Wait()
+	v.mu.Lock()
+	v.closed = true
+	v.cond.Broadcast()
+	cancel := v.cancel
+	v.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-v.done
+	}
 	return nil
 }
 
 // kbStamp lists the knowledge bases and their documents, and a stamp that
 // changes when any of them does.
 func kbStamp(ctx context.Context, kbs kbLister) (string, map[string][]kb.FileInfo, error) {
-	names, err := kbs.Names()
+	names, err := kbs.Names(ctx)
 	if err != nil {
 		return "", nil, err
 	}

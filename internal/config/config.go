@@ -61,6 +61,10 @@ type ServerConfig struct {
 	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
 	MaxQueryChars   int           `yaml:"max_query_chars"` // longest question of a chat endpoint, in characters
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// StreamWriteTimeout bounds the write of each event of a streamed
+	// reply: a client that stops reading for longer loses its stream
+	// (the turn is stored as interrupted) instead of holding it open.
+	StreamWriteTimeout time.Duration `yaml:"stream_write_timeout"`
 	// PublicHosts are the names clients reach the server by besides IP
 	// addresses and localhost ("chat.example.com", "*.example.com", "*"
 	// for any); requests for other Host names are refused (DNS rebinding).
@@ -125,7 +129,7 @@ type ChatConfig struct {
 // DefaultConfig returns the embedded defaults: a single machine, zero setup.
 func DefaultConfig() Config {
 	return Config{
-		Server:    ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second},
+		Server:    ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second, StreamWriteTimeout: 15 * time.Second},
 		Log:       LogConfig{Level: "info", Format: "text"},
 		LLM:       LLMConfig{Timeout: 120 * time.Second, MaxRetries: 3, RetryBackoff: 500 * time.Millisecond},
 		Embed:     EmbedConfig{BatchSize: 64},
@@ -366,6 +370,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ShutdownTimeout < 0 {
 		add(fieldError("server.shutdown_timeout", c.Server.ShutdownTimeout, "want a non-negative duration"))
+	}
+	if c.Server.StreamWriteTimeout <= 0 {
+		add(fieldError("server.stream_write_timeout", c.Server.StreamWriteTimeout, "want a positive duration"))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Vector stores a knowledge base can keep its vectors in.
@@ -93,7 +94,16 @@ type QdrantConfig struct {
 	APIKey           string `yaml:"api_key"`
 	TLS              bool   `yaml:"tls"`
 	CollectionPrefix string `yaml:"collection_prefix"` // collections are PREFIX + KB name
+	// Timeout bounds each call to Qdrant (one search, one batch of up to
+	// 256 points upserted, one delete, one count); 0 means
+	// DefaultQdrantTimeout. A server that stops answering fails the call
+	// after it instead of holding the request, or a knowledge base's write
+	// lock, forever.
+	Timeout time.Duration `yaml:"timeout"`
 }
+
+// DefaultQdrantTimeout bounds a call to Qdrant when QdrantConfig.Timeout is 0.
+const DefaultQdrantTimeout = 10 * time.Second
 
 // RerankerConfig configures the optional reranker over an OpenAI-style
 // (Jina/Cohere/Xinference) /rerank endpoint.
@@ -113,7 +123,7 @@ func DefaultConfig() Config {
 	return Config{
 		Dir:            "data/kb",
 		VectorStore:    StoreEmbedded,
-		Qdrant:         QdrantConfig{Addr: "localhost:6334", CollectionPrefix: "mixchat_"},
+		Qdrant:         QdrantConfig{Addr: "localhost:6334", CollectionPrefix: "mixchat_", Timeout: DefaultQdrantTimeout},
 		EmbedModel:     "hash-512",
 		EmbedBatch:     32,
 		ChunkSize:      250,
@@ -153,6 +163,9 @@ func (c Config) Validate() error {
 	}
 	if c.VectorStore == StoreQdrant && strings.TrimSpace(c.Qdrant.Addr) == "" {
 		bad("kb.qdrant.addr is empty: set host:port of Qdrant's gRPC port (6334)")
+	}
+	if c.Qdrant.Timeout < 0 {
+		bad("kb.qdrant.timeout is %s: use a positive duration (0 means %s)", c.Qdrant.Timeout, DefaultQdrantTimeout)
 	}
 	if strings.TrimSpace(c.EmbedModel) == "" {
 		bad("kb.embed_model is empty: name the embedding model (e.g. hash-512 or bge-m3)")

@@ -244,7 +244,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			return ingestResult{}, fmt.Errorf("save %s (indexed): %w", job.name, err)
 		}
 	}
-	b.applyFile(old, chunks, gen)
+	b.applyFile(ctx, old, chunks, gen)
 	return ingestResult{chunks: len(chunks)}, nil
 }
 
@@ -363,7 +363,11 @@ func (b *base) commitFile(ctx context.Context, f FileInfo, chunks []storedChunk,
 }
 
 // applyFile brings the in-memory indexes up to a committed replacement.
-func (b *base) applyFile(old []string, chunks []storedChunk, gen uint64) {
+// The commit is done, so the indexes follow it even when the request that
+// made it is cancelled meanwhile: its ctx's values without its
+// cancellation; a remote store's delete is bounded by its own per-call
+// timeout (QdrantConfig.Timeout).
+func (b *base) applyFile(ctx context.Context, old []string, chunks []storedChunk, gen uint64) {
 	keep := make(map[string]bool, len(chunks))
 	for _, c := range chunks {
 		keep[c.ID] = true
@@ -376,19 +380,19 @@ func (b *base) applyFile(old []string, chunks []storedChunk, gen uint64) {
 			gone = append(gone, id)
 		}
 	}
-	bg := context.Background()
+	dctx := context.WithoutCancel(ctx)
 	if b.mem != nil {
 		plain := make([]Chunk, len(chunks))
 		for i, c := range chunks {
 			plain[i] = c.Chunk
 		}
 		if len(gone) > 0 {
-			_ = b.mem.Delete(bg, Filter{IDs: gone})
+			_ = b.mem.Delete(dctx, Filter{IDs: gone})
 		}
-		_ = b.mem.Upsert(bg, plain) // dimensions were checked before the commit
+		_ = b.mem.Upsert(dctx, plain) // dimensions were checked before the commit
 	} else if len(gone) > 0 {
 		// Stale points are ignored by searches; removing them is tidying.
-		_ = b.vec.Delete(bg, Filter{IDs: gone})
+		_ = b.vec.Delete(dctx, Filter{IDs: gone})
 	}
 	b.gen = gen
 }

@@ -80,6 +80,12 @@ func WithQdrantClient(c *qdrant.Client) Option {
 	return func(s *Service) { s.vs.qdrant, s.vs.ownQdrant = c, false }
 }
 
+// WithOnChange sets fn to be called after each operation that may have
+// changed what the knowledge base name holds (creating or deleting it,
+// adding, updating or removing files), whether it succeeded or not. fn
+// must return quickly: it runs on the caller's path.
+func WithOnChange(fn func(name string)) Option { return func(s *Service) { s.onChange = fn } }
+
 // Calibrated is an optional ability of an embedder: reporting how its
 // vectors are to be read in the hybrid score (retrieve.HashEmbedder has it).
 // Without it the relevance scale is plain and the vector weight 0.5.
@@ -94,6 +100,8 @@ type Service struct {
 	emb    llm.Embedder
 	models llm.Models
 	rerank Reranker
+	// onChange is WithOnChange's.
+	onChange func(name string)
 	// vectorWeight is the vector share of the hybrid score; relevanceMid
 	// the hybrid score that reads as relevance 0.5 (the embedder's
 	// retrieve.Calibration).
@@ -108,8 +116,13 @@ type Service struct {
 	// replicas is what this replica holds of each KB of a shared catalog.
 	replicas replicas
 
-	mu       sync.Mutex
-	open     map[string]*base
+	mu   sync.Mutex
+	open map[string]*base
+	// opening holds, for each KB being opened, a channel closed when it
+	// is open (or failed to open): the slow part of opening (reading the
+	// indexes, refilling Qdrant) runs without mu, so requests to other
+	// KBs go on, and those for the same KB wait for the one opening it.
+	opening  map[string]chan struct{}
 	deleting map[string]bool
 	closed   bool
 }
@@ -140,7 +153,7 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts
 	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared,
 		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
 		replicas: replicas{synced: map[string]syncState{}},
-		open:     map[string]*base{}, deleting: map[string]bool{}}
+		open:     map[string]*base{}, opening: map[string]chan struct{}{}, deleting: map[string]bool{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -178,6 +191,13 @@ func (s *Service) Close() error {
 	return errors.Join(errs...)
 }
 
+// changed reports a change to the knowledge base name (WithOnChange).
+func (s *Service) changed(name string) {
+	if s.onChange != nil {
+		s.onChange(name)
+	}
+}
+
 // kbDir is the folder of the knowledge base name.
 func (c Config) kbDir(name string) string { return filepath.Join(c.Dir, name) }
 
@@ -187,43 +207,90 @@ func (s *Service) get(ctx context.Context, name string) (*base, func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, nil, err
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, nil, errors.New("kb: service closed")
-	}
-	b, ok := s.open[name]
-	if !ok {
-		found := false
-		if !s.deleting[name] {
-			var err error
-			if found, err = s.cat.Exists(ctx, name); err != nil {
-				s.mu.Unlock()
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, nil, errors.New("kb: service closed")
+		}
+		if b, ok := s.open[name]; ok {
+			s.mu.Unlock()
+			if err := b.acquire(); err != nil {
 				return nil, nil, err
 			}
+			return b, b.life.RUnlock, nil
 		}
-		if !found {
+		if ch, ok := s.opening[name]; ok {
+			s.mu.Unlock()
+			select {
+			case <-ch: // open now, or failed: look again
+				continue
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		if s.deleting[name] {
 			s.mu.Unlock()
 			return nil, nil, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
 		}
-		var err error
-		b, err = s.openKB(ctx, name)
+		ch := make(chan struct{})
+		s.opening[name] = ch
+		s.mu.Unlock()
+
+		b, err := s.openExisting(ctx, name)
+		s.mu.Lock()
+		delete(s.opening, name)
+		close(ch)
+		if err == nil && s.closed {
+			err = errors.New("kb: service closed")
+			defer b.close()
+		}
 		if err != nil {
 			s.mu.Unlock()
 			return nil, nil, err
 		}
-		if err := s.syncRemote(ctx, b); err != nil {
-			b.close()
-			s.mu.Unlock()
-			return nil, nil, err
-		}
 		s.open[name] = b
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
-	if err := b.acquire(); err != nil {
-		return nil, nil, err
+}
+
+// openExisting opens the knowledge base name when the catalog has it;
+// the caller has claimed the name in s.opening.
+func (s *Service) openExisting(ctx context.Context, name string) (*base, error) {
+	found, err := s.cat.Exists(ctx, name)
+	if err != nil {
+		return nil, err
 	}
-	return b, b.life.RUnlock, nil
+	if !found {
+		return nil, fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
+	}
+	b, err := s.openKB(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.syncRemote(ctx, b); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// lockIdle locks s.mu once no operation is opening the KB name, so that
+// creating it cannot interleave with opening it.
+func (s *Service) lockIdle(ctx context.Context, name string) error {
+	for {
+		s.mu.Lock()
+		ch, ok := s.opening[name]
+		if !ok {
+			return nil
+		}
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // checkModel refuses a KB built with another embedding model than the
@@ -240,7 +307,7 @@ func (s *Service) checkModel(b *base) error {
 
 // List returns the knowledge bases, sorted by name.
 func (s *Service) List(ctx context.Context) ([]Info, error) {
-	names, err := s.Names()
+	names, err := s.Names(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -256,8 +323,8 @@ func (s *Service) List(ctx context.Context) ([]Info, error) {
 }
 
 // Names returns the names of the knowledge bases, sorted.
-func (s *Service) Names() ([]string, error) {
-	all, err := s.cat.Names(context.Background())
+func (s *Service) Names(ctx context.Context) ([]string, error) {
+	all, err := s.cat.Names(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -326,6 +393,7 @@ func (c Config) resolveModel(m string) (string, error) {
 // Create makes an empty knowledge base. It fails with ErrEmptyName,
 // ErrInvalidName, ErrExists, ErrBadRequest (vector store) or ErrEmbedModel.
 func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (Info, error) {
+	defer s.changed(name)
 	if err := ValidName(name); err != nil {
 		return Info{}, err
 	}
@@ -337,7 +405,9 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if err != nil {
 		return Info{}, err
 	}
-	s.mu.Lock()
+	if err := s.lockIdle(ctx, name); err != nil {
+		return Info{}, err
+	}
 	defer s.mu.Unlock()
 	if s.closed {
 		return Info{}, errors.New("kb: service closed")
@@ -436,6 +506,7 @@ func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base,
 
 // Delete removes a knowledge base with its originals and vectors.
 func (s *Service) Delete(ctx context.Context, name string) error {
+	defer s.changed(name)
 	if err := ValidName(name); err != nil {
 		return err
 	}

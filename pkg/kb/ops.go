@@ -94,6 +94,7 @@ func (c Config) splitter(o SplitOptions) (Splitter, fileParams, error) {
 // whole (unknown KB, bad chunk size, embedding model mismatch, cancelled
 // context).
 func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, opts AddOptions, progress func(Progress)) (AddResult, error) {
+	defer s.changed(name)
 	w, err := s.startWrite(ctx, name, opts.SplitOptions, opts.Force)
 	if err != nil {
 		return newResult(), err
@@ -288,6 +289,7 @@ type UpdateOptions struct {
 // UpdateFiles re-indexes documents from their stored originals (with the
 // request's chunking), or from custom docs given in opts.Docs.
 func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, opts UpdateOptions, progress func(Progress)) (AddResult, error) {
+	defer s.changed(name)
 	w, err := s.startWrite(ctx, name, opts.SplitOptions, opts.Force)
 	if err != nil {
 		return newResult(), err
@@ -327,6 +329,7 @@ func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, 
 // transaction), and their originals when deleteContent is set. Unknown
 // documents are reported in the map (ErrNotFound), not as the error.
 func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, deleteContent bool) (map[string]error, error) {
+	defer s.changed(name)
 	failed := map[string]error{}
 	b, release, err := s.get(ctx, name)
 	if err != nil {
@@ -384,6 +387,7 @@ type RecreateOptions struct {
 // KB was built with another embedding model or vector store it is emptied
 // first and rebuilt with the current ones. progress hears about each file.
 func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOptions, progress func(Progress)) (AddResult, error) {
+	defer s.changed(name)
 	res := AddResult{Failed: map[string]error{}}
 	if err := ValidName(name); err != nil {
 		return res, err
@@ -416,7 +420,9 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 		if vs == "" {
 			vs = s.cfg.VectorStore
 		}
-		s.mu.Lock()
+		if err := s.lockIdle(ctx, name); err != nil {
+			return res, err
+		}
 		if found, err = s.cat.Exists(ctx, name); err == nil && !found {
 			_, err = s.createLocked(ctx, name, vs, model, "")
 		}

@@ -274,7 +274,7 @@ func TestPostgresStoreTwoReplicas(t *testing.T) {
 	if _, err := b.Create(ctx, "周易", CreateOptions{}); !errors.Is(err, ErrExists) {
 		t.Errorf("creating it again on the other replica: %v, want ErrExists", err)
 	}
-	if names, err := b.Names(); err != nil || !slices.Equal(names, []string{"周易"}) {
+	if names, err := b.Names(ctx); err != nil || !slices.Equal(names, []string{"周易"}) {
 		t.Errorf("replica b lists %v (%v)", names, err)
 	}
 	search := func(s *Service, q string) []string {

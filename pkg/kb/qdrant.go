@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
@@ -27,6 +28,9 @@ import (
 type QdrantIndex struct {
 	c          *qdrant.Client
 	collection string
+	// Timeout bounds each call to Qdrant (0: DefaultQdrantTimeout); set
+	// it before the index is used.
+	Timeout time.Duration
 
 	mu      sync.Mutex
 	created bool // the collection is known to exist
@@ -54,6 +58,15 @@ func CollectionName(name string) string {
 	return safe + "_" + hex.EncodeToString(sum[:6])
 }
 
+// call bounds one call to Qdrant by the index's timeout.
+func (q *QdrantIndex) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := q.Timeout
+	if d <= 0 {
+		d = DefaultQdrantTimeout
+	}
+	return context.WithTimeout(ctx, d)
+}
+
 // Collection returns the collection name.
 func (q *QdrantIndex) Collection() string { return q.collection }
 
@@ -76,12 +89,16 @@ func (q *QdrantIndex) ensure(ctx context.Context, dim int) error {
 	if q.created {
 		return nil
 	}
-	ok, err := q.c.CollectionExists(ctx, q.collection)
+	cctx, cancel := q.call(ctx)
+	defer cancel()
+	ok, err := q.c.CollectionExists(cctx, q.collection)
 	if err != nil {
 		return fmt.Errorf("qdrant: %w", err)
 	}
 	if !ok {
-		err = q.c.CreateCollection(ctx, &qdrant.CreateCollection{
+		cctx, cancel := q.call(ctx)
+		defer cancel()
+		err = q.c.CreateCollection(cctx, &qdrant.CreateCollection{
 			CollectionName: q.collection,
 			VectorsConfig:  qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(dim), Distance: qdrant.Distance_Cosine}),
 		})
@@ -89,7 +106,9 @@ func (q *QdrantIndex) ensure(ctx context.Context, dim int) error {
 			return fmt.Errorf("qdrant: create collection %s: %w", q.collection, err)
 		}
 		wait := true
-		if _, err := q.c.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
+		fctx, cancel := q.call(ctx)
+		defer cancel()
+		if _, err := q.c.CreateFieldIndex(fctx, &qdrant.CreateFieldIndexCollection{
 			CollectionName: q.collection, Wait: &wait, FieldName: "file", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum(),
 		}); err != nil {
 			return fmt.Errorf("qdrant: index payload field file of %s: %w", q.collection, err)
@@ -122,7 +141,13 @@ func (q *QdrantIndex) Upsert(ctx context.Context, chunks []Chunk) error {
 			}
 			points[i] = &qdrant.PointStruct{Id: qdrant.NewID(c.ID), Vectors: qdrant.NewVectorsDense(c.Vector), Payload: payload}
 		}
-		_, err := q.c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.collection, Wait: &wait, Points: points})
+		upsert := func() error {
+			cctx, cancel := q.call(ctx)
+			defer cancel()
+			_, err := q.c.Upsert(cctx, &qdrant.UpsertPoints{CollectionName: q.collection, Wait: &wait, Points: points})
+			return err
+		}
+		err := upsert()
 		if notFound(err) {
 			// The collection went since it was created or seen here
 			// (dropped by another replica that deleted or emptied the
@@ -131,7 +156,7 @@ func (q *QdrantIndex) Upsert(ctx context.Context, chunks []Chunk) error {
 			q.created = false
 			q.mu.Unlock()
 			if err = q.ensure(ctx, len(part[0].Vector)); err == nil {
-				_, err = q.c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: q.collection, Wait: &wait, Points: points})
+				err = upsert()
 			}
 		}
 		if err != nil {
@@ -191,6 +216,8 @@ func (q *QdrantIndex) Search(ctx context.Context, vec []float32, k int, f Filter
 		return nil, err
 	}
 	limit := uint64(k)
+	ctx, cancel := q.call(ctx)
+	defer cancel()
 	res, err := q.c.Query(ctx, &qdrant.QueryPoints{
 		CollectionName: q.collection,
 		Query:          qdrant.NewQueryDense(vec),
@@ -232,6 +259,8 @@ func (q *QdrantIndex) Delete(ctx context.Context, f Filter) error {
 		sel = qdrant.NewPointsSelectorFilter(flt)
 	}
 	wait := true
+	ctx, cancel := q.call(ctx)
+	defer cancel()
 	if _, err := q.c.Delete(ctx, &qdrant.DeletePoints{CollectionName: q.collection, Wait: &wait, Points: sel}); err != nil {
 		if notFound(err) {
 			return nil
@@ -245,6 +274,8 @@ func (q *QdrantIndex) Delete(ctx context.Context, f Filter) error {
 // exist).
 func (q *QdrantIndex) Count(ctx context.Context) (int, error) {
 	exact := true
+	ctx, cancel := q.call(ctx)
+	defer cancel()
 	n, err := q.c.Count(ctx, &qdrant.CountPoints{CollectionName: q.collection, Exact: &exact})
 	if err != nil {
 		if notFound(err) {
@@ -260,6 +291,8 @@ func (q *QdrantIndex) Drop(ctx context.Context) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.created = false
+	ctx, cancel := q.call(ctx)
+	defer cancel()
 	if err := q.c.DeleteCollection(ctx, q.collection); err != nil && !notFound(err) {
 		return fmt.Errorf("qdrant: delete collection %s: %w", q.collection, err)
 	}
@@ -328,7 +361,9 @@ func (v *vectorStores) newStore(info Info) (store, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewQdrantIndex(c, v.cfg.CollectionPrefix+info.Name), nil
+		x := NewQdrantIndex(c, v.cfg.CollectionPrefix+info.Name)
+		x.Timeout = v.cfg.Timeout
+		return x, nil
 	}
 	return nil, fmt.Errorf("%w: vector store %q (use %s or %s)", ErrBadRequest, info.VectorStore, StoreEmbedded, StoreQdrant)
 }

@@ -197,14 +197,27 @@ func (e *FailedError) Unwrap() []error {
 
 // emitter serialises events to the caller's callback and remembers the
 // first error it returned, so one failed write stops all the work.
+//
+// The callback writes to a client, which may be slow or stop reading, so
+// no emit waits for another's write: events go into a queue in the order
+// they are emitted, and the caller that finds no write in progress writes
+// them, including those queued meanwhile, until the queue is empty; the
+// others queue theirs and go on. fn is still never called concurrently,
+// and every event queued has been written (or the work stopped) by the
+// time the last emit returns.
 type emitter struct {
-	mu     sync.Mutex
 	fn     func(Event) error
 	cancel context.CancelCauseFunc // cancels the request's work
-	err    error
-	// start is when the request started; firstText is when the first
-	// piece of text (an answer's or the reply's) went out, after start.
-	start     time.Time
+	// start is when the request started.
+	start time.Time
+
+	mu      sync.Mutex
+	queue   []Event
+	spare   []Event // the last batch written, reused for the queue
+	writing bool    // a caller is writing the queue
+	err     error
+	// firstText is when the first piece of text (an answer's or the
+	// reply's) went out, after start.
 	firstText time.Duration
 }
 
@@ -217,13 +230,42 @@ func (e *emitter) emit(ev Event) error {
 	if e.err != nil {
 		return e.err
 	}
-	if err := e.fn(ev); err != nil {
-		e.err = err
-		e.cancel(err) // stop every call in flight, even one that ignores the error
-		return err
+	e.queue = append(e.queue, ev)
+	if e.writing {
+		return nil // the caller writing sends it next, in order
 	}
-	if e.firstText == 0 && ev.Text != "" && (ev.Type == EventDelta || ev.Type == EventAnswerDelta) {
-		e.firstText = time.Since(e.start)
+	e.writing = true
+	for len(e.queue) > 0 && e.err == nil {
+		batch := e.queue
+		e.queue = e.spare[:0]
+		e.mu.Unlock()
+		err := e.write(batch)
+		e.mu.Lock()
+		clear(batch)
+		e.spare = batch[:0]
+		if err != nil {
+			e.err = err
+		}
+	}
+	e.queue, e.writing = e.queue[:0], false
+	return e.err
+}
+
+// write sends batch through fn, outside the lock, and stops at the first
+// error, cancelling the request's work.
+func (e *emitter) write(batch []Event) error {
+	for _, ev := range batch {
+		if err := e.fn(ev); err != nil {
+			e.cancel(err) // stop every call in flight, even one that ignores the error
+			return err
+		}
+		if ev.Text != "" && (ev.Type == EventDelta || ev.Type == EventAnswerDelta) {
+			e.mu.Lock()
+			if e.firstText == 0 {
+				e.firstText = time.Since(e.start)
+			}
+			e.mu.Unlock()
+		}
 	}
 	return nil
 }

@@ -748,3 +748,67 @@ func TestMixCountsCondenseUsage(t *testing.T) {
 		t.Errorf("Condense = %+v, %v", cd, err)
 	}
 }
+
+// TestMixSlowWriteHoldsNoOtherAnswerer: while the callback is stuck
+// writing one answerer's event (a client that stopped reading), another
+// answerer's events are queued and it goes on; every event reaches the
+// callback in order once the write ends, and the callback is never called
+// concurrently.
+func TestMixSlowWriteHoldsNoOtherAnswerer(t *testing.T) {
+	blocked, release, llmDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	answerers := three()
+	answerers[rag.KB] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
+		if err := fn("k1"); err != nil {
+			return rag.Answer{}, err
+		}
+		return rag.Answer{From: rag.KB, Text: "k1"}, nil
+	})
+	answerers[rag.LLM] = rag.AnswerFunc(func(ctx context.Context, q rag.Query, fn func(string) error) (rag.Answer, error) {
+		defer close(llmDone)
+		<-blocked
+		for _, d := range []string{"l1", "l2"} {
+			if err := fn(d); err != nil {
+				return rag.Answer{}, err
+			}
+		}
+		return rag.Answer{From: rag.LLM, Text: "l1l2"}, nil
+	})
+	m := newMixer(t, mix.DefaultConfig(), mix.Deps{Models: registry(fuser()), Answerers: answerers})
+	var rec recorder
+	var inFn atomic.Int32
+	fn := func(ev mix.Event) error {
+		if inFn.Add(1) > 1 {
+			t.Error("the callback is called concurrently")
+		}
+		defer inFn.Add(-1)
+		if ev.Type == mix.EventAnswerDelta && ev.Text == "k1" {
+			close(blocked)
+			<-release
+		}
+		return rec.fn(ev)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Mix(context.Background(), question("乾卦是什么意思？"), fn)
+		done <- err
+	}()
+	select {
+	case <-llmDone:
+	case <-time.After(5 * time.Second):
+		t.Error("an answerer's events wait for another's write")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var deltas []string
+	for _, e := range rec.of(mix.EventAnswerDelta) {
+		deltas = append(deltas, e.Text)
+	}
+	if !slices.Equal(deltas, []string{"k1", "l1", "l2"}) {
+		t.Errorf("answer deltas %q, want k1 l1 l2 in the order they were emitted", deltas)
+	}
+	if rec.text() != fused {
+		t.Errorf("reply %q, want the fusion %q", rec.text(), fused)
+	}
+}

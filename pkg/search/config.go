@@ -44,7 +44,8 @@ type LocalConfig struct {
 	Dir string `yaml:"dir"`
 	// Refresh is how often, at most, a search checks the folder for added,
 	// changed or removed files (by listing, size and modification time);
-	// 0 checks on every search, a negative value never.
+	// 0 checks on every search, a negative value never. A search that
+	// finds a check running does not wait for it.
 	Refresh time.Duration `yaml:"refresh"`
 	// MaxFileBytes skips larger files; 0 means 16 MiB.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`

@@ -128,7 +128,9 @@ func (l *Local) Refresh(ctx context.Context) (int, error) {
 	return l.scan(ctx)
 }
 
-// maybeRefresh scans when the last scan is older than the refresh interval.
+// maybeRefresh scans when the last scan is older than the refresh
+// interval. A search that finds another one scanning does not wait for it:
+// it searches the index as it is.
 func (l *Local) maybeRefresh(ctx context.Context) error {
 	if l.refresh < 0 {
 		return nil
@@ -136,9 +138,11 @@ func (l *Local) maybeRefresh(ctx context.Context) error {
 	if l.refresh > 0 && time.Since(time.Unix(0, l.lastScan.Load())) < l.refresh {
 		return nil
 	}
-	l.scanMu.Lock()
+	if !l.scanMu.TryLock() {
+		return nil
+	}
 	defer l.scanMu.Unlock()
-	// Another search may have scanned while this one waited.
+	// Another search may have scanned just before.
 	if l.refresh > 0 && time.Since(time.Unix(0, l.lastScan.Load())) < l.refresh {
 		return nil
 	}

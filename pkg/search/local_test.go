@@ -241,3 +241,33 @@ func BenchmarkLocalSearch(b *testing.B) {
 		})
 	}
 }
+
+// TestLocalSearchDoesNotWaitForScan: a search that finds the folder being
+// re-listed (here: the scan lock held) searches the index as it is
+// instead of waiting.
+func TestLocalSearchDoesNotWaitForScan(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "taiji.txt"), "易有太极，是生两仪。", time.Now().Add(-time.Hour))
+	l, err := NewLocal(LocalOptions{Dir: dir, Refresh: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.scanMu.Lock() // a scan in progress
+	defer l.scanMu.Unlock()
+	done := make(chan []Result, 1)
+	go func() {
+		rs, err := l.Search(context.Background(), "太极", 5)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rs
+	}()
+	select {
+	case rs := <-done:
+		if len(rs) != 1 {
+			t.Errorf("results %v, want the indexed file", rs)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a search waits for another's scan")
+	}
+}

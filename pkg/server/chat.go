@@ -146,7 +146,7 @@ func (s *Server) handleChat(c *gin.Context, req *chatRequest) {
 	} else if q.PromptName == "" {
 		tr.Query.PromptName = "default"
 	}
-	s.runTurn(c, tr, &chatWriter{reply: newReply(c, req.Stream), messageID: turn.MessageID(req.ConversationID, tr.AnswerID)})
+	s.runTurn(c, tr, &chatWriter{reply: s.newReply(c, req.Stream), messageID: turn.MessageID(req.ConversationID, tr.AnswerID)})
 }
 
 // chatWriter writes a /chat/chat reply: chatChunk events, or one chatReply.

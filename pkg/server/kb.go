@@ -116,7 +116,7 @@ func kbNameBody(c *gin.Context) (string, error) {
 }
 
 func (s *Server) handleListKBs(c *gin.Context) {
-	names, err := s.kb.Names()
+	names, err := s.kb.Names(c.Request.Context())
 	if err == nil {
 		names, err = s.visibleKBs(c.Request.Context(), names)
 	}
@@ -515,7 +515,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context, req *recreateRequest)
 	allow := req.AllowEmptyKB == nil || *req.AllowEmptyKB
 	ctx, done := s.replyContext(c.Request.Context())
 	defer done()
-	out := newSSE(c)
+	out := s.newSSE(c)
 	var sendErr error
 	send := func(e recreateEvent) {
 		if sendErr == nil {

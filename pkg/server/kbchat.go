@@ -170,7 +170,7 @@ func (s *Server) handleKBChat(c *gin.Context, req *kbChatRequest) {
 		found = reply.Results
 		return reply.Answer, err
 	})
-	w := &kbChatWriter{reply: newReply(c, req.Stream)}
+	w := &kbChatWriter{reply: s.newReply(c, req.Stream)}
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: rag.Query{Text: req.Query, History: p.history},
 		From: rag.KB, Answerer: answer, Record: func(res turn.Result) map[string]any {
 			w.docs, w.sources = kbDocs(c, found)

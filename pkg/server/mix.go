@@ -239,7 +239,7 @@ func (s *Server) handleMixChat(c *gin.Context, body *mixRequest) {
 		writeError(c, err)
 		return
 	}
-	s.runTurn(c, req, &mixWriter{reply: newReply(c, body.Stream), messageID: turn.MessageID(req.ConversationID, req.AnswerID)})
+	s.runTurn(c, req, &mixWriter{reply: s.newReply(c, body.Stream), messageID: turn.MessageID(req.ConversationID, req.AnswerID)})
 }
 
 // mixWriter writes a /chat/mix_chat reply: mixEvent events, or one

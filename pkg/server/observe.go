@@ -128,6 +128,10 @@ func (w *observedWriter) WriteString(s string) (int, error) {
 	return w.ResponseWriter.WriteString(s)
 }
 
+// Unwrap returns the writer observed (http.ResponseController reaches the
+// connection through it).
+func (w *observedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *observedWriter) Flush() {
 	w.check()
 	w.ResponseWriter.Flush()

@@ -409,7 +409,7 @@ func (s *Server) handleOpenAIChat(c *gin.Context) {
 		writeOpenAIError(c, err, "", "")
 		return
 	}
-	s.runTurn(c, req, &oaiWriter{reply: newReply(c, body.Stream), id: "chatcmpl-" + strings.ReplaceAll(uuid.NewString(), "-", ""),
+	s.runTurn(c, req, &oaiWriter{reply: s.newReply(c, body.Stream), id: "chatcmpl-" + strings.ReplaceAll(uuid.NewString(), "-", ""),
 		model: body.Model, created: time.Now().Unix(), usage: body.StreamOptions != nil && body.StreamOptions.IncludeUsage})
 }
 

@@ -76,7 +76,7 @@ func (s *Server) readyChecks() map[string]func(context.Context) error {
 		} else {
 			// The embedded knowledge bases live in a folder: listing it
 			// shows the volume is mounted and readable.
-			checks["kb"] = func(context.Context) error { _, err := s.kb.Names(); return err }
+			checks["kb"] = func(ctx context.Context) error { _, err := s.kb.Names(ctx); return err }
 		}
 	}
 	// The model and the search engine are checked too, but their failure

@@ -131,7 +131,7 @@ func (s *Server) handleSearchChat(c *gin.Context, req *searchChatRequest) {
 		ret = r
 		return ans, err
 	})
-	w := &searchChatWriter{reply: newReply(c, req.Stream)}
+	w := &searchChatWriter{reply: s.newReply(c, req.Stream)}
 	tr := turn.Request{ConversationID: req.ConversationID, AnswerID: newAnswerID(), Query: q, From: rag.Search, Answerer: answer,
 		Record: func(res turn.Result) map[string]any {
 			w.docs = docsEvent(res.Answer, ret)

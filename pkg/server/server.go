@@ -68,6 +68,11 @@ type Options struct {
 	// MaxQueryChars bounds the question of every chat endpoint, in
 	// characters; longer ones get 413. 0 means 32000.
 	MaxQueryChars int
+	// StreamWriteTimeout bounds the write of each SSE event
+	// (server.stream_write_timeout): a client that stops reading for
+	// longer loses its stream, and its turn is cut and stored as
+	// interrupted. 0 means DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
 	// KBQuestions are the questions the web app suggests, by knowledge
 	// base, for the default ones (list_knowledge_bases' "questions").
 	KBQuestions map[string][]string
@@ -110,6 +115,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxQueryChars <= 0 {
 		opts.MaxQueryChars = defaultMaxQueryChars
+	}
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 8 << 20

@@ -39,10 +39,10 @@ type reply struct {
 	out *sse // nil: not streamed
 }
 
-func newReply(c *gin.Context, stream bool) reply {
+func (s *Server) newReply(c *gin.Context, stream bool) reply {
 	r := reply{c: c}
 	if stream {
-		r.out = newSSE(c)
+		r.out = s.newSSE(c)
 	}
 	return r
 }
