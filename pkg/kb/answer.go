@@ -103,7 +103,8 @@ func contextEntry(n int, r Result) string {
 // when there are none. Question and Context are filled for the offline
 // extractive model.
 func Request(req ChatRequest, results []Result) (llm.Request, bool, error) {
-	name := req.PromptName
+	chosen := prompts.ForQuestion(PromptGroup, req.PromptName, req.Query) // "en" for a question in English
+	name := chosen
 	if name == "" {
 		name = "default"
 	}
@@ -112,8 +113,8 @@ func Request(req ChatRequest, results []Result) (llm.Request, bool, error) {
 	var ctxTexts []string
 	if empty {
 		name = "empty"
-		if req.PromptName != "" && prompts.Has(PromptGroup, "empty_"+req.PromptName) {
-			name = "empty_" + req.PromptName
+		if chosen != "" && prompts.Has(PromptGroup, "empty_"+chosen) {
+			name = "empty_" + chosen
 		}
 	} else {
 		data.Context = FormatContext(results)

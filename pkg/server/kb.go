@@ -70,8 +70,20 @@ func kbErrorCode(kbName string, err error) (int, string) {
 	}
 }
 
-// fileErrorMsg says in Chatchat's words why one file failed.
-func fileErrorMsg(kbName, file string, err error) string {
+// fileErrorMsg says in Chatchat's words why one file failed, or in English
+// (en).
+func fileErrorMsg(kbName, file string, err error, en bool) string {
+	if en {
+		switch {
+		case errors.Is(err, kb.ErrExists):
+			return "The file " + file + " already exists."
+		case errors.Is(err, kb.ErrNotFound):
+			return "No file " + file
+		case errors.Is(err, kb.ErrInvalidName), errors.Is(err, kb.ErrEmptyName):
+			return "The file name " + file + " is not valid: " + err.Error()
+		}
+		return fmt.Sprintf("Could not load the documents of %s/%s: %s", kbName, file, redact.Message(err))
+	}
 	switch {
 	case errors.Is(err, kb.ErrExists):
 		return "文件 " + file + " 已存在。"
@@ -83,10 +95,13 @@ func fileErrorMsg(kbName, file string, err error) string {
 	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, redact.Message(err))
 }
 
-func failedFiles(kbName string, failed map[string]error) map[string]string {
+// failedFiles says why each file failed, in the request's language
+// (wantsEnglish).
+func failedFiles(c *gin.Context, kbName string, failed map[string]error) map[string]string {
+	en := wantsEnglish(c)
 	out := make(map[string]string, len(failed))
 	for f, err := range failed {
-		out[f] = fileErrorMsg(kbName, f, err)
+		out[f] = fileErrorMsg(kbName, f, err, en)
 	}
 	return out
 }
