@@ -219,6 +219,10 @@ export function upload(path, form, onProgress, { signal } = {}) {
   });
 }
 
+// authHeaders are the headers every request carries: the API key and
+// the interface's language.
+export function authHeaders() { return withKey({}); }
+
 // download fetches path with the API key and saves the reply as a file
 // named name: a plain link cannot carry the key. The type is forced to
 // octet-stream so the browser saves the file and never renders it as a

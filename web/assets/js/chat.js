@@ -100,12 +100,70 @@ export function scoreLabel(src) {
   return null;
 }
 
+// kbFilePath is the same-origin path of a knowledge-base file's download
+// link, or '' when url is not one.
+function kbFilePath(url) {
+  try {
+    const u = new URL(url, location.href);
+    if (u.origin === location.origin && u.pathname.endsWith('/knowledge_base/download_doc')) return u.pathname + u.search;
+  } catch { /* not a URL */ }
+  return '';
+}
+
+// highlighted renders text with the passage marked, from its first line
+// to its last as they stand in text (chunking may have changed the
+// spacing between them), or null when text does not hold it.
+function highlighted(text, passage) {
+  const lines = passage.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  if (!lines.length) return null;
+  const at = text.indexOf(lines[0].slice(0, 80));
+  if (at < 0) return null;
+  let end = at + Math.min(lines[0].length, 80);
+  const last = lines[lines.length - 1].replace(/…$/, '');
+  const j = lines.length > 1 ? text.indexOf(last, end) : -1;
+  if (j >= 0 && j - at < passage.length * 2 + 200) end = j + last.length;
+  return [text.slice(0, at), h('mark', text.slice(at, end)), text.slice(end)];
+}
+
+// openPassage shows the passage a source cites: highlighted in its file
+// when the file is a knowledge base's text the server can send, else the
+// passage alone. A web page opens in a new tab instead (sourceItem).
+async function openPassage(src) {
+  const dlg = $('#passage-dialog');
+  const path = kbFilePath(src.url);
+  $('#passage-title').textContent = src.title || '';
+  const box = $('#passage-text');
+  box.replaceChildren(h('mark', src.snippet || ''));
+  $('#passage-where').textContent = t('passageOnly');
+  const dl = $('#passage-download');
+  dl.hidden = !path;
+  dl.onclick = () => api.download(path, src.title || 'document').catch((err) => app.toast(err.message));
+  if (!dlg.open) dlg.showModal();
+  if (!path || !src.snippet) return;
+  try {
+    const res = await fetch(path, { headers: api.authHeaders() });
+    const type = res.headers.get('Content-Type') || '';
+    if (!res.ok || !/^(text\/|application\/json)/.test(type) || Number(res.headers.get('Content-Length') || 0) > 4 << 20) return;
+    const parts = highlighted(await res.text(), src.snippet);
+    if (!parts || !dlg.open) return;
+    box.replaceChildren(...parts);
+    $('#passage-where').textContent = t('passageOf', { file: src.title || '' });
+    box.querySelector('mark').scrollIntoView({ block: 'center' });
+  } catch { /* the passage alone stays */ }
+}
+
 function sourceItem(src, n, idPrefix) {
   const href = safeHref(src.url);
   const title = src.title || src.url || `#${n}`;
+  // A web page opens in a new tab; a knowledge-base file or a local
+  // search result opens the passage cited.
+  const web = href && !kbFilePath(src.url) && /^https?:/i.test(href);
+  const opener = web
+    ? h('a', { href, target: '_blank', rel: 'noopener noreferrer nofollow' }, title)
+    : (src.snippet ? h('button.source-open', { type: 'button', onclick: () => openPassage(src) }, title) : h('span.source-title', title));
   return h('li.source', { id: `${idPrefix}-${n}`, tabindex: '-1', value: n },
     h('div.source-head',
-      href ? h('a', { href, target: '_blank', rel: 'noopener noreferrer nofollow' }, title) : h('span.source-title', title),
+      opener,
       src.kb ? h('span.tag', src.kb) : null,
       scoreLabel(src)),
     src.snippet ? h('p.snippet', src.snippet) : null);

@@ -6,7 +6,7 @@
 
 import * as api from './api.js';
 import { h, $, icon, confirmDialog, announce } from './dom.js';
-import { t } from './i18n.js';
+import { t, getLang } from './i18n.js';
 import { normSource } from './chat.js';
 
 let app;
@@ -71,19 +71,45 @@ export async function showKB(name) {
   await loadFiles();
 }
 
+// fileSize is a byte count for people.
+function fileSize(n) {
+  if (!(n >= 0)) return '';
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+// fileDate is when a file was last indexed, in the interface's language.
+function fileDate(s) {
+  const d = new Date(s);
+  if (!s || Number.isNaN(d.getTime()) || d.getFullYear() < 2000) return '';
+  return d.toLocaleString(getLang() === 'zh' ? 'zh-CN' : 'en', { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+// loadFiles shows the current knowledge base's files as a table: size,
+// chunk count, when it was indexed, and whether it is searchable.
 async function loadFiles() {
-  const ul = $('#kb-files');
+  const body = $('#kb-files');
   let files = [];
   try {
-    files = names(await api.get(`/knowledge_base/list_files?knowledge_base_name=${encodeURIComponent(current)}`));
+    const data = await api.get(`/knowledge_base/list_files?knowledge_base_name=${encodeURIComponent(current)}&detail=true`);
+    const arr = Array.isArray(data) ? data : (data && data.data) || [];
+    files = arr.map((x) => (typeof x === 'string' ? { file_name: x } : x)).filter((x) => x.file_name);
   } catch (err) {
-    ul.replaceChildren(h('li.form-error', err.message));
+    body.replaceChildren(h('tr', h('td.form-error', { colspan: '6' }, err.message)));
     return;
   }
-  ul.replaceChildren(...files.map((f) => h('li.file',
-    icon('file'),
-    fileLink(f),
-    h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('delete')}: ${f}`, title: t('delete'), onclick: () => deleteFile(f) }, icon('trash')))));
+  body.replaceChildren(...files.map((f) => {
+    const chunks = typeof f.docs_count === 'number' ? f.docs_count : null;
+    const ok = chunks === null || chunks > 0;
+    return h('tr.file',
+      h('td.name', h('span.file-cell', icon('file'), fileLink(f.file_name))),
+      h('td.num', fileSize(f.file_size)),
+      h('td.num', chunks === null ? '' : String(chunks)),
+      h('td.date', fileDate(f.update_time || f.file_mtime)),
+      h(`td.status${ok ? '' : '.bad'}`, ok ? t('fileIndexed') : t('fileNoChunks')),
+      h('td', h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('delete')}: ${f.file_name}`, title: t('delete'), onclick: () => deleteFile(f.file_name) }, icon('trash'))));
+  }));
   $('#kb-files-empty').hidden = files.length > 0;
 }
 
