@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/mixchat/mixchat/internal/app"
 	"github.com/mixchat/mixchat/internal/config"
@@ -46,7 +45,9 @@ func startLoopbackApp(ctx context.Context, cfg config.Config, opts app.Options) 
 		a.Close()
 		return nil, err
 	}
-	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// serve's http.Server (timeouts), but not its per-client connection
+	// cap (Listener): the harnesses' load comes from one address.
+	hs := a.Server.NewHTTPServer()
 	go hs.Serve(ln)
 	return &loopbackApp{App: a, base: "http://" + ln.Addr().String(), hs: hs}, nil
 }

@@ -165,7 +165,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Log: log, Version: opts.Version, Store: store, Models: a.Models, Chat: answerer, Memory: a.Memory,
 		KB: a.KB, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
-		PublicHosts: cfg.Server.PublicHosts, StreamWriteTimeout: cfg.Server.StreamWriteTimeout,
+		PublicHosts: cfg.Server.PublicHosts, StreamWriteTimeout: cfg.Server.StreamWriteTimeout, Conns: cfg.Server.ConnLimits(),
 		KBQuestions: questions,
 	})
 	return a, nil
@@ -202,9 +202,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if a.tracing.Enabled() {
 		a.Log.Info("tracing on", "otlp_endpoint", a.tracing.Endpoint)
 	}
-	hs := &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := a.Server.NewHTTPServer()
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(a.Server.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,6 +30,7 @@ import (
 	"github.com/mixchat/mixchat/pkg/mix"
 	"github.com/mixchat/mixchat/pkg/obs"
 	"github.com/mixchat/mixchat/pkg/search"
+	"github.com/mixchat/mixchat/pkg/server"
 )
 
 // Config is mixchat's whole configuration: embedded defaults, then a YAML
@@ -69,6 +71,18 @@ type ServerConfig struct {
 	// addresses and localhost ("chat.example.com", "*.example.com", "*"
 	// for any); requests for other Host names are refused (DNS rebinding).
 	PublicHosts []string `yaml:"public_hosts"`
+
+	// Connections (pkg/server conns.go): how long the server waits for a
+	// client and how many connections one client address may hold.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"` // a request's headers
+	ReadTimeout       time.Duration `yaml:"read_timeout"`        // a request's body (the first stretch of an upload's)
+	WriteTimeout      time.Duration `yaml:"write_timeout"`       // a reply that is not a stream (streams: per event)
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`        // a keep-alive connection with no request
+	MinTransferRate   int64         `yaml:"min_transfer_rate"`   // bytes a second an upload's body or a reply must average after read_timeout / write_timeout
+	MaxConnsPerClient int           `yaml:"max_conns_per_client"`
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
+	// whose X-Forwarded-For names the client (access log); none by default.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // LogConfig sets the log's level and format.
@@ -126,10 +140,24 @@ type ChatConfig struct {
 	MaxTokens   int      `yaml:"max_tokens"`
 }
 
+func defaultServerConfig() ServerConfig {
+	cl := server.DefaultConnLimits()
+	return ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second, StreamWriteTimeout: 15 * time.Second,
+		ReadHeaderTimeout: cl.ReadHeaderTimeout, ReadTimeout: cl.ReadTimeout, WriteTimeout: cl.WriteTimeout, IdleTimeout: cl.IdleTimeout,
+		MinTransferRate: cl.MinTransferRate, MaxConnsPerClient: cl.MaxConnsPerClient, TrustedProxies: []string{}}
+}
+
+// ConnLimits are the server's connection settings as pkg/server takes
+// them.
+func (c ServerConfig) ConnLimits() server.ConnLimits {
+	return server.ConnLimits{ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
+		IdleTimeout: c.IdleTimeout, MinTransferRate: c.MinTransferRate, MaxConnsPerClient: c.MaxConnsPerClient, TrustedProxies: c.TrustedProxies}
+}
+
 // DefaultConfig returns the embedded defaults: a single machine, zero setup.
 func DefaultConfig() Config {
 	return Config{
-		Server:    ServerConfig{Addr: "127.0.0.1:7861", DataDir: "./data", MaxBodyBytes: 8 << 20, MaxQueryChars: 32000, ShutdownTimeout: 30 * time.Second, StreamWriteTimeout: 15 * time.Second},
+		Server:    defaultServerConfig(),
 		Log:       LogConfig{Level: "info", Format: "text"},
 		LLM:       LLMConfig{Timeout: 120 * time.Second, MaxRetries: 3, RetryBackoff: 500 * time.Millisecond},
 		Embed:     EmbedConfig{BatchSize: 64},
@@ -370,6 +398,28 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ShutdownTimeout < 0 {
 		add(fieldError("server.shutdown_timeout", c.Server.ShutdownTimeout, "want a non-negative duration"))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"server.read_header_timeout", c.Server.ReadHeaderTimeout}, {"server.read_timeout", c.Server.ReadTimeout},
+		{"server.write_timeout", c.Server.WriteTimeout}, {"server.idle_timeout", c.Server.IdleTimeout}} {
+		if d.v < time.Second || d.v > 24*time.Hour {
+			add(fieldError(d.name, d.v, "want 1s to 24h"))
+		}
+	}
+	if c.Server.MinTransferRate < 1 {
+		add(fieldError("server.min_transfer_rate", c.Server.MinTransferRate, "want at least 1 (bytes a second)"))
+	}
+	if c.Server.MaxConnsPerClient < 0 {
+		add(fieldError("server.max_conns_per_client", c.Server.MaxConnsPerClient, "want 0 (no cap) or more"))
+	}
+	for _, p := range c.Server.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				add(fieldError("server.trusted_proxies", strconv.Quote(p), "want an IP address or a CIDR range such as 10.0.0.0/8"))
+			}
+		}
 	}
 	if c.Server.StreamWriteTimeout <= 0 {
 		add(fieldError("server.stream_write_timeout", c.Server.StreamWriteTimeout, "want a positive duration"))

@@ -73,7 +73,20 @@ type Config struct {
 	VectorWeight float64 `yaml:"vector_weight"`
 
 	// MaxUploadBytes caps one upload request (all its files together).
+	// Ingestion holds a document's text, chunks, vectors and index
+	// entries in memory (some 15 KB per chunk measured with the default
+	// chunking), so the default keeps one upload well inside the 2 GiB the
+	// Kubernetes manifest gives a replica.
 	MaxUploadBytes int64 `yaml:"max_upload_bytes"`
+	// MaxUploadFiles caps the files of one upload request (Go's multipart
+	// reader takes at most 1000 parts, fields included).
+	MaxUploadFiles int `yaml:"max_upload_files"`
+	// MaxChunksPerFile caps the chunks one document splits into; a
+	// document with more fails before anything is embedded.
+	MaxChunksPerFile int `yaml:"max_chunks_per_file"`
+	// ParseTimeout bounds the loading and splitting of one document; a
+	// document that takes longer fails (the request's other files go on).
+	ParseTimeout time.Duration `yaml:"parse_timeout"`
 
 	// DefaultKnowledgeBases are searched by the KB answerer when a query
 	// names none (mix_chat with no knowledge_base_name).
@@ -121,18 +134,21 @@ type RerankerConfig struct {
 // Chatchat's chunking (250 characters, overlap 50), top 3, threshold 1.0.
 func DefaultConfig() Config {
 	return Config{
-		Dir:            "data/kb",
-		VectorStore:    StoreEmbedded,
-		Qdrant:         QdrantConfig{Addr: "localhost:6334", CollectionPrefix: "mixchat_", Timeout: DefaultQdrantTimeout},
-		EmbedModel:     "hash-512",
-		EmbedBatch:     32,
-		ChunkSize:      250,
-		ChunkOverlap:   50,
-		ChunkUnit:      UnitChars,
-		TopK:           3,
-		ScoreThreshold: 1.0,
-		MaxUploadBytes: 200 << 20,
-		Reranker:       RerankerConfig{Candidates: 20},
+		Dir:              "data/kb",
+		VectorStore:      StoreEmbedded,
+		Qdrant:           QdrantConfig{Addr: "localhost:6334", CollectionPrefix: "mixchat_", Timeout: DefaultQdrantTimeout},
+		EmbedModel:       "hash-512",
+		EmbedBatch:       32,
+		ChunkSize:        250,
+		ChunkOverlap:     50,
+		ChunkUnit:        UnitChars,
+		TopK:             3,
+		ScoreThreshold:   1.0,
+		MaxUploadBytes:   32 << 20,
+		MaxUploadFiles:   500,
+		MaxChunksPerFile: 50000,
+		ParseTimeout:     time.Minute,
+		Reranker:         RerankerConfig{Candidates: 20},
 	}
 }
 
@@ -195,6 +211,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxUploadBytes < 1 {
 		bad("kb.max_upload_bytes is %d: use a positive number of bytes", c.MaxUploadBytes)
+	}
+	if c.MaxUploadFiles < 1 || c.MaxUploadFiles > 990 {
+		bad("kb.max_upload_files is %d: use 1..990 (a multipart request holds at most 1000 parts, the form's fields included)", c.MaxUploadFiles)
+	}
+	if c.MaxChunksPerFile < 1 {
+		bad("kb.max_chunks_per_file is %d: use a positive number", c.MaxChunksPerFile)
+	}
+	if c.ParseTimeout < time.Second || c.ParseTimeout > time.Hour {
+		bad("kb.parse_timeout is %s: use 1s..1h", c.ParseTimeout)
 	}
 	for _, n := range c.DefaultKnowledgeBases {
 		if err := ValidName(n); err != nil {

@@ -35,6 +35,17 @@ var (
 	ErrBadRequest = errors.New("bad request")
 )
 
+// LimitError is a request or document refused for going past a configured
+// limit: Msg says what and by how much, Setting names the setting that
+// sets the limit. It is ErrTooLarge.
+type LimitError struct {
+	Msg     string
+	Setting string
+}
+
+func (e *LimitError) Error() string        { return e.Msg + " (" + e.Setting + ")" }
+func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
+
 // FileError is a per-file failure of an ingestion; one bad file never
 // aborts the others.
 type FileError struct {

@@ -1,18 +1,27 @@
 package kb
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
-// fuzzLoad checks a loader on arbitrary bytes: it never panics, fails only
-// with the loader errors, and returns valid UTF-8.
+// fuzzLoad checks a loader on arbitrary bytes: it never panics, never
+// takes long (it would be stopped by kb.parse_timeout in service), fails
+// only with the loader errors, and returns valid UTF-8.
 func fuzzLoad(f *testing.F, name string, seeds ...[]byte) {
 	for _, s := range seeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		docs, err := Load(name, data)
+		ctx, cancel := parseContext(context.Background(), 5*time.Second)
+		defer cancel()
+		docs, err := LoadContext(ctx, name, data)
+		if le := (*LimitError)(nil); errors.As(err, &le) && le.Setting == "kb.parse_timeout" {
+			t.Fatalf("loading took longer than 5s")
+		}
 		if err != nil {
 			if !errIsFileProblem(err) {
 				t.Fatalf("unexpected error kind: %v", err)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -59,6 +60,8 @@ type ingestJob struct {
 	force  bool       // re-index even when unchanged
 	split  Splitter
 	params fileParams
+	parse  time.Duration // loading and splitting stop after this long (kb.parse_timeout); 0: no limit
+	chunks int           // the most chunks the document may split into (kb.max_chunks_per_file); 0: no limit
 }
 
 type fileParams struct {
@@ -123,10 +126,12 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			return ingestResult{}, err
 		}
 	}
+	pctx, cancel := parseContext(ctx, job.parse)
+	defer cancel()
 	docs := job.docs
 	if docs == nil {
 		var err error
-		if docs, err = LoadContext(ctx, job.name, job.data); err != nil {
+		if docs, err = LoadContext(pctx, job.name, job.data); err != nil {
 			return ingestResult{}, err
 		}
 	} else {
@@ -137,12 +142,15 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			docs[i].Metadata["source"] = job.name
 		}
 	}
-	pieces, err := job.split.SplitContext(ctx, docs)
+	pieces, err := job.split.SplitContext(pctx, docs)
 	if err != nil {
 		return ingestResult{}, err
 	}
 	if len(pieces) == 0 {
 		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
+	}
+	if err := checkChunks(len(pieces), job.chunks); err != nil {
+		return ingestResult{}, err
 	}
 	chunks := make([]storedChunk, len(pieces))
 	inputs := make([]string, len(pieces))
@@ -181,7 +189,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	var tmpPath string
 	if job.save && !b.dbOriginals {
 		dst := b.contentPath(job.name)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := contentDirs(b.dir, job.name, true); err != nil {
 			return ingestResult{}, fmt.Errorf("save %s: %w", job.name, err)
 		}
 		tmp, err := os.CreateTemp(filepath.Dir(dst), ".upload-*")
@@ -275,7 +283,7 @@ func titleOf(file string, meta map[string]any) string {
 // (temporary file, then rename).
 func (b *base) saveOriginal(name string, data []byte) error {
 	dst := b.contentPath(name)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := contentDirs(b.dir, name, true); err != nil {
 		return fmt.Errorf("save %s: %w", name, err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), ".upload-*")
@@ -427,7 +435,7 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 	if deleteContent {
 		// With the originals in the database, a copy an older version
 		// left in this replica's folder goes too.
-		if err := os.Remove(b.contentPath(name)); err != nil && !os.IsNotExist(err) {
+		if _, err := removeOriginal(b.dir, name); err != nil {
 			return fmt.Errorf("delete original of %s: %w", name, err)
 		}
 	}
@@ -493,11 +501,12 @@ func (b *base) readOriginal(ctx context.Context, name string) (data []byte, mtim
 			return data, mtime, false, err
 		}
 	}
-	p := b.contentPath(name)
-	st, err := os.Stat(p)
-	if err == nil && st.Mode().IsRegular() {
-		data, err = os.ReadFile(p)
-	} else if err == nil {
+	// What downloads serve: no hidden file, nothing through a link.
+	f, st, err := openOriginal(b.dir, name)
+	if err == nil {
+		data, err = io.ReadAll(f)
+		f.Close()
+	} else if errors.Is(err, errNotPlainFile) {
 		err = fs.ErrNotExist
 	}
 	if err != nil {

@@ -125,6 +125,12 @@ type Service struct {
 	opening  map[string]chan struct{}
 	deleting map[string]bool
 	closed   bool
+
+	// stop is cancelled when Close begins: writes under way (uploads,
+	// rebuilds, deletions) stop at their next check and release their
+	// knowledge base, so Close does not wait on them.
+	stop    context.Context
+	stopNow context.CancelCauseFunc
 }
 
 // New returns a Service over the knowledge bases of cat, keeping their
@@ -154,6 +160,7 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts
 		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
 		replicas: replicas{synced: map[string]syncState{}},
 		open:     map[string]*base{}, opening: map[string]chan struct{}{}, deleting: map[string]bool{}}
+	s.stop, s.stopNow = context.WithCancelCause(context.Background())
 	for _, o := range opts {
 		o(s)
 	}
@@ -174,6 +181,7 @@ func (s *Service) Config() Config { return s.cfg }
 
 // Close saves every open KB's snapshots and closes it.
 func (s *Service) Close() error {
+	s.stopNow(errClosing)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -189,6 +197,17 @@ func (s *Service) Close() error {
 	}
 	errs = append(errs, s.replicas.closeRetired(), s.cat.Close(), s.vs.close())
 	return errors.Join(errs...)
+}
+
+// errClosing is the cause of the writes Close stops.
+var errClosing = fmt.Errorf("knowledge bases are closing: %w", context.Canceled)
+
+// writeContext is ctx, cancelled also when Close begins. Call done when
+// the write is over.
+func (s *Service) writeContext(ctx context.Context) (_ context.Context, done func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(s.stop, func() { cancel(context.Cause(s.stop)) })
+	return ctx, func() { unhook(); cancel(nil) }
 }
 
 // changed reports a change to the knowledge base name (WithOnChange).
@@ -397,6 +416,7 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if err := ValidName(name); err != nil {
 		return Info{}, err
 	}
+	name = nfc(name)
 	vs, err := s.cfg.resolveStore(opts.VectorStore)
 	if err != nil {
 		return Info{}, err
@@ -427,6 +447,9 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 // createLocked registers a new KB with its settings and opens it; s.mu
 // is held.
 func (s *Service) createLocked(ctx context.Context, name, vs, model, info string) (*base, error) {
+	if err := s.checkNewKB(ctx, name); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(s.cfg.kbDir(name), contentDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create knowledge base %s: %w", name, err)
 	}
@@ -583,7 +606,7 @@ func (s *Service) File(ctx context.Context, name, file string) (FileInfo, error)
 		return FileInfo{}, err
 	}
 	defer release()
-	return getFile(ctx, b.db, file)
+	return getFile(ctx, b.db, b.fileName(ctx, file))
 }
 
 // Original is a document's original as uploaded, open for reading: close
@@ -608,6 +631,7 @@ func (s *Service) Original(ctx context.Context, name, file string) (*Original, e
 		return nil, err
 	}
 	defer release()
+	file = b.fileName(ctx, file)
 	if !b.dbOriginals {
 		// The originals the KB keeps: no temporary (hidden) file, no link.
 		if f, st, err := openOriginal(b.dir, file); err == nil {
@@ -645,12 +669,12 @@ func (s *Service) OriginalPath(ctx context.Context, name, file string) (string, 
 	if b.dbOriginals {
 		return "", fmt.Errorf("file %q of %s: %w: the originals are in PostgreSQL", file, name, ErrNotFound)
 	}
-	p := b.contentPath(file)
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() {
+	f, _, err := openOriginal(b.dir, file) // no hidden file, nothing through a link
+	if err != nil {
 		return "", fmt.Errorf("file %q of %s: %w", file, name, ErrNotFound)
 	}
-	return p, nil
+	f.Close()
+	return b.contentPath(file), nil
 }
 
 // contentFiles lists the originals in a KB's content folder (relative

@@ -101,3 +101,74 @@ func placeable(dst string) error {
 	}
 	return nil
 }
+
+// errInTheWay says that a document's path in the content folder passes
+// through a link, or a file where a folder should be: nothing is written
+// or removed there. Its message names no path (it reaches clients).
+var errInTheWay = fmt.Errorf("%w: a link, or a file where a folder should be, is in the way in the content folder", ErrExists)
+
+// contentDirs checks the path of the document rel (a valid file name)
+// below dir's content folder for writing: no segment may be a link, the
+// folders on the way must be folders, and rel itself a plain file or
+// missing. With create, missing folders are made one at a time (never
+// through a link, unlike os.MkdirAll). The content folder itself may be a
+// link (an operator's choice); nothing below it may.
+func contentDirs(dir, rel string, create bool) error {
+	p := filepath.Join(dir, contentDir)
+	if create {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+	}
+	segs := strings.Split(rel, "/")
+	for i, seg := range segs {
+		p = filepath.Join(p, seg)
+		last := i == len(segs)-1
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && (last || !create):
+			return nil
+		case errors.Is(err, fs.ErrNotExist):
+			if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			if st, err = os.Lstat(p); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 || (!last && !st.IsDir()) || (last && !st.Mode().IsRegular()) {
+			return errInTheWay
+		}
+	}
+	return nil
+}
+
+// removeOriginal removes the original rel below dir's content folder
+// when it is a plain file reached through no link, and reports whether it
+// did. A link, or anything behind one, is left alone (errInTheWay).
+func removeOriginal(dir, rel string) (bool, error) {
+	if err := contentDirs(dir, rel, false); err != nil {
+		return false, err
+	}
+	if err := os.Remove(filepath.Join(dir, contentDir, filepath.FromSlash(rel))); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// hiddenName reports whether a segment of the document name rel starts
+// with a dot: temporary uploads (".upload-*") and files the knowledge base
+// never lists or serves.
+func hiddenName(rel string) bool {
+	for _, seg := range strings.Split(rel, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return false
+}

@@ -12,11 +12,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/ledongthuc/pdf"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -45,19 +45,30 @@ type Document struct {
 // ErrNoText when it holds no text.
 type LoaderFunc func(data []byte) ([]Document, error)
 
+// loadFunc is a loader that stops, with ctx's cause, once ctx is done: each
+// checks it inside its loops (rows, records, lines, blocks, pages), so a
+// parse deadline or a shutdown ends it within one step.
+type loadFunc func(ctx context.Context, data []byte) ([]Document, error)
+
 // loaders maps a lower-case extension to its loader.
-var loaders = map[string]LoaderFunc{
-	".txt":      LoadText,
-	".text":     LoadText,
-	".md":       LoadMarkdown,
-	".markdown": LoadMarkdown,
-	".html":     LoadHTML,
-	".htm":      LoadHTML,
-	".pdf":      LoadPDF,
-	".docx":     LoadDOCX,
-	".csv":      LoadCSV,
-	".json":     LoadJSON,
-	".jsonl":    LoadJSONL,
+var loaders = map[string]loadFunc{
+	".txt":      noContext(LoadText),
+	".text":     noContext(LoadText),
+	".md":       loadMarkdown,
+	".markdown": loadMarkdown,
+	".html":     loadHTML,
+	".htm":      loadHTML,
+	".pdf":      loadPDF,
+	".docx":     loadDOCX,
+	".csv":      loadCSV,
+	".json":     loadJSON,
+	".jsonl":    loadJSONL,
+}
+
+// noContext adapts a loader that makes one linear pass over its input
+// (decoding a text file) and has no loop worth stopping.
+func noContext(f LoaderFunc) loadFunc {
+	return func(_ context.Context, data []byte) ([]Document, error) { return f(data) }
 }
 
 // SupportedExtensions lists the file extensions Load reads, sorted.
@@ -84,13 +95,6 @@ func Load(name string, data []byte) ([]Document, error) {
 	return LoadContext(context.Background(), name, data)
 }
 
-// ctxLoaders are the loaders whose work is not bounded by the file's size
-// (compressed content, page after page): they stop once ctx is done.
-var ctxLoaders = map[string]func(context.Context, []byte) ([]Document, error){
-	".docx": loadDOCX,
-	".pdf":  loadPDF,
-}
-
 // LoadContext is Load that stops, with ctx's cause, once ctx is done.
 func LoadContext(ctx context.Context, name string, data []byte) ([]Document, error) {
 	ext := strings.ToLower(path.Ext(name))
@@ -104,13 +108,7 @@ func LoadContext(ctx context.Context, name string, data []byte) ([]Document, err
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	var docs []Document
-	var err error
-	if cl, ok := ctxLoaders[ext]; ok {
-		docs, err = cl(ctx, data)
-	} else {
-		docs, err = load(data)
-	}
+	docs, err := runLoader(ctx, load, data)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +131,48 @@ func LoadContext(ctx context.Context, name string, data []byte) ([]Document, err
 		return nil, fmt.Errorf("%w: %s holds no extractable text", ErrNoText, ext)
 	}
 	return out, nil
+}
+
+// abandonAfter is how long a loader has to stop once its context is done
+// before runLoader stops waiting for it.
+const abandonAfter = time.Second
+
+// runLoader runs load on its own goroutine and returns what it returns,
+// or, when load has not stopped abandonAfter after ctx is done, the
+// context's cause. The loaders check ctx inside their loops and the PDF
+// loader guards the library it calls (pdf.go), so they stop within a step;
+// this is the last resort for a loop in a library nobody has found yet: the
+// upload fails in time and releases its knowledge base, and shutdown is
+// not held up, while the goroutine is left to finish (or spin) on its own.
+// A panic in a loader is the file's fault (ErrCorrupt), not the server's.
+func runLoader(ctx context.Context, load loadFunc, data []byte) ([]Document, error) {
+	type result struct {
+		docs []Document
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("%w: %v", ErrCorrupt, r)}
+			}
+		}()
+		docs, err := load(ctx, data)
+		done <- result{docs, err}
+	}()
+	select {
+	case r := <-done:
+		return r.docs, r.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(abandonAfter)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.docs, r.err
+	case <-t.C:
+		return nil, fmt.Errorf("%w (the loader did not stop in time and was left behind)", context.Cause(ctx))
+	}
 }
 
 // cleanText normalises line ends, drops NULs and other control characters
@@ -193,6 +233,10 @@ func LoadText(data []byte) ([]Document, error) {
 // plain text: headings stay "#" lines, links and emphasis lose their
 // markup, code blocks and table cells are kept.
 func LoadMarkdown(data []byte) ([]Document, error) {
+	return loadMarkdown(context.Background(), data)
+}
+
+func loadMarkdown(ctx context.Context, data []byte) ([]Document, error) {
 	src := []byte(decodeText(data))
 	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
 	doc := md.Parser().Parse(gtext.NewReader(src))
@@ -200,6 +244,9 @@ func LoadMarkdown(data []byte) ([]Document, error) {
 	var block func(n ast.Node, prefix string)
 	block = func(n ast.Node, prefix string) {
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			if ctx.Err() != nil {
+				return
+			}
 			switch v := c.(type) {
 			case *ast.Heading:
 				b.WriteString(strings.Repeat("#", v.Level) + " " + inlineText(v, src) + "\n\n")
@@ -247,7 +294,13 @@ func LoadMarkdown(data []byte) ([]Document, error) {
 			}
 		}
 	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	block(doc, "")
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	return []Document{{Text: b.String()}}, nil
 }
 
@@ -318,13 +371,20 @@ func isWide(r rune) bool {
 
 // LoadHTML loads an HTML page's readable text (scripts, styles and the head
 // removed; the title kept as metadata).
-func LoadHTML(data []byte) ([]Document, error) {
+func LoadHTML(data []byte) ([]Document, error) { return loadHTML(context.Background(), data) }
+
+// loadHTML parses the page (one linear pass of x/net/html) and walks it
+// (htmltext: one visit per node), checking ctx between the two.
+func loadHTML(ctx context.Context, data []byte) ([]Document, error) {
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(decodeText(data)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: html: %v", ErrCorrupt, err)
 	}
 	title := strings.TrimSpace(doc.Find("title").First().Text())
 	doc.Find("script, style, noscript, template, svg, iframe, nav").Remove()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	nodes := doc.Find("body").Nodes
 	if len(nodes) == 0 {
 		nodes = doc.Nodes
@@ -337,88 +397,12 @@ func LoadHTML(data []byte) ([]Document, error) {
 	return []Document{{Text: text, Metadata: meta}}, nil
 }
 
-// maxPDFPages bounds the pages read from one PDF, so a damaged page count
-// cannot keep the loader busy.
-const maxPDFPages = 20000
-
-// LoadPDF loads a PDF's text, one document per page with metadata "page"
-// (1-based). Scanned PDFs without a text layer fail with ErrNoText.
-func LoadPDF(data []byte) ([]Document, error) { return loadPDF(context.Background(), data) }
-
-func loadPDF(ctx context.Context, data []byte) (docs []Document, err error) {
-	defer func() {
-		// The PDF reader reports some malformed input by panicking.
-		if r := recover(); r != nil {
-			docs, err = nil, fmt.Errorf("%w: pdf: %v", ErrCorrupt, r)
-		}
-	}()
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, fmt.Errorf("%w: pdf: %v", ErrCorrupt, err)
-	}
-	n := r.NumPage()
-	if n <= 0 {
-		return nil, fmt.Errorf("%w: pdf has no pages", ErrCorrupt)
-	}
-	n = min(n, maxPDFPages)
-	fonts := map[string]*pdf.Font{}
-	misses := 0
-	for i := 1; i <= n; i++ {
-		if err := context.Cause(ctx); err != nil {
-			return nil, err
-		}
-		p := r.Page(i)
-		if p.V.IsNull() {
-			if misses++; misses > 20 {
-				break
-			}
-			continue
-		}
-		for _, name := range p.Fonts() {
-			if _, ok := fonts[name]; !ok {
-				f := p.Font(name)
-				fonts[name] = &f
-			}
-		}
-		t, err := p.GetPlainText(fonts)
-		if err != nil {
-			return nil, fmt.Errorf("%w: pdf page %d: %v", ErrCorrupt, i, err)
-		}
-		t = tidyPDFText(t)
-		if strings.TrimSpace(t) == "" {
-			continue
-		}
-		docs = append(docs, Document{Text: t, Metadata: map[string]any{"page": i}})
-	}
-	if len(docs) == 0 {
-		return nil, fmt.Errorf("%w: the pdf has no text layer (scanned pages need OCR)", ErrNoText)
-	}
-	return docs, nil
-}
-
-// tidyPDFText joins the text objects a PDF page is made of: blank lines go,
-// and a line break between two CJK characters (a wrapped line) is removed.
-func tidyPDFText(s string) string {
-	return joinLines(s, func(last, first rune) string {
-		if isWide(last) && isWide(first) && !sentenceEndRune(last) {
-			return "" // a wrapped line of CJK text
-		}
-		return "\n"
-	})
-}
-
-func sentenceEndRune(r rune) bool {
-	switch r {
-	case '。', '！', '？', '；', '：', '」', '』', '”':
-		return true
-	}
-	return false
-}
-
 // LoadCSV loads a CSV file, one document per row as "column: value" lines
 // (the header names the columns), with metadata "row" (0-based, header
 // excluded).
-func LoadCSV(data []byte) ([]Document, error) {
+func LoadCSV(data []byte) ([]Document, error) { return loadCSV(context.Background(), data) }
+
+func loadCSV(ctx context.Context, data []byte) ([]Document, error) {
 	r := csv.NewReader(strings.NewReader(decodeText(data)))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
@@ -434,6 +418,9 @@ func LoadCSV(data []byte) ([]Document, error) {
 	}
 	var docs []Document
 	for row := 0; ; row++ {
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
@@ -464,7 +451,9 @@ func LoadCSV(data []byte) ([]Document, error) {
 // LoadJSON loads JSON: an array gives one document per element, anything
 // else one document. Objects become "key: value" lines with nested keys
 // joined by dots ("author.name: ...").
-func LoadJSON(data []byte) ([]Document, error) {
+func LoadJSON(data []byte) ([]Document, error) { return loadJSON(context.Background(), data) }
+
+func loadJSON(ctx context.Context, data []byte) ([]Document, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(decodeText(data))))
 	dec.UseNumber()
 	var v any
@@ -477,6 +466,9 @@ func LoadJSON(data []byte) ([]Document, error) {
 	if arr, ok := v.([]any); ok {
 		docs := make([]Document, 0, len(arr))
 		for i, e := range arr {
+			if err := context.Cause(ctx); err != nil {
+				return nil, err
+			}
 			docs = append(docs, Document{Text: flattenJSON(e), Metadata: map[string]any{"seq_num": i}})
 		}
 		return docs, nil
@@ -485,9 +477,14 @@ func LoadJSON(data []byte) ([]Document, error) {
 }
 
 // LoadJSONL loads JSON Lines, one document per non-empty line.
-func LoadJSONL(data []byte) ([]Document, error) {
+func LoadJSONL(data []byte) ([]Document, error) { return loadJSONL(context.Background(), data) }
+
+func loadJSONL(ctx context.Context, data []byte) ([]Document, error) {
 	var docs []Document
 	for i, line := range strings.Split(decodeText(data), "\n") {
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue

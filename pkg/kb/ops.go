@@ -101,26 +101,36 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 	}
 	defer w.release()
 	b := w.b
+	// New names: no hidden segment, NFC, none that an existing one
+	// differs from only by case or width (names.go).
+	if w.keys, err = b.nameKeys(ctx); err != nil {
+		return w.res, err
+	}
 	for _, f := range files {
-		if err := ValidFileName(f.Name); err != nil {
+		if err := validUploadName(f.Name); err != nil {
 			w.res.Failed[f.Name] = err
 			continue
 		}
-		if w.seen[f.Name] {
+		name := b.fileName(ctx, f.Name)
+		if w.seen[name] {
 			w.res.Failed[f.Name] = fmt.Errorf("%w: the request names %s twice", ErrExists, f.Name)
 			continue
 		}
-		w.seen[f.Name] = true
-		if err := b.checkOriginalSize(s.cfg, f.Name, len(f.Data)); err != nil {
+		w.seen[name] = true
+		if err := checkNewFile(w.keys, name); err != nil {
 			w.res.Failed[f.Name] = err
 			continue
 		}
-		job := w.job(f.Name)
+		if err := b.checkOriginalSize(s.cfg, name, len(f.Data)); err != nil {
+			w.res.Failed[f.Name] = err
+			continue
+		}
+		job := w.job(name)
 		job.data, job.save = f.Data, true
 		job.docs = opts.Docs[f.Name]
 		w.jobs = append(w.jobs, job)
 	}
-	w.addDocs(opts.Docs)
+	w.addDocs(ctx, opts.Docs)
 	return s.runJobs(ctx, w, progress, func(i int, job ingestJob) bool {
 		if !opts.Override && job.data != nil && b.sameUpload(ctx, job.name, job.data) {
 			w.res.Failed[job.name] = fmt.Errorf("file %s: %w", job.name, ErrExists)
@@ -161,7 +171,11 @@ type writeBatch struct {
 	force   bool
 	jobs    []ingestJob
 	seen    map[string]bool // the documents the request named
-	res     AddResult
+	// keys, when not nil, holds the names of the KB's documents by
+	// foldKey: the request creates documents (AddFiles), whose names are
+	// checked as new names.
+	keys map[string]string
+	res  AddResult
 }
 
 // startWrite holds the KB name open for a write request and checks that
@@ -187,26 +201,41 @@ func (w *writeBatch) job(name string) ingestJob {
 	return ingestJob{name: name, force: w.force, split: w.sp, params: w.params}
 }
 
-// claim reports whether the document name gets a job: not when the batch
-// has seen it already, nor when the name is invalid (a failure of the
-// batch). It marks name seen.
-func (w *writeBatch) claim(name string) bool {
+// claim resolves the document name a client gave (fileName: its stored
+// spelling, or NFC) and reports whether it gets a job: not when the batch
+// has seen it already, nor when the name is invalid or, for new
+// documents, a lookalike of another (a failure of the batch). It marks
+// the name seen.
+func (w *writeBatch) claim(ctx context.Context, name string) (string, bool) {
+	check := ValidFileName
+	if w.keys != nil {
+		check = validUploadName
+	}
+	if err := check(name); err != nil {
+		w.res.Failed[name] = err
+		return "", false
+	}
+	given := name
+	name = w.b.fileName(ctx, name)
 	if w.seen[name] {
-		return false
+		return "", false
 	}
 	w.seen[name] = true
-	if err := ValidFileName(name); err != nil {
-		w.res.Failed[name] = err
-		return false
+	if w.keys != nil {
+		if err := checkNewFile(w.keys, name); err != nil {
+			w.res.Failed[given] = err
+			return "", false
+		}
 	}
-	return true
+	return name, true
 }
 
 // addDocs adds a job for each document of custom docs the request did not
 // name otherwise.
-func (w *writeBatch) addDocs(docs map[string][]Document) {
-	for name, d := range docs {
-		if !w.claim(name) {
+func (w *writeBatch) addDocs(ctx context.Context, docs map[string][]Document) {
+	for given, d := range docs {
+		name, ok := w.claim(ctx, given)
+		if !ok {
 			continue
 		}
 		job := w.job(name)
@@ -220,6 +249,8 @@ func (w *writeBatch) addDocs(docs map[string][]Document) {
 // each job first and reports whether it dealt with it itself.
 func (s *Service) runJobs(ctx context.Context, w *writeBatch, progress func(Progress), handle func(i int, job ingestJob) bool) (AddResult, error) {
 	b := w.b
+	ctx, done := s.writeContext(ctx)
+	defer done()
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	defer b.saveSnapshots()
@@ -259,6 +290,7 @@ func report(fn func(Progress), p Progress) {
 // run ingests one job and records its outcome.
 func (s *Service) run(ctx context.Context, b *base, job ingestJob, i, n int, res *AddResult, progress func(Progress)) {
 	report(progress, Progress{File: job.name, Index: i, Total: n, Stage: StageStart})
+	job.parse, job.chunks = s.cfg.ParseTimeout, s.cfg.MaxChunksPerFile
 	r, err := b.ingest(ctx, job, s.emb, s.cfg.EmbedBatch, func(p Progress) {
 		p.File, p.Index, p.Total = job.name, i, n
 		report(progress, p)
@@ -295,12 +327,13 @@ func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, 
 		return newResult(), err
 	}
 	defer w.release()
-	for _, f := range files {
-		if !w.claim(f) {
+	for _, given := range files {
+		f, ok := w.claim(ctx, given)
+		if !ok {
 			continue
 		}
 		job := w.job(f)
-		if docs, ok := opts.Docs[f]; ok {
+		if docs, ok := opts.Docs[given]; ok {
 			job.docs = docs
 			w.jobs = append(w.jobs, job)
 			continue
@@ -321,7 +354,7 @@ func (s *Service) UpdateFiles(ctx context.Context, name string, files []string, 
 		job.data, job.save = data, legacy
 		w.jobs = append(w.jobs, job)
 	}
-	w.addDocs(opts.Docs)
+	w.addDocs(ctx, opts.Docs)
 	return s.runJobs(ctx, w, progress, nil)
 }
 
@@ -336,6 +369,8 @@ func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, 
 		return failed, err
 	}
 	defer release()
+	ctx, done := s.writeContext(ctx)
+	defer done()
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	defer b.saveSnapshots()
@@ -347,6 +382,8 @@ func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, 
 			failed[f] = err
 			continue
 		}
+		given := f
+		f := b.fileName(ctx, f)
 		err := b.deleteFile(ctx, f, deleteContent)
 		if errors.Is(err, ErrNotFound) && deleteContent {
 			// Only an original, never indexed: remove it all the same.
@@ -357,12 +394,18 @@ func (s *Service) DeleteFiles(ctx context.Context, name string, files []string, 
 					err = nil
 				}
 			}
-			if rerr := os.Remove(b.contentPath(f)); rerr == nil && !b.dbOriginals {
-				err = nil
+			// Only an original the knowledge base keeps: a plain file
+			// reached through no link, not hidden (a temporary upload).
+			if !hiddenName(f) {
+				if ok, rerr := removeOriginal(b.dir, f); rerr == nil && ok && !b.dbOriginals {
+					err = nil
+				} else if rerr != nil && !b.dbOriginals {
+					err = fmt.Errorf("file %s: %w", f, rerr)
+				}
 			}
 		}
 		if err != nil {
-			failed[f] = err
+			failed[given] = err
 		}
 	}
 	return failed, nil
@@ -390,6 +433,10 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 	defer s.changed(name)
 	res := AddResult{Failed: map[string]error{}}
 	if err := ValidName(name); err != nil {
+		return res, err
+	}
+	name, err := s.kbName(ctx, name)
+	if err != nil {
 		return res, err
 	}
 	sp, params, err := s.cfg.splitter(opts.SplitOptions)
@@ -447,6 +494,8 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 		}
 	}
 	defer release()
+	ctx, done := s.writeContext(ctx)
+	defer done()
 
 	b.wmu.Lock()
 	defer b.wmu.Unlock()

@@ -93,6 +93,7 @@ func classify(err error) errClass {
 	var e *Error
 	var se *llm.StatusError
 	var um *llm.UnknownModelError
+	var limit *kb.LimitError
 	var tooBig *http.MaxBytesError
 	var unknownEngine *search.UnknownEngineError
 	var unavailableEngine *search.UnavailableEngineError
@@ -112,7 +113,7 @@ func classify(err error) errClass {
 		return ofStatus(http.StatusGatewayTimeout)
 	case errors.As(err, &provider):
 		return ofStatus(http.StatusBadGateway)
-	case errors.As(err, &tooBig):
+	case errors.As(err, &tooBig), errors.As(err, &limit):
 		return ofStatus(http.StatusRequestEntityTooLarge)
 	case errors.Is(err, memory.ErrNotFound), errors.Is(err, kb.ErrNotFound):
 		return ofStatus(http.StatusNotFound)

@@ -410,7 +410,8 @@ func TestKBUploadFailuresAndDownload(t *testing.T) {
 		t.Errorf("the changed file's chunks should be found: %v", hits)
 	}
 	env = ts.upload(t, map[string]string{"knowledge_base_name": "zy", "override": "false"}, changed)
-	if msg := env.failed(t)["qian.txt"]; env.Code != 200 || msg != "文件 qian.txt 已存在。" {
+	// Nothing stored: the envelope says it failed, and why.
+	if msg := env.failed(t)["qian.txt"]; env.Code != 200 || msg != "文件 qian.txt 已存在。" || env.Msg != "文件上传失败：文件 qian.txt 已存在。" {
 		t.Errorf("the same file again without override: %+v", env)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -103,19 +104,33 @@ func splitOptions(size, overlap *int, zh *bool) (kb.SplitOptions, error) {
 }
 
 func (s *Server) handleUploadDocs(c *gin.Context) {
-	limit := s.kb.Config().MaxUploadBytes
+	cfg := s.kb.Config()
+	limit := cfg.MaxUploadBytes
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	tooManyFiles := &Error{Status: http.StatusRequestEntityTooLarge,
+		Msg: fmt.Sprintf("upload of more than %d files (kb.max_upload_files): split it into several requests", cfg.MaxUploadFiles)}
 	if err := c.Request.ParseMultipartForm(32 << 20); err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			writeError(c, &Error{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("upload larger than %d bytes (kb.max_upload_bytes)", limit)})
-			return
+		case errors.Is(err, errSlowBody):
+			writeError(c, &Error{Status: http.StatusRequestTimeout,
+				Msg: fmt.Sprintf("upload body slower than %d bytes a second (server.min_transfer_rate)", s.opts.Conns.MinTransferRate)})
+		case errors.Is(err, multipart.ErrMessageTooLarge):
+			// mime/multipart's own cap: more than 1000 parts.
+			writeError(c, tooManyFiles)
+		default:
+			writeError(c, errBadRequest("send multipart/form-data with files and knowledge_base_name: %v", err))
 		}
-		writeError(c, errBadRequest("send multipart/form-data with files and knowledge_base_name: %v", err))
 		return
 	}
 	form := c.Request.MultipartForm
 	defer form.RemoveAll()
+	if len(form.File["files"]) > cfg.MaxUploadFiles {
+		writeError(c, tooManyFiles)
+		return
+	}
 	val := func(k string) string {
 		if v := form.Value[k]; len(v) > 0 {
 			return v[0]
@@ -193,7 +208,46 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 	if skipped == nil {
 		skipped = []string{}
 	}
-	kbReply(c, 200, "文件上传与向量化完成", gin.H{"failed_files": failed, "skipped_files": skipped})
+	data := gin.H{"failed_files": failed, "skipped_files": skipped}
+	if len(failed) > 0 && len(res.Added)+len(res.Skipped) == 0 {
+		// Nothing was stored: say so, with the reasons.
+		kbReply(c, uploadFailedCode(res.Failed, len(failed)-len(res.Failed)), "文件上传失败："+joinFailures(failed), data)
+		return
+	}
+	kbReply(c, 200, "文件上传与向量化完成", data)
+}
+
+// uploadFailedCode is the envelope's code for an upload whose every file
+// failed: 413 when each went past a limit (kb.max_chunks_per_file,
+// kb.parse_timeout: the message names it), else Chatchat's 200 (its
+// clients and its own API test expect 200 with failed_files, a file that
+// exists already among them). unread counts the files the request could
+// not even be read for.
+func uploadFailedCode(failed map[string]error, unread int) int {
+	if unread > 0 {
+		return http.StatusOK
+	}
+	for _, err := range failed {
+		var limit *kb.LimitError
+		if !errors.As(err, &limit) {
+			return http.StatusOK
+		}
+	}
+	return http.StatusRequestEntityTooLarge
+}
+
+// joinFailures lists the failed files' messages, by file name.
+func joinFailures(failed map[string]string) string {
+	names := make([]string, 0, len(failed))
+	for f := range failed {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	msgs := make([]string, len(names))
+	for i, f := range names {
+		msgs[i] = failed[f]
+	}
+	return strings.Join(msgs, "；")
 }
 
 // uploadName is the document name of an uploaded part: the file name as

@@ -41,6 +41,11 @@ func (f memoryFields) resolve(s *Server) (historyLen int, strategy string, windo
 	historyLen = -1
 	if f.HistoryLen != nil {
 		historyLen = *f.HistoryLen
+		if historyLen < -1 {
+			// -1 is Chatchat's "not given"; anything lower is a mistake,
+			// not another way of saying it.
+			return 0, "", 0, errBadRequest("history_len must be between -1 (not given) and 1000, got %d", historyLen)
+		}
 	}
 	if f.WindowK != nil {
 		windowK = *f.WindowK

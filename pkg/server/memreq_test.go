@@ -38,6 +38,7 @@ func TestMemorySettingsValidated(t *testing.T) {
 		{"two window sizes", map[string]any{"history_len": 3, "window_k": 4}, []string{"history_len", "window_k"}},
 		{"window_k out of range", map[string]any{"window_k": 5000}, []string{"window_k"}},
 		{"window_k 0", map[string]any{"window_k": 0}, []string{"window_k"}},
+		{"history_len below -1", map[string]any{"history_len": -100}, []string{"history_len", "-1", "1000", "-100"}},
 		{"unknown strategy", map[string]any{"memory": "nope"}, []string{`memory "nope" unknown`}},
 	}
 	endpoints := []struct {

@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,9 @@ type Options struct {
 	// MaxQueryChars bounds the question of every chat endpoint, in
 	// characters; longer ones get 413. 0 means 32000.
 	MaxQueryChars int
+	// Conns are the connection timeouts and caps (conns.go); zero fields
+	// take DefaultConnLimits'.
+	Conns ConnLimits
 	// StreamWriteTimeout bounds the write of each SSE event
 	// (server.stream_write_timeout): a client that stops reading for
 	// longer loses its stream, and its turn is cut and stored as
@@ -91,6 +95,8 @@ type Server struct {
 	turns   *turn.Runner // runs every chat endpoint's turns
 	obs     *obs.Observer
 	handler http.Handler
+	// proxies are Conns.TrustedProxies, parsed.
+	proxies []*net.IPNet
 
 	// streams tracks replies in flight so shutdown can wait for them.
 	streams sync.WaitGroup
@@ -125,6 +131,7 @@ func New(opts Options) *Server {
 	if opts.Obs == nil {
 		opts.Obs = obs.New(obs.Options{})
 	}
+	opts.Conns = opts.Conns.withDefaults()
 	s := &Server{
 		opts:   opts,
 		log:    obs.Logger(opts.Log), // log lines carry the request id
@@ -136,6 +143,11 @@ func New(opts Options) *Server {
 		search: opts.Search,
 		mixer:  opts.Mixer,
 		cut:    make(chan struct{}),
+	}
+	if p, err := parseProxies(opts.Conns.TrustedProxies); err != nil {
+		s.log.Error("ignoring server.trusted_proxies", "err", err) // the configuration validates them first
+	} else {
+		s.proxies = p
 	}
 	// A nil Recaller converts to a nil turn.Memory: no memory.
 	s.turns = turn.New(turn.Deps{Store: opts.Store, Memory: opts.Memory, HistoryLen: opts.HistoryLen, Mixer: opts.Mixer, Obs: opts.Obs, Log: s.log})
@@ -187,10 +199,15 @@ func (s *Server) Wait(ctx context.Context) error {
 func (s *Server) routes() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	// Order matters: the request id and metrics see every request, CORS
-	// answers preflights before authentication, rate limits apply to the
-	// authenticated key.
-	r.Use(s.recoverer(), s.observe(), s.requestGuard(), s.cors(), s.authenticate(), s.rateLimit(), s.limitBody())
+	// The client's address is the connection's, unless it comes from a
+	// trusted proxy (none by default), whose X-Forwarded-For names it.
+	if err := r.SetTrustedProxies(s.opts.Conns.TrustedProxies); err != nil || len(s.proxies) == 0 {
+		_ = r.SetTrustedProxies(nil)
+	}
+	// Order matters: the deadlines apply to everything written, the
+	// request id and metrics see every request, CORS answers preflights
+	// before authentication, rate limits apply to the authenticated key.
+	r.Use(s.deadlines(), s.recoverer(), s.observe(), s.requestGuard(), s.cors(), s.authenticate(), s.rateLimit(), s.limitBody())
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, errNotFound("no route %s %s", c.Request.Method, c.Request.URL.Path))
