@@ -2,12 +2,17 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	cdplog "github.com/chromedp/cdproto/log"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
@@ -127,5 +132,58 @@ func TestNoDemoPage(t *testing.T) {
 				t.Errorf("%s page holds %q", lang, w)
 			}
 		}
+	}
+}
+
+// TestExportConversation: a conversation exports as Markdown (its question
+// and answer under headings) and as JSON (its stored messages).
+func TestExportConversation(t *testing.T) {
+	srv := startServer(t)
+	downloads := t.TempDir()
+	p := openPage(t, srv, 1366, 900, false)
+	p.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads,
+		})
+		return err
+	}))
+	p.choose("#lang-select", "en")
+	p.dismissNotice()
+	p.choose("#opt-mode", "llm")
+	p.ask("Remember that my name is Ada.")
+	p.waitAnswers(1)
+	p.waitJS(`document.querySelectorAll('#conv-list .conv').length === 1`, "the conversation in the sidebar")
+	read := func(ext string) string {
+		t.Helper()
+		p.clickWhenThere(`#conv-list .conv [data-export="` + ext + `"]`)
+		var b []byte
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			matches, _ := filepath.Glob(filepath.Join(downloads, "*."+ext))
+			if len(matches) == 1 {
+				if b, _ = os.ReadFile(matches[0]); len(b) > 0 {
+					return string(b)
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("no .%s file was downloaded", ext)
+		return ""
+	}
+	md := read("md")
+	if !strings.Contains(md, "## You") || !strings.Contains(md, "Remember that my name is Ada.") || !strings.Contains(md, "## Expert") {
+		t.Errorf("the Markdown export:\n%s", md)
+	}
+	var exported struct {
+		Conversation struct {
+			ID string `json:"id"`
+		} `json:"conversation"`
+		Messages []storedMessage `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(read("json")), &exported); err != nil {
+		t.Fatal(err)
+	}
+	if exported.Conversation.ID == "" || len(exported.Messages) != 2 || exported.Messages[0].Content != "Remember that my name is Ada." {
+		t.Errorf("the JSON export: %+v", exported)
 	}
 }
