@@ -187,3 +187,28 @@ func TestExportConversation(t *testing.T) {
 		t.Errorf("the JSON export: %+v", exported)
 	}
 }
+
+// TestEditAndAskAgain: a sent question is edited in place and asked again:
+// the edited question and its answer follow in the same conversation.
+func TestEditAndAskAgain(t *testing.T) {
+	srv := startServer(t)
+	p := openPage(t, srv, 1366, 900, false)
+	p.choose("#lang-select", "en")
+	p.dismissNotice()
+	p.choose("#opt-mode", "llm")
+	p.ask("Remember that my name is Ada.")
+	p.waitAnswers(1)
+	id := p.conversationID()
+	p.clickWhenThere(`#messages .turn:first-child [data-action="edit-question"]`)
+	p.waitJS(`document.querySelector('#messages .turn:first-child .edit-input')`, "the edit form")
+	p.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#messages .turn:first-child .edit-input').value = 'Remember that my name is Bob.'`))
+	p.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#messages .turn:first-child .edit-form').requestSubmit()`))
+	p.waitAnswers(2)
+	users := eval[[]string](p, `[...document.querySelectorAll('#messages .msg.user .bubble')].map(e => e.textContent)`)
+	if len(users) != 2 || users[0] != "Remember that my name is Ada." || users[1] != "Remember that my name is Bob." {
+		t.Errorf("questions shown %q", users)
+	}
+	if msgs := srv.messages(t, id); len(msgs) != 4 || msgs[2].Content != "Remember that my name is Bob." {
+		t.Errorf("stored messages %+v, want the edited question asked in the same conversation", msgs)
+	}
+}

@@ -495,9 +495,43 @@ class Turn {
     this.versions = [];
     this.current = -1;
     this.slot = h('div.reply-slot');
+    this.bubble = h('div.bubble', question);
     this.el = h('section.turn',
-      h('article.msg.user', { 'aria-label': t('you') }, h('header.msg-head', h('span.who', t('you'))), h('div.bubble', question)),
+      h('article.msg.user', { 'aria-label': t('you') },
+        h('header.msg-head', h('span.who', t('you')),
+          h('button.btn.icon.small.edit-question', {
+            type: 'button', 'aria-label': t('editQuestion'), title: t('editQuestion'), 'data-action': 'edit-question',
+            onclick: () => this.edit(),
+          }, icon('edit'))),
+        this.bubble),
       this.slot);
+  }
+
+  // edit turns the question into a form: the edited question is asked
+  // again, as the next question of the conversation (what was asked and
+  // answered stays, as the server keeps it).
+  edit() {
+    if (this.el.querySelector('.edit-form')) return;
+    const input = h('textarea.edit-input', { rows: '3', 'aria-label': t('editQuestion') });
+    input.value = this.question;
+    const form = h('form.edit-form',
+      input,
+      h('div.edit-actions',
+        h('button.btn.small', { type: 'button', onclick: () => form.replaceWith(this.bubble) }, t('cancel')),
+        h('button.btn.small.primary', { type: 'submit' }, t('askAgain'))));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const q = input.value.trim();
+      if (!q || active) return;
+      form.replaceWith(this.bubble);
+      send(q);
+    });
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') form.replaceWith(this.bubble);
+      else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
+    });
+    this.bubble.replaceWith(form);
+    input.focus();
   }
 
   add(reply) {
