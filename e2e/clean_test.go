@@ -212,3 +212,56 @@ func TestEditAndAskAgain(t *testing.T) {
 		t.Errorf("stored messages %+v, want the edited question asked in the same conversation", msgs)
 	}
 }
+
+// TestConversationSettings: a conversation's system prompt, temperature,
+// top_k and score threshold reach the model's requests (recorded at the
+// test model).
+func TestConversationSettings(t *testing.T) {
+	srv := startServerWith(t, t.TempDir(), "demo: true\n")
+	p := openPage(t, srv, 1366, 900, false)
+	p.choose("#lang-select", "en")
+	p.dismissNotice()
+	p.choose("#opt-mode", "mix")
+	p.choose("#opt-model", "scripted")
+	p.do(chromedp.Click(chromedp.CSS("#settings-button")))
+	p.waitJS(`document.querySelector('#settings-dialog').open`, "the settings dialog")
+	p.do(chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector('#set-system').value = 'Answer as a ship captain would.';
+		document.querySelector('#set-temperature').value = '0.3';
+		document.querySelector('#set-topk').value = '1';
+		document.querySelector('#set-threshold').value = '1.5';
+		document.querySelector('#settings-form').requestSubmit(); })()`))
+	p.waitJS(`!document.querySelector('#settings-dialog').open`, "the settings saved")
+	p.ask("乾卦的卦辞是什么？")
+	p.waitAnswers(1)
+
+	var system, temperature, kbPrompt bool
+	for _, req := range srv.LLM.Requests() {
+		if req.Temperature > 0.29 && req.Temperature < 0.31 {
+			temperature = true
+		}
+		for _, m := range req.Messages {
+			system = system || strings.Contains(m.Content, "Answer as a ship captain would.")
+			if strings.Contains(m.Content, "[1]") && strings.Contains(m.Content, "乾") && !strings.Contains(m.Content, "Answer 1") && !strings.Contains(m.Content, "回答1") {
+				kbPrompt = true
+				if strings.Contains(m.Content, "[2]") {
+					t.Errorf("top_k 1, but a prompt cites a second chunk:\n%s", m.Content)
+				}
+			}
+		}
+	}
+	if !system {
+		t.Error("no request carries the conversation's system prompt")
+	}
+	if !temperature {
+		t.Error("no request carries the temperature 0.3")
+	}
+	if !kbPrompt {
+		t.Error("no knowledge-base prompt found among the requests")
+	}
+	// The settings stay with the conversation after a reload.
+	p.do(chromedp.Reload())
+	p.waitAnswers(1)
+	p.do(chromedp.Click(chromedp.CSS("#settings-button")))
+	p.waitJS(`document.querySelector('#settings-dialog').open && document.querySelector('#set-topk').value === '1'`, "the settings kept")
+}

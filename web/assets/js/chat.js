@@ -7,6 +7,7 @@ import * as api from './api.js';
 import { h, $, icon, announce, copyText } from './dom.js';
 import { t, duration, getLang } from './i18n.js';
 import { render, linkCitations, safeHref } from './markdown.js';
+import * as settings from './settings.js';
 
 const ANSWERERS = ['llm', 'kb', 'search'];
 const ANSWERER_LABEL = { llm: 'answererLLM', kb: 'answererKB', search: 'answererSearch' };
@@ -657,6 +658,11 @@ function setBusy(busy) {
 // requestFor builds the endpoint and body of a question in the current
 // settings.
 function requestFor(question, convId) {
+  const [path, body] = baseRequest(question, convId);
+  return [path, { ...body, ...settings.tuning(app.settings.mode) }];
+}
+
+function baseRequest(question, convId) {
   const s = app.settings;
   const model = s.model || undefined;
   switch (s.mode) {
@@ -790,6 +796,7 @@ export async function send(question, opts = {}) {
       app.conversation = conv;
       $('#chat-title').textContent = conv.name || t('untitled');
       app.conversationCreated(conv);
+      await settings.created(conv.id);
     }
     const [path, body] = requestFor(question, app.conversation.id);
     await api.stream(path, body, (ev) => onEvent(reply, ev), { signal: controller.signal });

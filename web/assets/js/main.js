@@ -2,6 +2,7 @@
 // (#/ new chat, #/c/<id> a conversation, #/kb[/<name>] knowledge bases),
 // the language switch, the phone-sized sidebar and the status banners.
 
+import * as settings from './settings.js';
 import * as api from './api.js';
 import { h, $, $$ } from './dom.js';
 import { t, translate, getLang, setLang } from './i18n.js';
@@ -238,7 +239,7 @@ app.conversationCreated = (conv) => {
   convs.refresh();
 };
 app.conversationsChanged = () => convs.refresh();
-app.newChat = () => { shownConv = null; chat.newConversation(); convs.highlight(); };
+app.newChat = () => { shownConv = null; settings.reset(); chat.newConversation(); convs.highlight(); };
 app.kbsChanged = async () => {
   try { await kb.loadKBs(); } catch { /* shown where it matters */ }
   paintKBPicker();
@@ -384,5 +385,6 @@ translate();
 chat.initChat(app);
 convs.initConversations(app);
 kb.initKB(app);
+settings.initSettings(app);
 wire();
 start();
