@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +108,40 @@ func TestScreens(t *testing.T) {
 			}
 			p.shoot(dir, fmt.Sprintf("kb-%s", size.name))
 		})
+	}
+}
+
+// TestKBDescriptionAndRebuild: the knowledge-base page edits the
+// description and rebuilds the index with its progress, and a search
+// still finds the text afterwards.
+func TestKBDescriptionAndRebuild(t *testing.T) {
+	srv := startServerWith(t, t.TempDir(), "demo: true\n")
+	p := openPage(t, srv, 1366, 900, false)
+	p.choose("#lang-select", "en")
+	p.do(chromedp.Navigate(srv.URL + "/#/kb"))
+	p.clickWhenThere(`#kb-list a, #kb-list button`)
+	p.waitJS(`document.querySelector('#kb-index-facts').textContent.includes('chunks')`, "the index facts")
+	p.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#kb-info').value = 'The classic of changes, for tests'; document.querySelector('#kb-info-form').requestSubmit()`))
+	p.waitJS(`document.querySelector('.toast') && document.querySelector('.toast').textContent.includes('Saved')`, "the description saved")
+	p.clickWhenThere(`#kb-rebuild`)
+	p.waitJS(`document.querySelector('#confirm-dialog').open`, "the rebuild confirmation")
+	p.clickWhenThere(`#confirm-ok`)
+	p.waitJS(`document.querySelector('#rebuild-label').textContent.startsWith('Index rebuilt')`, "the rebuild to finish")
+	if v := eval[float64](p, `document.querySelector('#rebuild-progress').value`); v != 100 {
+		t.Errorf("progress %v after the rebuild, want 100", v)
+	}
+	p.do(chromedp.Reload())
+	p.waitJS(`document.querySelector('#kb-info').value === 'The classic of changes, for tests'`, "the description kept")
+	resp, err := http.Post(srv.URL+"/knowledge_base/search_docs", "application/json", strings.NewReader(`{"knowledge_base_name":"zhouyi","query":"乾卦的卦辞","top_k":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits []struct {
+		PageContent string `json:"page_content"`
+	}
+	json.NewDecoder(resp.Body).Decode(&hits)
+	resp.Body.Close()
+	if len(hits) == 0 {
+		t.Error("the rebuilt index finds nothing")
 	}
 }

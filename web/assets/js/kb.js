@@ -68,7 +68,75 @@ export async function showKB(name) {
   $('#upload-status').hidden = true;
   $('#kb-chunks').replaceChildren();
   $('#kb-try-error').hidden = true;
-  await loadFiles();
+  $('#rebuild-status').hidden = true;
+  await Promise.all([loadFiles(), loadInfo()]);
+}
+
+// loadInfo shows the current knowledge base's description and what its
+// index is made of.
+async function loadInfo() {
+  const name = current;
+  try {
+    const data = await api.get('/knowledge_base/list_knowledge_bases?detail=true');
+    const info = ((data && data.data) || []).find((x) => x && x.kb_name === name);
+    if (!info || name !== current) return;
+    $('#kb-info').value = info.kb_info || '';
+    $('#kb-index-facts').textContent = t('kbFacts', { files: info.file_count ?? '?', chunks: info.docs_count ?? '?', embed: info.embed_model || '?', vs: info.vs_type || '?' });
+  } catch (err) {
+    $('#kb-index-facts').textContent = err.message;
+  }
+}
+
+async function saveInfo(e) {
+  e.preventDefault();
+  try {
+    await api.post('/knowledge_base/update_info', { knowledge_base_name: current, kb_info: $('#kb-info').value.trim() });
+    announce(t('saved'));
+    app.toast(t('saved'));
+  } catch (err) {
+    app.toast(err.message);
+  }
+}
+
+// rebuild re-indexes the current knowledge base from its files (with the
+// chunk size and overlap given), showing each file as it is done.
+async function rebuild() {
+  const name = current;
+  if (!(await confirmDialog(t('confirmRebuild', { name }), t('rebuild')))) return;
+  const body = { knowledge_base_name: name, allow_empty_kb: true };
+  const size = Number($('#kb-chunk-size').value);
+  const overlap = Number($('#kb-chunk-overlap').value);
+  if ($('#kb-chunk-size').value !== '' && size > 0) body.chunk_size = size;
+  if ($('#kb-chunk-overlap').value !== '' && overlap >= 0) body.chunk_overlap = overlap;
+  const status = $('#rebuild-status');
+  const bar = $('#rebuild-progress');
+  const label = $('#rebuild-label');
+  const results = $('#rebuild-results');
+  status.hidden = false;
+  bar.value = 0;
+  results.replaceChildren();
+  label.textContent = t('rebuilding', { done: 0, total: '…' });
+  $('#kb-rebuild').disabled = true;
+  let total = 0;
+  try {
+    await api.stream('/knowledge_base/recreate_vector_store', body, (ev) => {
+      if (!ev) return;
+      if (typeof ev.total === 'number') total = ev.total;
+      if (typeof ev.finished === 'number' && total) {
+        bar.value = Math.round((ev.finished / total) * 100);
+        label.textContent = t('rebuilding', { done: ev.finished, total });
+      }
+      if (typeof ev.code === 'number' && ev.code !== 200 && ev.msg) results.append(h('li.bad', ev.msg));
+    });
+    bar.value = 100;
+    label.textContent = t('rebuilt', { total });
+    announce(label.textContent);
+  } catch (err) {
+    results.append(h('li.bad', err.message));
+  } finally {
+    $('#kb-rebuild').disabled = false;
+  }
+  if (name === current) { loadFiles(); loadInfo(); }
 }
 
 // fileSize is a byte count for people.
@@ -273,6 +341,8 @@ export function initKB(a) {
   $('#kb-create').addEventListener('submit', createKB);
   $('#kb-delete').addEventListener('click', deleteKB);
   $('#kb-try').addEventListener('submit', tryQuery);
+  $('#kb-info-form').addEventListener('submit', saveInfo);
+  $('#kb-rebuild').addEventListener('click', rebuild);
   const input = $('#kb-file-input');
   input.addEventListener('change', () => { uploadFiles(input.files); input.value = ''; });
   const zone = $('#dropzone');
