@@ -145,3 +145,50 @@ func TestKBDescriptionAndRebuild(t *testing.T) {
 		t.Error("the rebuilt index finds nothing")
 	}
 }
+
+// searchDocs returns the texts search_docs finds for query in kb.
+func (s *server) searchDocs(t *testing.T, kb, query string) []string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"knowledge_base_name": kb, "query": query, "top_k": 5})
+	resp, err := http.Post(s.URL+"/knowledge_base/search_docs", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var hits []struct {
+		PageContent string `json:"page_content"`
+	}
+	json.NewDecoder(resp.Body).Decode(&hits)
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.PageContent)
+	}
+	return out
+}
+
+// TestKBChunks: a file's chunks open from the file table; one edited and
+// saved is what the next search finds, one deleted is gone.
+func TestKBChunks(t *testing.T) {
+	srv := startServerWith(t, t.TempDir(), "demo: true\n")
+	p := openPage(t, srv, 1366, 900, false)
+	p.choose("#lang-select", "en")
+	p.do(chromedp.Navigate(srv.URL + "/#/kb"))
+	p.clickWhenThere(`#kb-list a, #kb-list button`)
+	p.clickWhenThere(`#kb-files button[data-chunks="yizhuan-simplified/序卦传-上篇.txt"]`)
+	p.waitJS(`document.querySelector('#chunks-dialog').open && document.querySelectorAll('#chunk-list li').length === 3`, "the file's three chunks")
+	p.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#chunk-list li:first-child textarea').value = 'Zebracorns are the first chunk now.'`))
+	p.clickWhenThere(`#chunk-list li:first-child [data-action="save-chunk"]`)
+	p.waitJS(`document.querySelector('#kb-files button[data-chunks="yizhuan-simplified/序卦传-上篇.txt"]') && document.querySelector('#chunk-list li:first-child textarea').value.startsWith('Zebracorns')`, "the edit saved")
+	found := false
+	for deadline := time.Now().Add(15 * time.Second); !found && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		for _, text := range srv.searchDocs(t, "zhouyi", "Zebracorns") {
+			found = found || strings.Contains(text, "Zebracorns are the first chunk now.")
+		}
+	}
+	if !found {
+		t.Error("the search does not find the edited chunk")
+	}
+	p.clickWhenThere(`#chunk-list li:last-child [data-action="delete-chunk"]`)
+	p.waitJS(`document.querySelectorAll('#chunk-list li').length === 2`, "the chunk deleted")
+	p.waitJS(`document.querySelector('#kb-files button[data-chunks="yizhuan-simplified/序卦传-上篇.txt"]').textContent === '2'`, "the file table to count 2 chunks")
+}

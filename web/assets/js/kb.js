@@ -139,6 +139,50 @@ async function rebuild() {
   if (name === current) { loadFiles(); loadInfo(); }
 }
 
+// showChunks lists a file's chunks, each editable and deletable. A change
+// re-indexes the file with its chunks as given (update_docs with docs), so
+// the next search sees it.
+async function showChunks(file) {
+  const kbName = current;
+  const list = $('#chunk-list');
+  $('#chunks-title').textContent = t('chunksOf', { file });
+  let docs;
+  try {
+    const data = await api.post('/knowledge_base/search_docs', { knowledge_base_name: kbName, file_name: file, query: '' });
+    docs = (Array.isArray(data) ? data : (data && data.data) || []).map((d) => ({ page_content: d.page_content || '', metadata: d.metadata || {} }));
+  } catch (err) {
+    app.toast(err.message);
+    return;
+  }
+  const save = async (next) => {
+    try {
+      const res = await api.post('/knowledge_base/update_docs', { knowledge_base_name: kbName, file_names: [file], docs: { [file]: next } });
+      const failed = res && res.data && res.data.failed_files;
+      if (failed && Object.keys(failed).length) throw new Error(Object.values(failed).join('; '));
+      docs = next;
+      announce(t('saved'));
+      paint();
+      if (kbName === current) loadFiles();
+    } catch (err) {
+      app.toast(err.message);
+    }
+  };
+  const paint = () => {
+    list.replaceChildren(...docs.map((d, i) => {
+      const area = h('textarea', { rows: '4', 'aria-label': `${t('chunksOf', { file })} ${i + 1}` });
+      area.value = d.page_content;
+      return h('li.chunk',
+        area,
+        h('div.row',
+          h('button.btn.small.danger', { type: 'button', 'data-action': 'delete-chunk', onclick: () => save(docs.filter((_, j) => j !== i)) }, t('deleteChunk')),
+          h('button.btn.small.primary', { type: 'button', 'data-action': 'save-chunk', onclick: () => save(docs.map((x, j) => (j === i ? { ...x, page_content: area.value } : x))) }, t('saveChunk'))));
+    }));
+  };
+  paint();
+  const dlg = $('#chunks-dialog');
+  if (!dlg.open) dlg.showModal();
+}
+
 // fileSize is a byte count for people.
 function fileSize(n) {
   if (!(n >= 0)) return '';
@@ -173,7 +217,7 @@ async function loadFiles() {
     return h('tr.file',
       h('td.name', h('span.file-cell', icon('file'), fileLink(f.file_name))),
       h('td.num', fileSize(f.file_size)),
-      h('td.num', chunks === null ? '' : String(chunks)),
+      h('td.num', chunks === null ? '' : h('button.link', { type: 'button', 'data-chunks': f.file_name, 'aria-label': t('showChunks', { file: f.file_name }), onclick: () => showChunks(f.file_name) }, String(chunks))),
       h('td.date', fileDate(f.update_time || f.file_mtime)),
       h(`td.status${ok ? '' : '.bad'}`, ok ? t('fileIndexed') : t('fileNoChunks')),
       h('td', h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('delete')}: ${f.file_name}`, title: t('delete'), onclick: () => deleteFile(f.file_name) }, icon('trash'))));
