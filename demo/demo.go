@@ -9,7 +9,9 @@
 // search engine's folder when that folder is absent or empty, and leaves a
 // marker file in the data directory. A data directory that already holds a
 // knowledge base or search pages keeps them untouched, and once the marker
-// exists nothing is created again, even if the user deleted the demo.
+// exists nothing is created again, even if the user deleted the demo. A
+// start with demo: false leaves the marker too (Decline), so the demo is
+// not made by a later start either.
 //
 // The texts and their sources are described in zhouyi/README.md.
 package demo
@@ -77,9 +79,11 @@ type Result struct {
 
 // marker is the marker file's content: what the first run created.
 type marker struct {
-	KnowledgeBase string    `json:"knowledge_base,omitempty"`
-	SearchPages   int       `json:"search_pages,omitempty"`
-	Created       time.Time `json:"created"`
+	KnowledgeBase string `json:"knowledge_base,omitempty"`
+	SearchPages   int    `json:"search_pages,omitempty"`
+	// Declined says a start with demo: false came first: nothing was made.
+	Declined bool      `json:"declined,omitempty"`
+	Created  time.Time `json:"created"`
 }
 
 // Bootstrap makes the demo on the first start of a data directory (see the
@@ -123,17 +127,25 @@ func Bootstrap(ctx context.Context, kbs KnowledgeBases, opts Options) (Result, e
 			res.Pages = n
 		}
 	}
-	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
-		return Result{}, fmt.Errorf("demo: %w", err)
-	}
-	b, err := json.MarshalIndent(marker{KnowledgeBase: res.KnowledgeBase, SearchPages: res.Pages, Created: time.Now().UTC()}, "", "  ")
-	if err != nil {
-		return Result{}, fmt.Errorf("demo: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(opts.DataDir, MarkerFile), append(b, '\n'), 0o644); err != nil {
-		return Result{}, fmt.Errorf("demo: write marker: %w", err)
+	if err := writeMarker(opts.DataDir, marker{KnowledgeBase: res.KnowledgeBase, SearchPages: res.Pages, Created: time.Now().UTC()}); err != nil {
+		return Result{}, err
 	}
 	return res, nil
+}
+
+// writeMarker writes m as the marker file of dataDir (created if missing).
+func writeMarker(dataDir string, m marker) error {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dataDir, MarkerFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("demo: write marker: %w", err)
+	}
+	return nil
 }
 
 // Marker reads the marker file in dataDir without touching the knowledge

@@ -252,3 +252,36 @@ func checkSearxngSettings(t *testing.T, name string, raw []byte) {
 		t.Errorf("%s: the limiter would answer mixchat 429", name)
 	}
 }
+
+// TestComposePinned: every image of the Compose file names a version
+// (the one mixchat builds included): a pull next month runs what was
+// tested.
+func TestComposePinned(t *testing.T) {
+	for name, svc := range mustLoadCompose(t).Services {
+		_, tag, ok := strings.Cut(svc.Image[strings.LastIndex(svc.Image, "/")+1:], ":")
+		if !ok || tag == "" || tag == "latest" {
+			t.Errorf("service %s runs %q: pin a version", name, svc.Image)
+		}
+	}
+}
+
+// TestComposeEmbedder: the embedding endpoint is set from .env like the
+// model, and left empty it stays the offline embedder.
+func TestComposeEmbedder(t *testing.T) {
+	p, err := loadCompose(t, map[string]string{"POSTGRES_PASSWORD": "secret", "EMBED_BASE_URL": "http://tei:80/v1", "EMBED_MODEL": "bge-m3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := p.Services["mixchat"].Environment
+	for k, want := range map[string]string{"MIXCHAT_EMBED_BASE_URL": "http://tei:80/v1", "MIXCHAT_EMBED_MODEL": "bge-m3", "MIXCHAT_EMBED_API_KEY": ""} {
+		if v, ok := env[k]; !ok || v == nil || *v != want {
+			t.Errorf("%s = %v, want %q", k, v, want)
+		}
+	}
+	example := string(readFile(t, "compose/env.example"))
+	for _, k := range []string{"EMBED_BASE_URL=", "EMBED_API_KEY=", "EMBED_MODEL="} {
+		if !strings.Contains(example, k) {
+			t.Errorf("compose/env.example does not mention %s", k)
+		}
+	}
+}

@@ -337,6 +337,13 @@ func openPage(t *testing.T, srv *server, width, height int64, mobile bool) *page
 // openTab opens the app as openPage does, without waiting for it to start.
 func openTab(t *testing.T, srv *server, width, height int64, mobile bool) *page {
 	t.Helper()
+	return openTabWith(t, srv, width, height, mobile, nil)
+}
+
+// openTabWith opens the app as openTab does, calling before (when not nil)
+// with the new tab before it loads anything, to listen to its events.
+func openTabWith(t *testing.T, srv *server, width, height int64, mobile bool, before func(p *page)) *page {
+	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
@@ -345,6 +352,9 @@ func openTab(t *testing.T, srv *server, width, height int64, mobile bool) *page 
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(cancelT)
 	p := &page{t: t, ctx: ctx, srv: srv}
+	if before != nil {
+		before(p)
+	}
 	// Collect the page's uncaught errors from its first script on; a test
 	// fails if any happened.
 	p.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {

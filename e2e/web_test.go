@@ -432,8 +432,8 @@ func TestMixChat(t *testing.T) {
 	p.ask("“天行健，君子以自强不息”是什么意思？")
 	p.waitAnswers(3)
 	states := eval[string](p, `document.querySelector('#messages .turn:last-child .trace-status').innerText`)
-	if !strings.Contains(states, "Web search") {
-		t.Errorf("answerer states %q do not include the search answerer", states)
+	if !strings.Contains(states, "Local files search") || strings.Contains(states, "Web search") {
+		t.Errorf("answerer states %q do not name the offline engine's answerer for what it searches, local files", states)
 	}
 	p.do(chromedp.Click(chromedp.CSS(`#messages .turn:last-child .trace > summary`)))
 	p.do(chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('#messages .turn:last-child .answerer').forEach(d => d.open = true); document.querySelector('#messages').scrollTop = 1e6`))

@@ -16,7 +16,8 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..." (a
+// release); without it the build information says (buildVersion).
 var version = "dev"
 
 const usage = `mixchat: domain-expert question answering that fuses LLM chat, knowledge bases and search.
@@ -79,7 +80,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintln(stdout, "Usage:\n  mixchat version    print the version")
 			return nil
 		}
-		fmt.Fprintln(stdout, "mixchat", version)
+		fmt.Fprintln(stdout, "mixchat", buildVersion())
 		return nil
 	case "help", "-h", "--help", "-help":
 		if len(rest) > 0 && rest[0] != "help" {

@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, app.Options{Log: app.NewLogger(cfg.Log, stderr), Version: version})
+	a, err := app.New(ctx, cfg, app.Options{Log: app.NewLogger(cfg.Log, stderr), Version: buildVersion()})
 	if err != nil {
 		return err
 	}

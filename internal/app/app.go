@@ -16,6 +16,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mixchat/mixchat/demo"
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/chat"
 	"github.com/mixchat/mixchat/pkg/kb"
@@ -68,6 +69,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// A server refused for where it listens writes nothing first (the
+	// demo's knowledge base, the first run's marker).
+	if _, err := cfg.Auth.CheckListen(cfg.Server.Addr); err != nil {
+		return nil, err
+	}
 	a := &App{Config: cfg, Log: log, Models: newModels(cfg.LLM, opts.LLMHTTPClient), version: opts.Version}
 	defer func() {
 		if err != nil {
@@ -105,11 +111,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	}
 	a.closers = append(a.closers, a.Memory.Close)
 	// First run: the demo knowledge base (made the default) and search pages; demo: false turns it off.
+	// demo: false is remembered in the data directory, so a later plain
+	// start does not make the demo either.
+	var questions map[string][]string
 	if cfg.Demo {
-		if err := bootstrapDemo(ctx, &cfg, a.Models, log); err != nil {
+		if questions, err = bootstrapDemo(ctx, &cfg, a.Models, log); err != nil {
 			return nil, err
 		}
 		a.Config = cfg
+	} else if err := demo.Decline(cfg.Server.DataDir); err != nil {
+		return nil, err
 	}
 	a.KB, err = NewKB(cfg, a.Models, kb.WithOnChange(vocab.changed))
 	if err != nil {
@@ -155,6 +166,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		KB: a.KB, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
 		PublicHosts: cfg.Server.PublicHosts, StreamWriteTimeout: cfg.Server.StreamWriteTimeout, Conns: cfg.Server.ConnLimits(),
+		KBQuestions: questions,
 	})
 	return a, nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/mixchat/mixchat/demo"
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/mix"
 )
 
 // bootstrapDemo runs the first-run demo (demo: true): on an empty data
@@ -18,34 +20,34 @@ import (
 // no knowledge-base service here: they only ask the catalog whether the
 // demo knowledge base is still there, and only when it would become the
 // default.
-func bootstrapDemo(ctx context.Context, cfg *config.Config, models *llm.Registry, log *slog.Logger) error {
+func bootstrapDemo(ctx context.Context, cfg *config.Config, models *llm.Registry, log *slog.Logger) (map[string][]string, error) {
 	made, done, err := demo.Marker(cfg.Server.DataDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if done {
 		if made == "" || len(cfg.KB.DefaultKnowledgeBases) > 0 {
-			return nil
+			return demoProfile(cfg)
 		}
 		ok, err := kbExists(ctx, *cfg, made)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ok {
 			cfg.KB.DefaultKnowledgeBases = []string{made}
 		}
-		return nil
+		return demoProfile(cfg)
 	}
 	kbs, err := NewKB(*cfg, models)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := demo.Bootstrap(ctx, kbs, demo.Options{DataDir: cfg.Server.DataDir, SearchDir: cfg.SearchLocalDir()})
 	if cerr := kbs.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("demo: %w", cerr)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if res.CreatedKB || res.Pages > 0 {
 		log.Info("first run: demo created (demo: false turns this off)", "knowledge_base", res.KnowledgeBase, "search_pages", res.Pages, "search_dir", cfg.SearchLocalDir())
@@ -53,7 +55,25 @@ func bootstrapDemo(ctx context.Context, cfg *config.Config, models *llm.Registry
 	if res.KnowledgeBase != "" && len(cfg.KB.DefaultKnowledgeBases) == 0 {
 		cfg.KB.DefaultKnowledgeBases = []string{res.KnowledgeBase}
 	}
-	return nil
+	return demoProfile(cfg)
+}
+
+// demoProfile applies the demo knowledge base's profile when it is a
+// default knowledge base: its persona, unless mix.persona was changed from
+// the neutral default, and its suggested questions, returned by knowledge
+// base.
+func demoProfile(cfg *config.Config) (map[string][]string, error) {
+	if !slices.Contains(cfg.KB.DefaultKnowledgeBases, demo.KnowledgeBase) {
+		return nil, nil
+	}
+	p, err := demo.KBProfile()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Mix.Persona == mix.DefaultPersona && p.Persona != "" {
+		cfg.Mix.Persona = p.Persona
+	}
+	return map[string][]string{demo.KnowledgeBase: p.Questions}, nil
 }
 
 // kbExists reports whether the knowledge base name exists, asking only the

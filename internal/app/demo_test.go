@@ -105,6 +105,10 @@ func TestDemoLaterStarts(t *testing.T) {
 		if got := a.Config.KB.DefaultKnowledgeBases; !slices.Equal(got, tt.want) {
 			t.Errorf("%s: default knowledge bases %q, want %q", tt.name, got, tt.want)
 		}
+		// The demo's persona goes with the demo knowledge base only.
+		if demoPersona := strings.Contains(a.Config.Mix.Persona, "易学"); demoPersona != (len(tt.want) > 0) {
+			t.Errorf("%s: persona %q with default knowledge bases %q", tt.name, a.Config.Mix.Persona, tt.want)
+		}
 		if tt.deleteAfter {
 			if err := a.KB.Delete(ctx, "zhouyi"); err != nil {
 				t.Fatal(err)

@@ -113,7 +113,8 @@ func entryText(r Result) (path, text string) {
 // with no chunks, the history (the "empty" prompt answers from the
 // conversation).
 func Request(req ChatRequest, results []Result) (llm.Request, llm.Grounding, bool, error) {
-	name := req.PromptName
+	chosen := prompts.ForQuestion(PromptGroup, req.PromptName, req.Query) // "en" for a question in English
+	name := chosen
 	if name == "" {
 		name = "default"
 	}
@@ -123,8 +124,8 @@ func Request(req ChatRequest, results []Result) (llm.Request, llm.Grounding, boo
 	if empty {
 		g.History = req.History
 		name = "empty"
-		if req.PromptName != "" && prompts.Has(PromptGroup, "empty_"+req.PromptName) {
-			name = "empty_" + req.PromptName
+		if chosen != "" && prompts.Has(PromptGroup, "empty_"+chosen) {
+			name = "empty_" + chosen
 		}
 	} else {
 		data.Context = FormatContext(results)

@@ -58,17 +58,17 @@ func TestRecreateWithAnotherEmbedder(t *testing.T) {
 	s = open()
 	found(s, "after reopening")
 
-	// A stale snapshot of the old dimension at the current generation.
+	// A stale snapshot of the old dimension at the current epoch.
 	b, release, err := s.get(ctx, "zy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen := b.gen
+	epoch := b.epoch
 	release()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeSnapshot(filepath.Join(cfg.kbDir("zy"), vecSnapshot), gen, retrieve.NewHNSW(256, retrieve.HNSWParams{})); err != nil {
+	if err := writeSnapshot(filepath.Join(cfg.kbDir("zy"), vecSnapshot), epoch, "", retrieve.NewHNSW(256, retrieve.HNSWParams{})); err != nil {
 		t.Fatal(err)
 	}
 	found(open(), "after reopening over a snapshot of the old dimension")

@@ -16,9 +16,10 @@ import (
 // PromptGroup is the prompts/ group of the fusion templates.
 const PromptGroup = "mix_chat"
 
-// DefaultPersona is the fusion prompt's persona for the reference
-// deployment, a Zhouyi expert.
-const DefaultPersona = "你是一个知无不言言无不尽的易学（周易）专家"
+// DefaultPersona is the fusion prompt's persona when mix.persona is not
+// set: a neutral expert on the user's documents (the demo knowledge base
+// brings a persona of its own).
+const DefaultPersona = "你是一位严谨的专家，熟悉用户提供的文档和资料"
 
 // Config is the Mixer's configuration, the "mix" section of mixchat's
 // configuration file.
@@ -94,7 +95,7 @@ func (t Timeouts) For(name string) time.Duration { return t.Answerers[name] }
 const DefaultEvidenceTokens = 400
 
 // DefaultConfig returns the defaults: all three answerers, fused answers,
-// the Zhouyi persona.
+// the neutral persona.
 func DefaultConfig() Config {
 	return Config{
 		Answerers: []string{rag.LLM, rag.KB, rag.Search},

@@ -13,13 +13,17 @@ import (
 	"github.com/mixchat/mixchat/prompts"
 )
 
+// zhouyiPersona is the persona of the prompts' golden files: the demo
+// knowledge base's, which these Zhouyi examples go with.
+const zhouyiPersona = "你是一个知无不言言无不尽的易学（周易）专家"
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // TestPromptsGolden renders every mix_chat template with fixed data and
 // compares it with testdata/NAME.golden; go test -update rewrites them.
 func TestPromptsGolden(t *testing.T) {
 	full := mix.PromptData{
-		Persona:    mix.DefaultPersona,
+		Persona:    zhouyiPersona,
 		Question:   "它的卦辞是什么意思？",
 		Standalone: "乾卦的卦辞“元亨利贞”是什么意思？",
 		Dialog: []llm.Message{
@@ -35,7 +39,7 @@ func TestPromptsGolden(t *testing.T) {
 		KB:  []mix.PromptPassage{{N: 1, Title: "周易·乾", Text: "乾，元亨利贞。"}, {N: 2, Title: "文言传", Text: "元者，善之长也；亨者，嘉之会也；利者，义之和也；贞者，事之干也。"}},
 		Web: []mix.PromptPassage{{N: 3, Title: "元亨利贞 - 百科", URL: "https://example.org/yuanhengli", Text: "元亨利贞，出自《周易》，意为大吉大利，宜于守正。"}},
 	}
-	bare := mix.PromptData{Persona: mix.DefaultPersona, Question: "乾卦是什么意思？",
+	bare := mix.PromptData{Persona: zhouyiPersona, Question: "乾卦是什么意思？",
 		Answers: full.Answers[:2], KB: full.KB[:1]}
 	compressed := full
 	compressed.Context = "用户先问了乾卦的次序，现在问卦辞的含义。"

@@ -266,7 +266,7 @@ func (s *Service) AnswerWith(ctx context.Context, q rag.Query, o AnswerOptions, 
 		return ans, ret, nil
 	}
 	ret.Docs = fitDocs(ret.Docs, q.EvidenceTokens)
-	prompt, err := Prompt(q.PromptName, ret.Engine, question, ret.Docs)
+	prompt, err := Prompt(prompts.ForQuestion(PromptGroup, q.PromptName, question), ret.Engine, question, ret.Docs)
 	if err != nil {
 		return ans, ret, err
 	}

@@ -35,6 +35,7 @@ type Service struct {
 type engine struct {
 	info     EngineInfo
 	searcher Searcher // nil when unavailable
+	probe    probe    // the last Ping of a searcher that is a Pinger
 }
 
 // New validates cfg and builds its engines. An engine that cannot work (a

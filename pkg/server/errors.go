@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -260,6 +261,7 @@ type errorBody struct {
 func writeError(c *gin.Context, err error) {
 	cl := classify(err)
 	msg := publicMessage(err) // no addresses, data paths or credentials; the log has them
+	msg = withUnknownField(c, cl.status, msg)
 	body := errorBody{Code: cl.status, Msg: msg, Error: msg, Status: cl.upstream}
 	logError(c, err, cl)
 	setRetryAfter(c, cl)
@@ -290,7 +292,12 @@ type validator interface {
 func withBody[T any](h func(c *gin.Context, req *T)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		var req T
+		var raw bytes.Buffer
+		captureBody(c, &raw)
 		err := decodeJSON(c, &req)
+		if err == nil {
+			noteUnknownField[T](c, raw.Bytes())
+		}
 		if v, ok := any(&req).(validator); ok && err == nil {
 			err = v.validate()
 		}

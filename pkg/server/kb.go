@@ -72,8 +72,20 @@ func kbErrorCode(kbName string, err error) (int, string) {
 	}
 }
 
-// fileErrorMsg says in Chatchat's words why one file failed.
-func fileErrorMsg(kbName, file string, err error) string {
+// fileErrorMsg says in Chatchat's words why one file failed, or in English
+// (en).
+func fileErrorMsg(kbName, file string, err error, en bool) string {
+	if en {
+		switch {
+		case errors.Is(err, kb.ErrExists):
+			return "The file " + file + " already exists."
+		case errors.Is(err, kb.ErrNotFound):
+			return "No file " + file
+		case errors.Is(err, kb.ErrInvalidName), errors.Is(err, kb.ErrEmptyName):
+			return "The file name " + file + " is not valid: " + err.Error()
+		}
+		return fmt.Sprintf("Could not load the documents of %s/%s: %s", kbName, file, publicMessage(err))
+	}
 	switch {
 	case errors.Is(err, kb.ErrExists):
 		return "文件 " + file + " 已存在。"
@@ -85,10 +97,13 @@ func fileErrorMsg(kbName, file string, err error) string {
 	return fmt.Sprintf("从文件 %s/%s 加载文档时出错：%s", kbName, file, publicMessage(err))
 }
 
-func failedFiles(kbName string, failed map[string]error) map[string]string {
+// failedFiles says why each file failed, in the request's language
+// (wantsEnglish).
+func failedFiles(c *gin.Context, kbName string, failed map[string]error) map[string]string {
+	en := wantsEnglish(c)
 	out := make(map[string]string, len(failed))
 	for f, err := range failed {
-		out[f] = fileErrorMsg(kbName, f, err)
+		out[f] = fileErrorMsg(kbName, f, err, en)
 	}
 	return out
 }
@@ -142,10 +157,12 @@ func (s *Server) handleListKBs(c *gin.Context) {
 				kept = append(kept, kbInfoOf(in))
 			}
 		}
-		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, s.defaultKBs(names)})
+		def := s.defaultKBs(names)
+		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, def, s.questions(def)})
 		return
 	}
-	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, s.defaultKBs(names)})
+	def := s.defaultKBs(names)
+	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, def, s.questions(def)})
 }
 
 // kbInfo is a knowledge base as list_knowledge_bases?detail=true shows it,
@@ -194,6 +211,19 @@ func kbFileInfoOf(f kb.FileInfo) kbFileInfo {
 type listKBsReply struct {
 	kbResponse
 	Default []string `json:"default"`
+	// Questions are suggested to a user of the default knowledge bases
+	// (Options.KBQuestions); none without a default.
+	Questions []string `json:"questions"`
+}
+
+// questions returns the suggested questions of the default knowledge
+// bases def.
+func (s *Server) questions(def []string) []string {
+	out := []string{}
+	for _, n := range def {
+		out = append(out, s.opts.KBQuestions[n]...)
+	}
+	return out
 }
 
 func (s *Server) defaultKBs(listed []string) []string {

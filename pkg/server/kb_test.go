@@ -276,7 +276,6 @@ func TestKBErrors(t *testing.T) {
 		{"/knowledge_base/update_info", map[string]any{"knowledge_base_name": "nope", "kb_info": "x"}, 404, "未找到知识库 nope"},
 		{"/knowledge_base/delete_docs", map[string]any{"knowledge_base_name": "nope", "file_names": []string{"a"}}, 404, "未找到知识库 nope"},
 		{"/knowledge_base/update_docs", map[string]any{"knowledge_base_name": "a/b", "file_names": []string{"a"}}, 403, "Don't attack me"},
-		{"/chat/knowledge_base_chat", map[string]any{"query": "q", "knowledge_base_name": "nope"}, 404, "未找到知识库 nope"},
 		{"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "x", "vector_store_type": "milvus"}, 500, "创建知识库出错： "},
 		{"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "x", "vector_store_type": "milvus"}, 500, "milvus"},
 		{"/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "x", "embed_model": "bge-m3"}, 500, "bge-m3"},
@@ -306,6 +305,59 @@ func TestKBErrors(t *testing.T) {
 	}
 	if status := ts.postJSON(t, "/chat/knowledge_base_chat", map[string]any{"knowledge_base_name": "x", "query": ""}, &herr); status != 400 {
 		t.Errorf("empty query: HTTP %d", status)
+	}
+}
+
+// TestKBChatStatus: knowledge_base_chat, a chat endpoint, answers a
+// knowledge base it cannot use with an HTTP status, not Chatchat's 200
+// with a code; and a misspelled field is named as unknown.
+func TestKBChatStatus(t *testing.T) {
+	ts := newKBTestServer(t, nil)
+	var env envelope
+	ts.postJSON(t, "/knowledge_base/create_knowledge_base", map[string]any{"knowledge_base_name": "notes"}, &env)
+	tests := []struct {
+		name   string
+		body   any
+		status int
+		msg    string
+	}{
+		{"unknown", map[string]any{"query": "q", "knowledge_base_name": "nope"}, 404, `no knowledge base named "nope"`},
+		{"unknown among several", map[string]any{"query": "q", "knowledge_base_names": []string{"notes", "nope"}}, 404, `"nope"`},
+		{"missing", map[string]any{"query": "q"}, 400, "knowledge_base_name is required"},
+		{"empty", map[string]any{"query": "q", "knowledge_base_name": " "}, 400, "knowledge_base_name is required"},
+		{"escaping", map[string]any{"query": "q", "knowledge_base_name": "../x"}, 403, ""},
+		{"misspelled query", map[string]any{"qeury": "q", "knowledge_base_name": "notes"}, 400, `unknown field "qeury"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body struct {
+				Code int    `json:"code"`
+				Msg  string `json:"msg"`
+			}
+			status := ts.postJSON(t, "/chat/knowledge_base_chat", tt.body, &body)
+			if status != tt.status || !strings.Contains(body.Msg, tt.msg) {
+				t.Errorf("HTTP %d %+v, want HTTP %d with %q", status, body, tt.status, tt.msg)
+			}
+		})
+	}
+}
+
+// TestUnknownFieldNamed: a body refused as malformed names the field the
+// endpoint does not know; one that is valid goes through with it.
+func TestUnknownFieldNamed(t *testing.T) {
+	ts := newKBTestServer(t, nil)
+	for _, path := range []string{"/chat/chat", "/chat/knowledge_base_chat"} {
+		var body struct {
+			Msg string `json:"msg"`
+		}
+		status := ts.postJSON(t, path, map[string]any{"qeury": "hello", "knowledge_base_name": "x"}, &body)
+		if status != 400 || !strings.Contains(body.Msg, "unknown field") || !strings.Contains(body.Msg, `"qeury"`) {
+			t.Errorf("%s with qeury: HTTP %d %q, want 400 naming the unknown field", path, status, body.Msg)
+		}
+	}
+	var out map[string]any
+	if status := ts.postJSON(t, "/chat/chat", map[string]any{"query": "hello", "stream": false, "extra_field": 1}, &out); status != 200 {
+		t.Errorf("a valid body with an extra field: HTTP %d %v, want 200", status, out)
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -132,20 +133,20 @@ func (s *Server) handleKBChat(c *gin.Context, req *kbChatRequest) {
 		writeError(c, err)
 		return
 	}
+	// A chat endpoint answers a knowledge base it cannot use with an HTTP
+	// status (only /knowledge_base/* keeps Chatchat's 200 with a code).
 	for _, n := range p.names {
 		exists, err := s.kb.Exists(c.Request.Context(), n)
+		if err == nil && !exists {
+			err = checkName(n)
+		}
+		if err == nil {
+			err = s.readableKBs(c.Request.Context(), n)
+		}
 		if err != nil {
-			kbFail(c, n, err, nil)
+			writeError(c, kbChatError(n, err))
 			return
 		}
-		if !exists {
-			code, msg := kbErrorCode(n, checkName(n))
-			kbReply(c, code, msg, nil)
-			return
-		}
-	}
-	if !s.kbReadable(c, p.names) {
-		return
 	}
 	if err := s.claimConversation(c.Request.Context(), req.ConversationID, "kb_chat"); err != nil {
 		writeError(c, err)
@@ -177,6 +178,20 @@ func (s *Server) handleKBChat(c *gin.Context, req *kbChatRequest) {
 		}}
 	p.mem.apply(&tr)
 	s.runTurn(c, tr, w)
+}
+
+// kbChatError says why knowledge_base_chat cannot use the knowledge base
+// name: a missing name is the request's mistake (400), an unknown one or
+// one the caller may not read is not found (404); the rest as writeError
+// maps it.
+func kbChatError(name string, err error) error {
+	switch {
+	case errors.Is(err, kb.ErrEmptyName):
+		return errBadRequest("knowledge_base_name is required: name the knowledge base to answer from")
+	case errors.Is(err, kb.ErrNotFound):
+		return errNotFound("no knowledge base named %q", name)
+	}
+	return err
 }
 
 // kbChatDelta is one piece of a streamed knowledge_base_chat answer.

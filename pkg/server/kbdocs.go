@@ -189,6 +189,9 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 		data, err := readPart(fh)
 		if err != nil {
 			failed[fh.Filename] = fmt.Sprintf("%s 文件上传失败，报错信息为: %v", fh.Filename, err)
+			if wantsEnglish(c) {
+				failed[fh.Filename] = fmt.Sprintf("The upload of %s failed: %v", fh.Filename, err)
+			}
 			continue
 		}
 		files = append(files, kb.FileData{Name: uploadName(fh), Data: data})
@@ -198,7 +201,7 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 		kbFail(c, name, err, gin.H{"failed_files": failed})
 		return
 	}
-	for f, msg := range failedFiles(name, res.Failed) {
+	for f, msg := range failedFiles(c, name, res.Failed) {
 		failed[f] = msg
 	}
 	skipped := res.Skipped
@@ -279,10 +282,10 @@ type deleteDocsRequest struct {
 func (s *Server) handleDeleteDocs(c *gin.Context, req *deleteDocsRequest) {
 	failed, err := s.kb.DeleteFiles(c.Request.Context(), req.Name, req.FileNames, req.DeleteContent)
 	if err != nil {
-		kbFail(c, req.Name, err, gin.H{"failed_files": failedFiles(req.Name, failed)})
+		kbFail(c, req.Name, err, gin.H{"failed_files": failedFiles(c, req.Name, failed)})
 		return
 	}
-	kbReply(c, 200, "文件删除完成", gin.H{"failed_files": failedFiles(req.Name, failed)})
+	kbReply(c, 200, "文件删除完成", gin.H{"failed_files": failedFiles(c, req.Name, failed)})
 }
 
 type updateDocsRequest struct {
@@ -304,10 +307,10 @@ func (s *Server) handleUpdateDocs(c *gin.Context, req *updateDocsRequest) {
 		SplitOptions: req.options, OverrideCustomDocs: req.OverrideCustomDocs, Docs: docs,
 	}, nil)
 	if err != nil {
-		kbFail(c, req.Name, err, gin.H{"failed_files": failedFiles(req.Name, res.Failed)})
+		kbFail(c, req.Name, err, gin.H{"failed_files": failedFiles(c, req.Name, res.Failed)})
 		return
 	}
-	kbReply(c, 200, "更新文档完成", gin.H{"failed_files": failedFiles(req.Name, res.Failed)})
+	kbReply(c, 200, "更新文档完成", gin.H{"failed_files": failedFiles(c, req.Name, res.Failed)})
 }
 
 func (s *Server) handleDownloadDoc(c *gin.Context) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -194,7 +195,7 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 	}
 	mreq := &mix.Request{Answerers: o.Answerers, Fusion: o.Fusion, PromptName: o.PromptName}
 	if len(o.Answerers) == 0 {
-		mreq.Answerers = nil
+		mreq.Answerers = s.withoutIdleKB(kbs)
 	}
 	mreq.Query = q
 	if err := s.mixer.Check(*mreq); err != nil {
@@ -205,6 +206,22 @@ func (s *Server) buildMix(ctx context.Context, query, conversationID string, his
 	}
 	return turn.Request{ConversationID: conversationID, AnswerID: newAnswerID(), Query: q, HistoryLen: historyLen,
 		Memory: strategy, WindowK: windowK, Mix: mreq}, nil
+}
+
+// withoutIdleKB returns the mix's default answerers without the
+// knowledge-base one when it has nothing to search: the request names no
+// knowledge base and none is configured as the default (a server with no
+// knowledge base at all). nil keeps the defaults.
+func (s *Server) withoutIdleKB(kbs []string) []string {
+	if len(kbs) > 0 || s.kb == nil || len(s.kb.Config().DefaultKnowledgeBases) > 0 {
+		return nil
+	}
+	names := s.mixer.Answerers()
+	kept := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == rag.KB })
+	if len(kept) == len(names) || len(kept) == 0 {
+		return nil
+	}
+	return kept
 }
 
 func (s *Server) handleMixChat(c *gin.Context, body *mixRequest) {

@@ -691,3 +691,40 @@ func TestCondenseSearch(t *testing.T) {
 		t.Errorf("failed rewrite: %+v, %v; want the question as sent and the error", cq, err)
 	}
 }
+
+// TestMixChatWithoutKnowledgeBases: on a server with knowledge bases on but
+// none made and none configured as the default, mix_chat answers without
+// the knowledge-base answerer instead of failing it; a request naming a
+// knowledge base still gets it.
+func TestMixChatWithoutKnowledgeBases(t *testing.T) {
+	ts := newKBTestServerWith(t, nil, func(o *Options) {
+		cfg := mix.DefaultConfig()
+		cfg.Answerers = []string{rag.LLM, rag.KB}
+		mixer, err := mix.New(cfg, mix.Deps{
+			Models: o.Models, Answerers: map[string]rag.Answerer{rag.LLM: o.Chat, rag.KB: o.KB},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Mixer = mixer
+	})
+	var reply struct {
+		Answers []struct {
+			From  string `json:"from"`
+			Error string `json:"error"`
+		} `json:"answers"`
+		Failed []string `json:"failed"`
+	}
+	status := ts.postJSON(t, "/chat/mix_chat", map[string]any{"query": "What is a leave policy?", "stream": false}, &reply)
+	if status != http.StatusOK {
+		t.Fatalf("mix_chat with no knowledge base: HTTP %d %+v", status, reply)
+	}
+	if len(reply.Answers) != 1 || reply.Answers[0].From != rag.LLM || len(reply.Failed) > 0 {
+		t.Errorf("answers %+v, failed %v: want the model's alone", reply.Answers, reply.Failed)
+	}
+	// Naming a knowledge base that does not exist is still the client's
+	// mistake.
+	if status := ts.postJSON(t, "/chat/mix_chat", map[string]any{"query": "q", "knowledge_base_name": "nope", "stream": false}, nil); status != http.StatusNotFound {
+		t.Errorf("mix_chat naming an unknown knowledge base: HTTP %d, want 404", status)
+	}
+}

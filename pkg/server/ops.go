@@ -40,7 +40,7 @@ type readyCheck struct {
 
 // readyReply is the /readyz body.
 type readyReply struct {
-	Status  string                `json:"status"` // ready | not_ready | draining
+	Status  string                `json:"status"` // ready | degraded | not_ready | draining
 	Version string                `json:"version"`
 	Checks  map[string]readyCheck `json:"checks,omitempty"`
 }
@@ -80,9 +80,8 @@ func (s *Server) readyChecks() map[string]func(context.Context) error {
 			checks["kb"] = func(ctx context.Context) error { _, err := s.kb.Names(ctx); return err }
 		}
 	}
-	// Search engines are external and mix_chat answers without them, so
-	// they are not probed: a search outage must not take replicas out of
-	// the load balancer.
+	// The model and the search engine are checked too, but their failure
+	// does not fail readiness (advisoryChecks).
 	return checks
 }
 
@@ -149,5 +148,6 @@ func (s *Server) handleReady(c *gin.Context) {
 			reply.Status, status = "not_ready", http.StatusServiceUnavailable
 		}
 	}
+	s.addAdvisoryChecks(c.Request.Context(), &reply) // after: they never fail readiness
 	c.JSON(status, reply)
 }

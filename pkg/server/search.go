@@ -219,7 +219,7 @@ type listSearchEnginesReply struct {
 
 func (s *Server) handleListSearchEngines(c *gin.Context) {
 	c.JSON(http.StatusOK, listSearchEnginesReply{
-		Code: http.StatusOK, Msg: "success", Data: s.search.Names(), Default: s.search.Default(), Engines: s.search.Engines(),
+		Code: http.StatusOK, Msg: "success", Data: s.search.Names(), Default: s.search.Default(), Engines: s.search.EnginesNow(c.Request.Context()),
 	})
 }
 

@@ -77,6 +77,9 @@ type Options struct {
 	// longer loses its stream, and its turn is cut and stored as
 	// interrupted. 0 means DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
+	// KBQuestions are the questions the web app suggests, by knowledge
+	// base, for the default ones (list_knowledge_bases' "questions").
+	KBQuestions map[string][]string
 }
 
 // Server serves the API. Create it with New; Handler returns the router.
@@ -104,6 +107,8 @@ type Server struct {
 	// draining is set by Drain: /readyz answers 503 so load balancers stop
 	// sending new requests while the process finishes the ones it has.
 	draining atomic.Bool
+	// modelPing caches /readyz's check of the default model.
+	modelPing cachedPing
 }
 
 // New returns a server for opts.

@@ -379,7 +379,7 @@ func TestRunCondensesForSingleAnswerer(t *testing.T) {
 // (memory.Choice.Exchanges), and the answerer answers without it.
 func TestRunRewriteOnly(t *testing.T) {
 	models := llm.NewRegistry("offline")
-	models.Add("offline", llm.NewOffline(llm.OfflineOptions{}))
+	models.Add("offline", extractive.New(extractive.Options{}))
 	history := []llm.Message{{Role: llm.RoleUser, Content: "周易第一卦是什么？"}, {Role: llm.RoleAssistant, Content: "第一卦是乾卦。"}}
 	var condensed []llm.Message
 	condenser := mix.CondenseFunc(func(_ context.Context, h []llm.Message, q string) (string, string, error) {

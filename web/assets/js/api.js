@@ -3,6 +3,8 @@
 // APIError saying what kind it is, so the interface can tell "server
 // unreachable" from "the model failed" from "you asked for something wrong".
 
+import { getLang } from './i18n.js';
+
 export class APIError extends Error {
   // kind: 'network' (no answer from the server), 'http' (an error status or
   // an error envelope), 'upstream' (the model or search provider behind the
@@ -50,8 +52,12 @@ export function setKey(key, remember) {
   } catch { /* private mode: keep it for this page */ }
 }
 
+// withKey adds the API key and the interface's language, in which the
+// server writes the messages of replies that have no question to follow
+// (an upload's per-file errors).
 function withKey(headers) {
   if (apiKey) headers.Authorization = `Bearer ${apiKey}`;
+  headers['Accept-Language'] = getLang() === 'zh' ? 'zh-CN,zh;q=0.9' : 'en';
   return headers;
 }
 
@@ -196,6 +202,7 @@ export function upload(path, form, onProgress, { signal } = {}) {
     xhr.open('POST', path);
     xhr.setRequestHeader('Accept', 'application/json');
     if (apiKey) xhr.setRequestHeader('Authorization', `Bearer ${apiKey}`);
+    xhr.setRequestHeader('Accept-Language', withKey({})['Accept-Language']);
     xhr.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded / e.total); };
     xhr.upload.onload = () => onProgress(1);
     xhr.onerror = () => { reachable(false); reject(new APIError('network error', { kind: 'network' })); };
@@ -212,28 +219,9 @@ export function upload(path, form, onProgress, { signal } = {}) {
   });
 }
 
-// available reports whether a POST endpoint exists and is configured,
-// without doing any work: it posts an empty query, which a working endpoint
-// refuses (400). gin answers an unknown path with 404 "no route", and an
-// endpoint whose backend is not configured answers 503. (Without a valid
-// key it answers 401: the start-up asks for the key before probing.)
-export async function available(path) {
-  try {
-    const res = await fetch(path, {
-      method: 'POST',
-      headers: withKey({ 'Content-Type': 'application/json', Accept: 'application/json' }),
-      body: JSON.stringify({ query: '' }),
-    });
-    if (res.status === 503) return false;
-    if (res.status === 404) {
-      const body = await readJSON(res);
-      return !(body && typeof body.msg === 'string' && body.msg.startsWith('no route'));
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
+// authHeaders are the headers every request carries: the API key and
+// the interface's language.
+export function authHeaders() { return withKey({}); }
 
 // download fetches path with the API key and saves the reply as a file
 // named name: a plain link cannot carry the key. The type is forced to

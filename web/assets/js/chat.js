@@ -7,9 +7,22 @@ import * as api from './api.js';
 import { h, $, icon, announce, copyText } from './dom.js';
 import { t, duration, getLang } from './i18n.js';
 import { render, linkCitations, safeHref } from './markdown.js';
+import * as settings from './settings.js';
 
 const ANSWERERS = ['llm', 'kb', 'search'];
 const ANSWERER_LABEL = { llm: 'answererLLM', kb: 'answererKB', search: 'answererSearch' };
+
+// answererLabel names an answerer for its panel: the search answerer by
+// what the engine in use searches, the web or the local folder of the
+// offline engine.
+function answererLabel(name) {
+  if (name === 'search' && app) {
+    const engine = app.settings.engine || app.defaultEngine;
+    const e = app.engines.find((x) => x.name === engine);
+    if (e && e.provider === 'local') return t('answererLocalSearch');
+  }
+  return t(ANSWERER_LABEL[name] || name) || name;
+}
 const CHAT_TYPE = { mix: 'mix_chat', llm: 'llm_chat', kb: 'kb_chat', search: 'search_chat' };
 const MODE_OF_TYPE = { mix_chat: 'mix', llm_chat: 'llm', kb_chat: 'kb', search_chat: 'search' };
 
@@ -88,12 +101,70 @@ export function scoreLabel(src) {
   return null;
 }
 
+// kbFilePath is the same-origin path of a knowledge-base file's download
+// link, or '' when url is not one.
+function kbFilePath(url) {
+  try {
+    const u = new URL(url, location.href);
+    if (u.origin === location.origin && u.pathname.endsWith('/knowledge_base/download_doc')) return u.pathname + u.search;
+  } catch { /* not a URL */ }
+  return '';
+}
+
+// highlighted renders text with the passage marked, from its first line
+// to its last as they stand in text (chunking may have changed the
+// spacing between them), or null when text does not hold it.
+function highlighted(text, passage) {
+  const lines = passage.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  if (!lines.length) return null;
+  const at = text.indexOf(lines[0].slice(0, 80));
+  if (at < 0) return null;
+  let end = at + Math.min(lines[0].length, 80);
+  const last = lines[lines.length - 1].replace(/…$/, '');
+  const j = lines.length > 1 ? text.indexOf(last, end) : -1;
+  if (j >= 0 && j - at < passage.length * 2 + 200) end = j + last.length;
+  return [text.slice(0, at), h('mark', text.slice(at, end)), text.slice(end)];
+}
+
+// openPassage shows the passage a source cites: highlighted in its file
+// when the file is a knowledge base's text the server can send, else the
+// passage alone. A web page opens in a new tab instead (sourceItem).
+async function openPassage(src) {
+  const dlg = $('#passage-dialog');
+  const path = kbFilePath(src.url);
+  $('#passage-title').textContent = src.title || '';
+  const box = $('#passage-text');
+  box.replaceChildren(h('mark', src.snippet || ''));
+  $('#passage-where').textContent = t('passageOnly');
+  const dl = $('#passage-download');
+  dl.hidden = !path;
+  dl.onclick = () => api.download(path, src.title || 'document').catch((err) => app.toast(err.message));
+  if (!dlg.open) dlg.showModal();
+  if (!path || !src.snippet) return;
+  try {
+    const res = await fetch(path, { headers: api.authHeaders() });
+    const type = res.headers.get('Content-Type') || '';
+    if (!res.ok || !/^(text\/|application\/json)/.test(type) || Number(res.headers.get('Content-Length') || 0) > 4 << 20) return;
+    const parts = highlighted(await res.text(), src.snippet);
+    if (!parts || !dlg.open) return;
+    box.replaceChildren(...parts);
+    $('#passage-where').textContent = t('passageOf', { file: src.title || '' });
+    box.querySelector('mark').scrollIntoView({ block: 'center' });
+  } catch { /* the passage alone stays */ }
+}
+
 function sourceItem(src, n, idPrefix) {
   const href = safeHref(src.url);
   const title = src.title || src.url || `#${n}`;
+  // A web page opens in a new tab; a knowledge-base file or a local
+  // search result opens the passage cited.
+  const web = href && !kbFilePath(src.url) && /^https?:/i.test(href);
+  const opener = web
+    ? h('a', { href, target: '_blank', rel: 'noopener noreferrer nofollow' }, title)
+    : (src.snippet ? h('button.source-open', { type: 'button', onclick: () => openPassage(src) }, title) : h('span.source-title', title));
   return h('li.source', { id: `${idPrefix}-${n}`, tabindex: '-1', value: n },
     h('div.source-head',
-      href ? h('a', { href, target: '_blank', rel: 'noopener noreferrer nofollow' }, title) : h('span.source-title', title),
+      opener,
       src.kb ? h('span.tag', src.kb) : null,
       scoreLabel(src)),
     src.snippet ? h('p.snippet', src.snippet) : null);
@@ -231,7 +302,7 @@ class Reply {
     const ms = h('span.ms');
     const body = h('div.answerer-body');
     const el = h('details.answerer', { 'data-answerer': name },
-      h('summary', h('span.answerer-name', t(ANSWERER_LABEL[name] || name) || name), state, ms), body);
+      h('summary', h('span.answerer-name', answererLabel(name)), state, ms), body);
     a = { name, el, state, ms, body, status: 'waiting', text: '', sources: [], error: '', empty: false, ms_: null };
     this.answerers[name] = a;
     this.answererBox.append(el);
@@ -284,7 +355,7 @@ class Reply {
     this.traceStatus.replaceChildren(...Object.values(this.answerers).map((x) => {
       let s = x.status;
       if (s === 'done' && x.empty) s = 'empty';
-      return h(`span.pill.${s}`, `${t(ANSWERER_LABEL[x.name] || x.name)} · ${t({ waiting: 'stateWaiting', started: 'stateStarted', done: 'stateDone', failed: 'stateFailed', empty: 'stateEmpty', skipped: 'stateSkipped' }[s] || 'stateWaiting')}${x.ms_ != null ? ` · ${duration(x.ms_)}` : ''}`);
+      return h(`span.pill.${s}`, `${answererLabel(x.name)} · ${t({ waiting: 'stateWaiting', started: 'stateStarted', done: 'stateDone', failed: 'stateFailed', empty: 'stateEmpty', skipped: 'stateSkipped' }[s] || 'stateWaiting')}${x.ms_ != null ? ` · ${duration(x.ms_)}` : ''}`);
     }));
   }
 
@@ -425,9 +496,43 @@ class Turn {
     this.versions = [];
     this.current = -1;
     this.slot = h('div.reply-slot');
+    this.bubble = h('div.bubble', question);
     this.el = h('section.turn',
-      h('article.msg.user', { 'aria-label': t('you') }, h('header.msg-head', h('span.who', t('you'))), h('div.bubble', question)),
+      h('article.msg.user', { 'aria-label': t('you') },
+        h('header.msg-head', h('span.who', t('you')),
+          h('button.btn.icon.small.edit-question', {
+            type: 'button', 'aria-label': t('editQuestion'), title: t('editQuestion'), 'data-action': 'edit-question',
+            onclick: () => this.edit(),
+          }, icon('edit'))),
+        this.bubble),
       this.slot);
+  }
+
+  // edit turns the question into a form: the edited question is asked
+  // again, as the next question of the conversation (what was asked and
+  // answered stays, as the server keeps it).
+  edit() {
+    if (this.el.querySelector('.edit-form')) return;
+    const input = h('textarea.edit-input', { rows: '3', 'aria-label': t('editQuestion') });
+    input.value = this.question;
+    const form = h('form.edit-form',
+      input,
+      h('div.edit-actions',
+        h('button.btn.small', { type: 'button', onclick: () => form.replaceWith(this.bubble) }, t('cancel')),
+        h('button.btn.small.primary', { type: 'submit' }, t('askAgain'))));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const q = input.value.trim();
+      if (!q || active) return;
+      form.replaceWith(this.bubble);
+      send(q);
+    });
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') form.replaceWith(this.bubble);
+      else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
+    });
+    this.bubble.replaceWith(form);
+    input.focus();
   }
 
   add(reply) {
@@ -452,14 +557,16 @@ function scrollToBottom() {
   list.scrollTop = list.scrollHeight;
 }
 
+// welcome is the empty conversation: what the modes do and, when the
+// default knowledge bases suggest questions, those to try.
 function welcome() {
-  const ex = ['example1', 'example2', 'example3'].map((k) =>
-    h('li', h('button.btn.chip', { type: 'button', onclick: () => { const q = t(k); send(q); } }, t(k))));
+  const questions = (app && app.questions) || [];
+  const ex = questions.map((q) =>
+    h('li', h('button.btn.chip', { type: 'button', onclick: () => send(q) }, q)));
   return h('div.welcome',
     h('h2', t('welcomeTitle')),
     h('p', t('welcomeBody')),
-    h('p.muted', t('examples')),
-    h('ul.examples', ex));
+    ...(ex.length ? [h('p.muted', t('examples')), h('ul.examples', ex)] : []));
 }
 
 function showEmpty() {
@@ -551,6 +658,11 @@ function setBusy(busy) {
 // requestFor builds the endpoint and body of a question in the current
 // settings.
 function requestFor(question, convId) {
+  const [path, body] = baseRequest(question, convId);
+  return [path, { ...body, ...settings.tuning(app.settings.mode) }];
+}
+
+function baseRequest(question, convId) {
   const s = app.settings;
   const model = s.model || undefined;
   switch (s.mode) {
@@ -684,6 +796,7 @@ export async function send(question, opts = {}) {
       app.conversation = conv;
       $('#chat-title').textContent = conv.name || t('untitled');
       app.conversationCreated(conv);
+      await settings.created(conv.id);
     }
     const [path, body] = requestFor(question, app.conversation.id);
     await api.stream(path, body, (ev) => onEvent(reply, ev), { signal: controller.signal });

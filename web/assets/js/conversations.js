@@ -44,6 +44,8 @@ function paint() {
       link,
       h('span.conv-actions',
         h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('rename')}: ${name}`, title: t('rename'), onclick: () => rename(li, c) }, icon('edit')),
+        h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('exportMarkdown')}: ${name}`, title: t('exportMarkdown'), 'data-export': 'md', onclick: () => exportConversation(c, 'md') }, icon('download')),
+        h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('exportJSON')}: ${name}`, title: t('exportJSON'), 'data-export': 'json', onclick: () => exportConversation(c, 'json') }, icon('braces')),
         h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('delete')}: ${name}`, title: t('delete'), onclick: () => remove(c) }, icon('trash'))));
     return li;
   }));
@@ -112,3 +114,48 @@ export function initConversations(a) {
 }
 
 export function highlight() { paint(); }
+
+// exportConversation saves conversation c with its messages as a file:
+// Markdown to read (each question and answer, with the sources an answer
+// cites) or JSON to process (the conversation and its stored messages as
+// the API returns them).
+async function exportConversation(c, format) {
+  let messages;
+  try {
+    const data = await api.get(`/conversations/${encodeURIComponent(c.id)}/messages`);
+    messages = (data && data.messages) || [];
+  } catch (err) {
+    app.toast(err.message);
+    return;
+  }
+  const name = c.name || t('untitled');
+  const base = (name.replace(/[\\/:*?"<>|\s]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'conversation');
+  let text;
+  let type;
+  if (format === 'json') {
+    text = JSON.stringify({ conversation: { id: c.id, name: c.name || '', created_at: c.created_at, updated_at: c.updated_at }, messages }, null, 2);
+    type = 'application/json';
+  } else {
+    const parts = [`# ${name}`, ''];
+    for (const m of messages) {
+      parts.push(`## ${m.role === 'user' ? t('you') : t('assistant')}`, '', String(m.content || '').trim(), '');
+      const srcs = (m.metadata && Array.isArray(m.metadata.sources)) ? m.metadata.sources : [];
+      if (m.role !== 'user' && srcs.length) {
+        parts.push(`### ${t('sources')}`, '');
+        srcs.forEach((s, i) => {
+          const title = s.title || s.file || s.url || `#${i + 1}`;
+          parts.push(`${i + 1}. ${s.url && /^https?:/.test(s.url) ? `[${title}](${s.url})` : title}`);
+        });
+        parts.push('');
+      }
+    }
+    text = parts.join('\n');
+    type = 'text/markdown';
+  }
+  const url = URL.createObjectURL(new Blob([text], { type: `${type};charset=utf-8` }));
+  const a = h('a', { href: url, download: `${base}.${format}` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}

@@ -46,6 +46,8 @@ const ICONS = {
   left: ['M15 5l-7 7 7 7'],
   right: ['M9 5l7 7-7 7'],
   file: ['M6 3h8l4 4v14H6z', 'M14 3v4h4'],
+  download: ['M12 4v11', 'M7 10l5 5 5-5', 'M5 20h14'],
+  braces: ['M9 4c-2 0-3 1-3 3v3l-2 2 2 2v3c0 2 1 3 3 3', 'M15 4c2 0 3 1 3 3v3l2 2-2 2v3c0 2-1 3-3 3'],
 };
 export function icon(name) {
   const ns = 'http://www.w3.org/2000/svg';

@@ -6,7 +6,7 @@
 
 import * as api from './api.js';
 import { h, $, icon, confirmDialog, announce } from './dom.js';
-import { t } from './i18n.js';
+import { t, getLang } from './i18n.js';
 import { normSource } from './chat.js';
 
 let app;
@@ -68,22 +68,160 @@ export async function showKB(name) {
   $('#upload-status').hidden = true;
   $('#kb-chunks').replaceChildren();
   $('#kb-try-error').hidden = true;
-  await loadFiles();
+  $('#rebuild-status').hidden = true;
+  await Promise.all([loadFiles(), loadInfo()]);
 }
 
-async function loadFiles() {
-  const ul = $('#kb-files');
-  let files = [];
+// loadInfo shows the current knowledge base's description and what its
+// index is made of.
+async function loadInfo() {
+  const name = current;
   try {
-    files = names(await api.get(`/knowledge_base/list_files?knowledge_base_name=${encodeURIComponent(current)}`));
+    const data = await api.get('/knowledge_base/list_knowledge_bases?detail=true');
+    const info = ((data && data.data) || []).find((x) => x && x.kb_name === name);
+    if (!info || name !== current) return;
+    $('#kb-info').value = info.kb_info || '';
+    $('#kb-index-facts').textContent = t('kbFacts', { files: info.file_count ?? '?', chunks: info.docs_count ?? '?', embed: info.embed_model || '?', vs: info.vs_type || '?' });
   } catch (err) {
-    ul.replaceChildren(h('li.form-error', err.message));
+    $('#kb-index-facts').textContent = err.message;
+  }
+}
+
+async function saveInfo(e) {
+  e.preventDefault();
+  try {
+    await api.post('/knowledge_base/update_info', { knowledge_base_name: current, kb_info: $('#kb-info').value.trim() });
+    announce(t('saved'));
+    app.toast(t('saved'));
+  } catch (err) {
+    app.toast(err.message);
+  }
+}
+
+// rebuild re-indexes the current knowledge base from its files (with the
+// chunk size and overlap given), showing each file as it is done.
+async function rebuild() {
+  const name = current;
+  if (!(await confirmDialog(t('confirmRebuild', { name }), t('rebuild')))) return;
+  const body = { knowledge_base_name: name, allow_empty_kb: true };
+  const size = Number($('#kb-chunk-size').value);
+  const overlap = Number($('#kb-chunk-overlap').value);
+  if ($('#kb-chunk-size').value !== '' && size > 0) body.chunk_size = size;
+  if ($('#kb-chunk-overlap').value !== '' && overlap >= 0) body.chunk_overlap = overlap;
+  const status = $('#rebuild-status');
+  const bar = $('#rebuild-progress');
+  const label = $('#rebuild-label');
+  const results = $('#rebuild-results');
+  status.hidden = false;
+  bar.value = 0;
+  results.replaceChildren();
+  label.textContent = t('rebuilding', { done: 0, total: '…' });
+  $('#kb-rebuild').disabled = true;
+  let total = 0;
+  try {
+    await api.stream('/knowledge_base/recreate_vector_store', body, (ev) => {
+      if (!ev) return;
+      if (typeof ev.total === 'number') total = ev.total;
+      if (typeof ev.finished === 'number' && total) {
+        bar.value = Math.round((ev.finished / total) * 100);
+        label.textContent = t('rebuilding', { done: ev.finished, total });
+      }
+      if (typeof ev.code === 'number' && ev.code !== 200 && ev.msg) results.append(h('li.bad', ev.msg));
+    });
+    bar.value = 100;
+    label.textContent = t('rebuilt', { total });
+    announce(label.textContent);
+  } catch (err) {
+    results.append(h('li.bad', err.message));
+  } finally {
+    $('#kb-rebuild').disabled = false;
+  }
+  if (name === current) { loadFiles(); loadInfo(); }
+}
+
+// showChunks lists a file's chunks, each editable and deletable. A change
+// re-indexes the file with its chunks as given (update_docs with docs), so
+// the next search sees it.
+async function showChunks(file) {
+  const kbName = current;
+  const list = $('#chunk-list');
+  $('#chunks-title').textContent = t('chunksOf', { file });
+  let docs;
+  try {
+    const data = await api.post('/knowledge_base/search_docs', { knowledge_base_name: kbName, file_name: file, query: '' });
+    docs = (Array.isArray(data) ? data : (data && data.data) || []).map((d) => ({ page_content: d.page_content || '', metadata: d.metadata || {} }));
+  } catch (err) {
+    app.toast(err.message);
     return;
   }
-  ul.replaceChildren(...files.map((f) => h('li.file',
-    icon('file'),
-    fileLink(f),
-    h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('delete')}: ${f}`, title: t('delete'), onclick: () => deleteFile(f) }, icon('trash')))));
+  const save = async (next) => {
+    try {
+      const res = await api.post('/knowledge_base/update_docs', { knowledge_base_name: kbName, file_names: [file], docs: { [file]: next } });
+      const failed = res && res.data && res.data.failed_files;
+      if (failed && Object.keys(failed).length) throw new Error(Object.values(failed).join('; '));
+      docs = next;
+      announce(t('saved'));
+      paint();
+      if (kbName === current) loadFiles();
+    } catch (err) {
+      app.toast(err.message);
+    }
+  };
+  const paint = () => {
+    list.replaceChildren(...docs.map((d, i) => {
+      const area = h('textarea', { rows: '4', 'aria-label': `${t('chunksOf', { file })} ${i + 1}` });
+      area.value = d.page_content;
+      return h('li.chunk',
+        area,
+        h('div.row',
+          h('button.btn.small.danger', { type: 'button', 'data-action': 'delete-chunk', onclick: () => save(docs.filter((_, j) => j !== i)) }, t('deleteChunk')),
+          h('button.btn.small.primary', { type: 'button', 'data-action': 'save-chunk', onclick: () => save(docs.map((x, j) => (j === i ? { ...x, page_content: area.value } : x))) }, t('saveChunk'))));
+    }));
+  };
+  paint();
+  const dlg = $('#chunks-dialog');
+  if (!dlg.open) dlg.showModal();
+}
+
+// fileSize is a byte count for people.
+function fileSize(n) {
+  if (!(n >= 0)) return '';
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+// fileDate is when a file was last indexed, in the interface's language.
+function fileDate(s) {
+  const d = new Date(s);
+  if (!s || Number.isNaN(d.getTime()) || d.getFullYear() < 2000) return '';
+  return d.toLocaleString(getLang() === 'zh' ? 'zh-CN' : 'en', { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+// loadFiles shows the current knowledge base's files as a table: size,
+// chunk count, when it was indexed, and whether it is searchable.
+async function loadFiles() {
+  const body = $('#kb-files');
+  let files = [];
+  try {
+    const data = await api.get(`/knowledge_base/list_files?knowledge_base_name=${encodeURIComponent(current)}&detail=true`);
+    const arr = Array.isArray(data) ? data : (data && data.data) || [];
+    files = arr.map((x) => (typeof x === 'string' ? { file_name: x } : x)).filter((x) => x.file_name);
+  } catch (err) {
+    body.replaceChildren(h('tr', h('td.form-error', { colspan: '6' }, err.message)));
+    return;
+  }
+  body.replaceChildren(...files.map((f) => {
+    const chunks = typeof f.docs_count === 'number' ? f.docs_count : null;
+    const ok = chunks === null || chunks > 0;
+    return h('tr.file',
+      h('td.name', h('span.file-cell', icon('file'), fileLink(f.file_name))),
+      h('td.num', fileSize(f.file_size)),
+      h('td.num', chunks === null ? '' : h('button.link', { type: 'button', 'data-chunks': f.file_name, 'aria-label': t('showChunks', { file: f.file_name }), onclick: () => showChunks(f.file_name) }, String(chunks))),
+      h('td.date', fileDate(f.update_time || f.file_mtime)),
+      h(`td.status${ok ? '' : '.bad'}`, ok ? t('fileIndexed') : t('fileNoChunks')),
+      h('td', h('button.btn.icon.small', { type: 'button', 'aria-label': `${t('delete')}: ${f.file_name}`, title: t('delete'), onclick: () => deleteFile(f.file_name) }, icon('trash'))));
+  }));
   $('#kb-files-empty').hidden = files.length > 0;
 }
 
@@ -247,6 +385,8 @@ export function initKB(a) {
   $('#kb-create').addEventListener('submit', createKB);
   $('#kb-delete').addEventListener('click', deleteKB);
   $('#kb-try').addEventListener('submit', tryQuery);
+  $('#kb-info-form').addEventListener('submit', saveInfo);
+  $('#kb-rebuild').addEventListener('click', rebuild);
   const input = $('#kb-file-input');
   input.addEventListener('change', () => { uploadFiles(input.files); input.value = ''; });
   const zone = $('#dropzone');

@@ -2,6 +2,7 @@
 // (#/ new chat, #/c/<id> a conversation, #/kb[/<name>] knowledge bases),
 // the language switch, the phone-sized sidebar and the status banners.
 
+import * as settings from './settings.js';
 import * as api from './api.js';
 import { h, $, $$ } from './dom.js';
 import { t, translate, getLang, setLang } from './i18n.js';
@@ -69,6 +70,12 @@ function paintExtractive() {
   $('#banner-extractive').hidden = !(m && m.extractive) || dismissed;
 }
 
+// engineName names an engine for the menu: the offline engine over a
+// folder says it searches local files, not the web.
+function engineName(e) {
+  return e.provider === 'local' ? `${e.name} (${t('localFiles')})` : e.name;
+}
+
 function paintEngines() {
   const sel = $('#opt-engine');
   const usable = app.engines.filter((e) => e.available);
@@ -76,7 +83,7 @@ function paintEngines() {
     app.settings.engine = (usable.find((e) => e.name === app.defaultEngine) || usable[0] || {}).name || '';
   }
   sel.replaceChildren(...app.engines.map((e) => h('option', { value: e.name, disabled: !e.available, title: e.reason || null },
-    e.available ? e.name : `${e.name} — ${e.reason || t('unavailable')}`)));
+    e.available ? engineName(e) : `${engineName(e)} — ${e.reason || t('unavailable')}`)));
   sel.value = app.settings.engine;
 }
 
@@ -232,7 +239,7 @@ app.conversationCreated = (conv) => {
   convs.refresh();
 };
 app.conversationsChanged = () => convs.refresh();
-app.newChat = () => { shownConv = null; chat.newConversation(); convs.highlight(); };
+app.newChat = () => { shownConv = null; settings.reset(); chat.newConversation(); convs.highlight(); };
 app.kbsChanged = async () => {
   try { await kb.loadKBs(); } catch { /* shown where it matters */ }
   paintKBPicker();
@@ -276,14 +283,16 @@ function relabel() {
   paintAuth();
 }
 
+// discover learns what the server offers from its listings, without
+// sending any request it would refuse: the knowledge-base chat is there
+// when the knowledge bases can be listed, the search chat when the search
+// engines can, and the mix on every mixchat server (the one serving this
+// page).
 async function discover() {
-  const [models, kbs, engines, mix, kbChat, searchChat] = await Promise.allSettled([
+  const [models, kbs, engines] = await Promise.allSettled([
     api.get('/server/list_models'),
     api.get('/knowledge_base/list_knowledge_bases'),
     api.get('/server/list_search_engines'),
-    api.available('/chat/mix_chat'),
-    api.available('/chat/knowledge_base_chat'),
-    api.available('/chat/search_engine_chat'),
   ]);
   if (models.status === 'rejected') throw models.reason;
   app.models = (models.value && models.value.data) || [];
@@ -292,17 +301,20 @@ async function discover() {
   // The knowledge bases the server searches when a request names none
   // (mixchat's "default" field; Chatchat lists names only).
   app.defaultKBs = app.features.kbManage && Array.isArray(kbs.value && kbs.value.default) ? kbs.value.default : [];
-  app.features.kb = app.features.kbManage && kbChat.value === true;
+  // The questions suggested for the default knowledge bases (their
+  // profile); none without one.
+  app.questions = app.features.kbManage && Array.isArray(kbs.value && kbs.value.questions) ? kbs.value.questions.filter((q) => typeof q === 'string' && q) : [];
+  app.features.kb = app.features.kbManage;
   if (engines.status === 'fulfilled') {
     // mixchat lists engines with their availability; Chatchat only names them.
     const v = engines.value || {};
     const list = Array.isArray(v.engines) ? v.engines : (Array.isArray(v) ? v : v.data || []);
-    app.engines = list.map((x) => (typeof x === 'string' ? { name: x, available: true } : { name: x.name, available: x.available !== false, reason: x.reason || '' }))
+    app.engines = list.map((x) => (typeof x === 'string' ? { name: x, available: true, provider: '' } : { name: x.name, available: x.available !== false, reason: x.reason || '', provider: x.provider || '' }))
       .filter((x) => x.name);
     app.defaultEngine = v.default || '';
   }
-  app.features.search = engines.status === 'fulfilled' && searchChat.value === true && app.engines.some((e) => e.available);
-  app.features.mix = mix.value === true;
+  app.features.search = engines.status === 'fulfilled' && app.engines.some((e) => e.available);
+  app.features.mix = true;
 }
 
 async function start() {
@@ -373,5 +385,6 @@ translate();
 chat.initChat(app);
 convs.initConversations(app);
 kb.initKB(app);
+settings.initSettings(app);
 wire();
 start();
