@@ -108,7 +108,7 @@ var (
 	reQNumKind  = regexp.MustCompile(`([0-9]{1,6}|[０-９]{1,6})\s*(\p{Han})`)
 	reQNameKind = regexp.MustCompile(`(\p{Han}{1,8})`)
 	reQEnglish  = regexp.MustCompile(`\b([A-Za-z]+)\.?\s+([0-9]+(?:\.[0-9]+)*|[IVXLCDM]+|[a-z]+(?:-[a-z]+)?)\b|(§+)\s*([0-9]+(?:\.[0-9]+)*)`)
-	reQOrdinal  = regexp.MustCompile(`(?i)\b([a-z]+(?:[- ][a-z]+)?|[0-9]+(?:st|nd|rd|th))\s+([a-z]+)\b`)
+	reQWord     = regexp.MustCompile(`[A-Za-z0-9]+(?:-[A-Za-z]+)?`)
 	reQNamedEn  = regexp.MustCompile(`\bthe\s+((?:[A-Z][a-z]+\s+){1,3})([A-Za-z]+)\b`)
 	reQDotted   = regexp.MustCompile(`(?:^|[^0-9.])([0-9]{1,4}(?:\.[0-9]{1,4})+)(?:[^0-9.]|$)`)
 	reQNextZH   = regexp.MustCompile(`(下|后)一(\p{Han})`)
@@ -260,22 +260,23 @@ func ParseAddress(q string, k Known) Address {
 			off = 0
 		}
 	}
-	for _, m := range reQOrdinal.FindAllStringSubmatchIndex(fq, -1) {
-		kind := strings.ToLower(fq[m[4]:m[5]])
-		if !k.isKind(kind) {
+	// An ordinal before a kind: the Fourteenth Amendment, 14th Amendment,
+	// the twenty first article.
+	words := reQWord.FindAllStringIndex(fq, -1)
+	for i := 0; i+1 < len(words); i++ {
+		kind := strings.ToLower(fq[words[i+1][0]:words[i+1][1]])
+		if !k.isKind(kind) || strings.TrimSpace(fq[words[i][1]:words[i+1][0]]) != "" {
 			continue
 		}
-		w := fq[m[2]:m[3]]
-		n, ord, ok := englishNumber(w)
-		if !ok || !ord {
-			// "the Fourteenth": try the last word alone.
-			if i := strings.LastIndexAny(w, " -"); i >= 0 {
-				n, ord, ok = englishNumber(w[i+1:])
-				m[2] += i + 1
+		start := words[i][0]
+		n, ord, ok := englishNumber(fq[start:words[i][1]])
+		if i > 0 && strings.TrimSpace(fq[words[i-1][1]:words[i][0]]) == "" {
+			if n2, ord2, ok2 := englishNumber(fq[words[i-1][0]:words[i][1]]); ok2 && ord2 {
+				n, ord, ok, start = n2, ord2, ok2, words[i-1][0]
 			}
 		}
 		if ok && ord && n > 0 {
-			addSpan(m[2], m[1], Label{Kind: kind, Num: n, Notation: Word})
+			addSpan(start, words[i+1][1], Label{Kind: kind, Num: n, Notation: Word})
 		}
 	}
 	for _, m := range reQEnglish.FindAllStringSubmatchIndex(fq, -1) {
