@@ -98,7 +98,7 @@ func TestAddressesResolveOnRealDocuments(t *testing.T) {
 	known := Known{Titles: TitlesOf(docs...), Kinds: KindsOf(docs...)}
 	tests := []struct {
 		q, doc, path string // path: the part's path, or "" for absent
-		absent           string
+		absent       string
 	}{
 		{"What does the First Amendment say?", "", "United States Constitution > Amendments > Amendment I", ""},
 		{"What does Amendment 4 say?", "", "United States Constitution > Amendments > Amendment IV", ""},

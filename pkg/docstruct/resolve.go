@@ -164,9 +164,11 @@ func find(scope *Part, step Label) (*Part, []*Part) {
 			}
 			next = append(next, p.Children...)
 		}
-		for _, p := range level {
-			if ofKind(p) && matches(p, step) {
-				return p, layer
+		for _, loose := range []bool{false, true} {
+			for _, p := range level {
+				if ofKind(p) && matches(p, step, loose) {
+					return p, layer
+				}
 			}
 		}
 		if len(layer) > 0 {
@@ -181,8 +183,10 @@ func find(scope *Part, step Label) (*Part, []*Part) {
 
 // matches reports whether p is the part step names: the same number and,
 // when step names one, the same name (a name the step's ends with:
-// "请问学而" names 学而) or the same heading.
-func matches(p *Part, step Label) bool {
+// "请问学而" names 学而) or the same heading. loose also takes a part's
+// name that starts with the step's, for headings that run a name on into
+// other words with no space ("未濟火水未濟…").
+func matches(p *Part, step Label, loose bool) bool {
 	if step.HasNumber() {
 		if len(step.Path) > 0 {
 			if !slices.Equal(p.Label.Path, step.Path) {
@@ -199,6 +203,7 @@ func matches(p *Part, step Label) bool {
 		switch {
 		case pn != "" && strings.HasSuffix(name, pn):
 		case ph != "" && (ph == name || strings.Contains(ph, name+" "+strings.ToLower(step.Kind))):
+		case loose && pn != "" && strings.HasPrefix(pn, name):
 		default:
 			return false
 		}
