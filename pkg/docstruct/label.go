@@ -71,6 +71,9 @@ func (l Label) String() string {
 		for i, n := range l.Path {
 			parts[i] = FormatNumber(n, Arabic)
 		}
+		if l.Kind != "" && !isCJKKind(l.Kind) {
+			return titleWord(l.Kind) + " " + strings.Join(parts, ".")
+		}
 		return strings.Join(parts, ".")
 	case l.Num > 0 && isCJKKind(l.Kind):
 		return "第" + FormatNumber(l.Num, Chinese) + l.Kind
@@ -233,7 +236,7 @@ func parseLabelAt(s string, heading bool, p *Profile) (Label, int, bool) {
 			return Label{Num: n, Notation: nt, form: notationForm(nt) + "、"}, len(m[0]), true
 		}
 	}
-	if m := reNumDot.FindStringSubmatch(s); m != nil && !heading {
+	if m := reNumDot.FindStringSubmatch(s); m != nil {
 		if l, ok := enumeration(m[1], m[2]); ok {
 			return l, len(m[1]) + len(m[2]), true
 		}

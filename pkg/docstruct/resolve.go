@@ -85,7 +85,13 @@ func ResolveRelative(d *Doc, from *Part, a Address) Result {
 			if a.Relative < 0 && i-1 >= 0 {
 				return Result{Part: kinds[i-1]}
 			}
-			return Result{Absent: &Absent{Doc: d.Title, Want: Label{Kind: a.RelativeKind}}}
+			want := Label{Kind: a.RelativeKind}
+			if i >= 0 {
+				want = kinds[i].Label
+				want.Num += a.Relative
+				want.Path, want.Name = nil, ""
+			}
+			return Result{Absent: absent(d, d.Root, want, kinds)}
 		}
 	}
 	var same []*Part
