@@ -131,6 +131,9 @@ var (
 	reQuote  = regexp.MustCompile(`^ {0,3}>[ \t]?`)
 )
 
+// maxDepth bounds the depth of the tree of parts.
+const maxDepth = 12
+
 // maxHeadingRunes is the longest line of plain text that may be a heading.
 const maxHeadingRunes = 40
 
@@ -172,6 +175,11 @@ func Parse(title, txt string, f Format, p *Profile) *Doc {
 					break
 				}
 			}
+		}
+		if len(stack) > maxDepth {
+			// Nesting this deep is no document's: keep the tree (and the
+			// work of finding a part's level) bounded.
+			stack = stack[:maxDepth]
 		}
 		parent := stack[len(stack)-1]
 		part.Parent = parent
