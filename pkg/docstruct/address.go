@@ -104,6 +104,7 @@ func (a Address) Follow(prev Address) Address {
 
 var (
 	reBookTitle = regexp.MustCompile(`《([^《》]{1,60})》`)
+	reQDiDotted = regexp.MustCompile(`第\s*([0-9]{1,4}(?:\.[0-9]{1,4})+)\s*(\p{Han})`)
 	reQDi       = regexp.MustCompile(`第\s*(` + numClass + `)\s*(\p{Han})`)
 	reQNumKind  = regexp.MustCompile(`([0-9]{1,6}|[０-９]{1,6})\s*(\p{Han})`)
 	reQNameKind = regexp.MustCompile(`(\p{Han}{1,8})`)
@@ -131,7 +132,7 @@ type span struct {
 // labels in any notation ("第三十六条", "36条", "Article I, Section 8",
 // "the Fourteenth Amendment", "Amendment IV", "1.3", "学而篇第三章"), the
 // profile's named positions ("九二") and names before a classifier
-// ("乾卦"); and relative forms ("下一条", "the next one"). A question that
+// ("学而篇"); and relative forms ("下一条", "the next one"). A question that
 // names nothing gives the zero Address.
 func ParseAddress(q string, k Known) Address {
 	if len(q) > 4096 {
@@ -211,6 +212,15 @@ func ParseAddress(q string, k Known) Address {
 			}
 		}
 	}
+	for _, m := range reQDiDotted.FindAllStringSubmatchIndex(fq, -1) {
+		// 第 4.2 节
+		var path []int
+		for _, c := range strings.Split(fq[m[2]:m[3]], ".") {
+			n, _ := arabicNumber(c)
+			path = append(path, n)
+		}
+		addSpan(m[0], m[1], Label{Kind: fq[m[4]:m[5]], Num: path[len(path)-1], Path: path, Notation: Arabic})
+	}
 	for _, m := range reQDi.FindAllStringSubmatchIndex(fq, -1) {
 		kind := fq[m[4]:m[5]]
 		if strings.Contains(notKinds, kind) {
@@ -229,7 +239,7 @@ func ParseAddress(q string, k Known) Address {
 			addSpan(m[0], m[1], Label{Kind: kind, Num: n, Notation: Arabic})
 		}
 	}
-	// Names before a classifier: 学而篇, 乾卦.
+	// Names before a classifier: 学而篇, 总则章.
 	for _, m := range reQNameKind.FindAllStringIndex(fq, -1) {
 		run := fq[m[0]:m[1]]
 		for off := 0; off < len(run); {

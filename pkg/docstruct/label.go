@@ -71,7 +71,10 @@ func (l Label) String() string {
 		for i, n := range l.Path {
 			parts[i] = FormatNumber(n, Arabic)
 		}
-		if l.Kind != "" && !isCJKKind(l.Kind) {
+		if isCJKKind(l.Kind) {
+			return "第" + strings.Join(parts, ".") + l.Kind
+		}
+		if l.Kind != "" {
 			return titleWord(l.Kind) + " " + strings.Join(parts, ".")
 		}
 		return strings.Join(parts, ".")
@@ -114,7 +117,7 @@ var StructuralWords = []string{
 }
 
 var (
-	// 第N+one CJK classifier: 第三十六条, 第 36 条, 第一卦.
+	// 第N+one CJK classifier: 第三十六条, 第 36 条, 第一回.
 	reDi = regexp.MustCompile(`^第\s*(` + numClass + `)\s*(\p{Han})`)
 	// NAME(+classifier)第N as a whole heading: 学而篇第一.
 	reNamedDi = regexp.MustCompile(`^(\p{Han}{1,12}?)\s*第\s*(` + numClass + `)$`)
@@ -128,6 +131,7 @@ var (
 	reParen    = regexp.MustCompile(`^[(（]\s*(` + numClass + `|[a-zA-Z]|[ivxlcdm]+)\s*[)）]`)
 	reCNComma  = regexp.MustCompile(`^(` + numClass + `)\s*[、．]`)
 	reNumDot   = regexp.MustCompile(`^([0-9]{1,4}|[０-９]{1,4}|[a-z]|[ivxlcdm]{1,6})([.)．])(?:\s|$)`)
+	reNumSpace = regexp.MustCompile(`^([0-9]{1,3})[ \t　]+[^\s0-9]`)
 	reBookMark = regexp.MustCompile(`^《[^》]{1,40}》\s*`)
 )
 
@@ -241,6 +245,12 @@ func parseLabelAt(s string, heading bool, p *Profile) (Label, int, bool) {
 			return l, len(m[1]) + len(m[2]), true
 		}
 	}
+	if m := reNumSpace.FindStringSubmatch(s); m != nil && heading {
+		// A numbered heading: "4 Scope".
+		if n, ok := arabicNumber(m[1]); ok && n > 0 {
+			return Label{Num: n, Notation: Arabic, form: "1 "}, len(m[1]), true
+		}
+	}
 	return Label{}, 0, false
 }
 
@@ -312,7 +322,7 @@ func splitClassifier(s string, p *Profile) (name, kind string) {
 }
 
 // firstField is the name that follows a heading's label: "总则" in
-// "第一章 总则", "乾" in "第一卦乾 乾為天".
+// "第一章 总则", "王熙凤" in "第十二回 王熙凤 毒设相思局".
 func firstField(rest string) string {
 	rest = strings.TrimLeft(rest, " 　:：、.．-—")
 	f := strings.FieldsFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || r == '　' })

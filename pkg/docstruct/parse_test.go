@@ -95,3 +95,41 @@ func TestDistinctive(t *testing.T) {
 		}
 	}
 }
+
+func TestDottedSectionsResolve(t *testing.T) {
+	md := "# 文后参考文献著录规则\n\n## 4 著录项目\n\n### 4.1 专著\n\n专著的项目。\n\n### 4.2 连续出版物\n\n连续出版物的项目。\n\n## 5 著录格式\n"
+	d := Parse("gbt.md", md, Markdown, nil)
+	known := Known{Titles: TitlesOf(d), Kinds: KindsOf(d)}
+	for _, q := range []string{"第 4.2 节是什么？", "4.2 讲了什么", "第4.2节"} {
+		r := Resolve(d, ParseAddress(q, known))
+		if r.Part == nil || !strings.HasPrefix(r.Part.Heading, "4.2") {
+			t.Errorf("%q: %v", q, partPath(r))
+		}
+	}
+	r := Resolve(d, ParseAddress("第 4.7 节", known))
+	if r.Absent == nil {
+		t.Fatalf("4.7: %v, want absent", partPath(r))
+	}
+	if got, want := r.Absent.Sentence("zh"), "《文后参考文献著录规则》没有第4.7节；其节从第4.1节到第4.2节。"; got != want {
+		t.Errorf("4.7: %q, want %q", got, want)
+	}
+}
+
+// TestParseWorkIsBounded parses a large text whose every line is a label of
+// a new kind: the tree's depth is bounded, and so is the work.
+func TestParseWorkIsBounded(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 20000; i++ {
+		b.WriteString("第一")
+		b.WriteRune(rune(0x4e00 + 500 + i%5000))
+		b.WriteString("：内容\n")
+	}
+	d := Parse("big.txt", b.String(), Text, nil)
+	deepest := 0
+	for _, p := range d.Parts() {
+		deepest = max(deepest, p.Depth)
+	}
+	if deepest > maxDepth+1 {
+		t.Errorf("depth %d", deepest)
+	}
+}

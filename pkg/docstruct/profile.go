@@ -16,7 +16,7 @@ import (
 
 // Profile is what one domain adds to the general reading of structure, as
 // data (JSON; docs/structure.md describes the format): names for the
-// kinds of its parts, named positions ("九二" is the second 爻), the forms
+// kinds of its parts, named positions ("序言" is the part numbered 0, "末章" the last chapter), the forms
 // of its headings and file names, its classifiers, the persona a model
 // speaks as and the example questions a client suggests. A profile only
 // adds names: documents are read the same way with or without one.
@@ -26,17 +26,17 @@ type Profile struct {
 	// Description says what documents it is for.
 	Description string `json:"description,omitempty"`
 	// Kinds names the kinds of parts a question may ask for by name, each
-	// with the other names it goes by ("彖" also "彖传", "彖辞").
+	// with the other names it goes by ("注" also "注释", "注解").
 	Kinds []KindName `json:"kinds,omitempty"`
 	// Positions are parts named rather than numbered: a name (with its
 	// other names) that stands for a kind and a number.
 	Positions []Position `json:"positions,omitempty"`
 	// Classifiers are characters that follow a name to say what it names
-	// ("乾卦": 卦), so "乾卦" addresses the part named 乾 of kind 卦.
+	// ("学而篇": 篇), so "学而篇" addresses the part named 学而 of kind 篇.
 	Classifiers []string `json:"classifiers,omitempty"`
 	// HeadingForms and FileNameForms are the forms of the domain's
 	// headings and file names, with N for a number and NAME for a part's
-	// name ("第N卦NAME", "彖传上-NAME").
+	// name ("第N回NAME", "注释-NAME").
 	HeadingForms  []string `json:"heading_forms,omitempty"`
 	FileNameForms []string `json:"file_name_forms,omitempty"`
 	// Persona is who a model speaks as over these documents.
@@ -148,7 +148,7 @@ func (p *Profile) Validate() error {
 	return errors.Join(errs...)
 }
 
-// formRegexp turns a form ("彖传上-NAME", "第N卦NAME") into a pattern with
+// formRegexp turns a form ("注释-NAME", "第N回NAME") into a pattern with
 // the groups name and num.
 func formRegexp(f string) *regexp.Regexp {
 	var b strings.Builder
@@ -172,8 +172,8 @@ func formRegexp(f string) *regexp.Regexp {
 }
 
 // MatchFileName reads a file name (without folder and extension) by the
-// profile's file-name forms: the part's name and number it gives ("彖传上-乾"
-// → name 乾), ok false when no form fits.
+// profile's file-name forms: the part's name and number it gives ("注释-学而"
+// → name 学而), ok false when no form fits.
 func (p *Profile) MatchFileName(name string) (partName string, num int, ok bool) {
 	if p == nil {
 		return "", 0, false
@@ -223,7 +223,7 @@ func (p *Profile) isClassifier(c string) bool {
 	return p != nil && slices.ContainsFunc(p.Classifiers, func(x string) bool { return text.Fold(x) == text.Fold(c) })
 }
 
-// KindOf returns the kind a name stands for ("彖传" → "彖"), or "".
+// KindOf returns the kind a name stands for ("注释" → "注"), or "".
 func (p *Profile) KindOf(name string) string {
 	if p == nil {
 		return ""

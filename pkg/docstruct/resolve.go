@@ -116,16 +116,25 @@ func ResolveRelative(d *Doc, from *Part, a Address) Result {
 // first, the first in document order. layer is the parts the step was
 // looked for among, for an absent part's range.
 func find(scope *Part, step Label) (*Part, []*Part) {
-	if len(step.Path) > 0 && step.Kind == "" {
-		// 1.3: a part labelled 1.3, else the parts numbered 1 then 3.
-		var hit *Part
+	if len(step.Path) > 0 {
+		// 1.3: a part labelled 1.3 (of the step's kind, if the scope
+		// uses it), else the parts numbered 1 then 3.
+		var hit, anyKind *Part
 		scope.Walk(func(p *Part) bool {
 			if p != scope && slices.Equal(p.Label.Path, step.Path) {
-				hit = p
-				return false
+				if anyKind == nil {
+					anyKind = p
+				}
+				if step.Kind == "" || SameKind(p.Label.Kind, step.Kind) {
+					hit = p
+					return false
+				}
 			}
 			return true
 		})
+		if hit == nil {
+			hit = anyKind
+		}
 		if hit != nil {
 			return hit, nil
 		}
@@ -267,7 +276,9 @@ func (a *Absent) Sentence(lang string) string {
 	}
 	as := func(l Label) Label {
 		out := Label{Kind: kind, Num: l.Num, Name: l.Name, Notation: nt}
-		if kind == "" && len(l.Path) > 0 {
+		if kind == "" || len(a.Want.Path) > 0 {
+			// Dotted numbers are written whole where the question
+			// wrote one, or no kind names them.
 			out.Path = l.Path
 		}
 		return out
