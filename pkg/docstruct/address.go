@@ -168,7 +168,7 @@ func ParseAddress(q string, k Known) Address {
 		}
 	}
 	// Relative forms.
-	if m := reQNextZH.FindStringSubmatchIndex(fq); m != nil {
+	if m := reQNextZH.FindStringSubmatchIndex(fq); m != nil && k.isKind(fq[m[4]:m[5]]) {
 		a.Relative, a.RelativeKind = 1, fq[m[4]:m[5]]
 		fq = blank(fq, m[0], m[1])
 	} else if m := reQPrevZH.FindStringSubmatchIndex(fq); m != nil && k.isKind(fq[m[4]:m[5]]) {

@@ -159,3 +159,19 @@ func TestAbsentSentence(t *testing.T) {
 		t.Error("Lang")
 	}
 }
+
+func TestKindsAcrossLanguages(t *testing.T) {
+	md := "# Model Code\n\n## Article I\n\n### Section 1\n\nOne.\n\n### Section 2\n\nTwo.\n\n## Article II\n\nThree.\n"
+	d := Parse("code.md", md, Markdown, nil)
+	known := Known{Titles: TitlesOf(d), Kinds: KindsOf(d)}
+	r := Resolve(d, ParseAddress("Model Code 第一条第二节是什么？", known))
+	if r.Part == nil || strings.Join(r.Part.Path(), " > ") != "Model Code > Article I > Section 2" {
+		t.Errorf("第一条第二节: %v", partPath(r))
+	}
+	if !SameKind("Article", "条") || SameKind("条", "章") {
+		t.Error("SameKind")
+	}
+	if a := ParseAddress("下一步怎么办？", known); a.Relative != 0 {
+		t.Errorf("下一步: relative %d", a.Relative)
+	}
+}

@@ -45,9 +45,28 @@ func (l Label) IsZero() bool {
 func (l Label) HasNumber() bool { return l.Num > 0 || len(l.Path) > 0 }
 
 // SameKind reports whether two kinds are the same, ignoring case and the
-// difference between traditional and simplified characters.
+// difference between traditional and simplified characters, and taking
+// the usual Chinese classifier of an English structural word as that word
+// (kindPairs: 条 is an article, 节 a section, 章 a chapter).
 func SameKind(a, b string) bool {
-	return strings.EqualFold(text.Fold(a), text.Fold(b))
+	fa, fb := strings.ToLower(text.Fold(a)), strings.ToLower(text.Fold(b))
+	if fa == fb {
+		return true
+	}
+	for _, p := range kindPairs {
+		if (fa == p[0] && fb == p[1]) || (fa == p[1] && fb == p[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// kindPairs are English structural words and the Chinese classifier that
+// translates each, so a question in one language finds a part labelled in
+// the other ("美国宪法第一条" for Article I).
+var kindPairs = [][2]string{
+	{"article", "条"}, {"section", "节"}, {"chapter", "章"}, {"clause", "款"}, {"volume", "卷"},
+	{"paragraph", "段"}, {"item", "项"}, {"part", "编"},
 }
 
 // style is what parts of one list level share: the kind, or the form of a
