@@ -379,16 +379,10 @@ func wordBounded(s string, i, j int) bool {
 	return (i == 0 || !isWord(s[i-1]) || !isWord(s[i])) && (j == len(s) || !isWord(s[j]) || !isWord(s[j-1]))
 }
 
+// names is a title and its aliases (Doc.Aliases hold the distinctive
+// part, Distinguish makes it unique in the knowledge base).
 func (k Known) names(t Title) []string {
-	out := append([]string{t.Title}, t.Aliases...)
-	titles := make([]string, len(k.Titles))
-	for i, x := range k.Titles {
-		titles[i] = x.Title
-	}
-	if d := Distinctive(t.Title, titles); d != "" {
-		out = append(out, d)
-	}
-	return out
+	return append([]string{t.Title}, t.Aliases...)
 }
 
 // isKind reports whether w names a kind of part: one the documents use,

@@ -71,6 +71,15 @@ func TestDemoProfileResolvesALine(t *testing.T) {
 	if r.Part == nil || r.Part.Label.Kind != "爻" || r.Part.Label.Num != 2 || r.Part.Parent.Label.Num != 1 || r.Part.Parent.Label.Kind != "卦" {
 		t.Errorf("乾卦的九二: %+v", partPath(r))
 	}
+	// A line asked for by the other name of its position.
+	if r := Resolve(d, ParseAddress("坤卦的九二", known)); r.Part == nil || r.Renamed != "九二" || r.Part.Label.Name != "六二" {
+		t.Errorf("坤卦的九二: %v renamed %q", partPath(r), r.Renamed)
+	}
+	for _, q := range []string{"乾卦的九二", "坤卦的第二爻", "坤卦的二爻"} {
+		if r := Resolve(d, ParseAddress(q, known)); r.Part == nil || r.Renamed != "" {
+			t.Errorf("%s: %v renamed %q", q, partPath(r), r.Renamed)
+		}
+	}
 	// A hexagram the text does not have.
 	if r := Resolve(d, ParseAddress("第六十五卦", known)); r.Absent == nil || r.Absent.Sentence("zh") != "《周易全文（上）》没有第六十五卦；其卦从第一卦到第六十四卦。" {
 		t.Errorf("第六十五卦: %+v", partPath(r))

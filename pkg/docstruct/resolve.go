@@ -14,6 +14,11 @@ type Result struct {
 	// Absent says what the document lacks and what it has instead; nil
 	// when Part is set.
 	Absent *Absent
+	// Renamed is the name the question gave the part when the part is
+	// labelled with another name and the question's labels other parts of
+	// its kind (a profile's position has both names: asked for as 九二,
+	// the part found is labelled 六二), "" otherwise.
+	Renamed string
 }
 
 // Absent is a part a document does not have: the document, the part
@@ -48,7 +53,23 @@ func Resolve(d *Doc, a Address) Result {
 		}
 		scope = p
 	}
-	return Result{Part: scope}
+	res := Result{Part: scope}
+	if n := len(a.Steps); n > 0 {
+		asked, has := text.Fold(a.Steps[n-1].Name), text.Fold(scope.Label.Name)
+		if asked != "" && has != "" && a.Steps[n-1].HasNumber() && asked != has {
+			// Only a name that labels parts elsewhere is another
+			// part's name ("九二" labels other hexagrams' second lines;
+			// "第二爻" labels none).
+			d.Root.Walk(func(p *Part) bool {
+				if SameKind(p.Label.Kind, scope.Label.Kind) && text.Fold(p.Label.Name) == asked {
+					res.Renamed = a.Steps[n-1].Name
+					return false
+				}
+				return true
+			})
+		}
+	}
+	return res
 }
 
 // ResolveRelative resolves a relative address ("下一条", "the next one")
