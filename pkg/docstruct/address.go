@@ -88,6 +88,12 @@ func (a Address) Follow(prev Address) Address {
 		out.Steps = slices.Clone(prev.Steps)
 	default:
 		first := a.Steps[0]
+		for _, s := range a.Steps {
+			if !s.soft {
+				first = s
+				break
+			}
+		}
 		for i, s := range prev.Steps {
 			if first.Kind != "" && SameKind(s.Kind, first.Kind) || (first.Kind == "" && len(first.Path) > 0 && len(s.Path) > 0) {
 				out.Steps = append(slices.Clone(prev.Steps[:i]), a.Steps...)
@@ -105,11 +111,12 @@ func (a Address) Follow(prev Address) Address {
 var (
 	reBookTitle = regexp.MustCompile(`《([^《》]{1,60})》`)
 	reQDiDotted = regexp.MustCompile(`第\s*([0-9]{1,4}(?:\.[0-9]{1,4})+)\s*(\p{Han})`)
+	reQNameDi   = regexp.MustCompile(`(\p{Han}{1,8})第\s*` + numClass)
 	reQDi       = regexp.MustCompile(`第\s*(` + numClass + `)\s*(\p{Han})`)
 	reQNumKind  = regexp.MustCompile(`([0-9]{1,6}|[０-９]{1,6})\s*(\p{Han})`)
 	reQNameKind = regexp.MustCompile(`(\p{Han}{1,8})`)
-	reQEnglish  = regexp.MustCompile(`\b([A-Za-z]+)\.?\s+([0-9]+(?:\.[0-9]+)*|[IVXLCDM]+|[a-z]+(?:-[a-z]+)?)\b|(§+)\s*([0-9]+(?:\.[0-9]+)*)`)
-	reQWord     = regexp.MustCompile(`[A-Za-z0-9]+(?:-[A-Za-z]+)?`)
+	reQSection  = regexp.MustCompile(`§+\s*([0-9]+(?:\.[0-9]+)*)`)
+	reQWord     = regexp.MustCompile(`[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)*`)
 	reQNamedEn  = regexp.MustCompile(`\bthe\s+((?:[A-Z][a-z]+\s+){1,3})([A-Za-z]+)\b`)
 	reQDotted   = regexp.MustCompile(`(?:^|[^0-9.])([0-9]{1,4}(?:\.[0-9]{1,4})+)(?:[^0-9.]|$)`)
 	reQNextZH   = regexp.MustCompile(`(下|后)一(\p{Han})`)
@@ -117,6 +124,9 @@ var (
 	reQNextEN   = regexp.MustCompile(`(?i)\b(next|following)\b(?:\s+([a-z]+))?`)
 	reQPrevEN   = regexp.MustCompile(`(?i)\b(previous|preceding)\b(?:\s+([a-z]+))?`)
 )
+
+// multiKinds are kinds of more than one character that follow 第N.
+var multiKinds = []string{"部分", "修正案"}
 
 // notKinds are characters that follow 第N without naming a kind.
 const notKinds = "的之是个年月日号时時天次名位种種和与或"
@@ -140,9 +150,20 @@ func ParseAddress(q string, k Known) Address {
 	}
 	fq := text.Fold(q)
 	var a Address
+	var bookPart *Label
 	blank := func(s string, i, j int) string { return s[:i] + strings.Repeat(" ", j-i) + s[j:] }
 	if m := reBookTitle.FindStringSubmatchIndex(fq); m != nil {
 		name := strings.TrimSpace(fq[m[2]:m[3]])
+		if i := strings.IndexAny(name, "·・:："); i > 0 {
+			// 《论语·学而》: the book and a part of it by name.
+			if t, ok := k.lookup(name[:i]); ok {
+				_, n := utf8.DecodeRuneInString(name[i:])
+				if part := strings.TrimSpace(name[i+n:]); part != "" {
+					bookPart = &Label{Name: part, soft: true}
+				}
+				name = t
+			}
+		}
 		if t, ok := k.lookup(name); ok {
 			a.Doc, a.DocKnown = t, true
 		} else {
@@ -223,6 +244,11 @@ func ParseAddress(q string, k Known) Address {
 	}
 	for _, m := range reQDi.FindAllStringSubmatchIndex(fq, -1) {
 		kind := fq[m[4]:m[5]]
+		for _, mk := range multiKinds {
+			if strings.HasPrefix(fq[m[4]:], mk) {
+				kind, m[1] = mk, m[4]+len(mk)
+			}
+		}
 		if strings.Contains(notKinds, kind) {
 			continue
 		}
@@ -289,19 +315,25 @@ func ParseAddress(q string, k Known) Address {
 			addSpan(start, words[i+1][1], Label{Kind: kind, Num: n, Notation: Word})
 		}
 	}
-	for _, m := range reQEnglish.FindAllStringSubmatchIndex(fq, -1) {
-		if m[6] >= 0 {
-			if l, ok := kindNumber("section", fq[m[8]:m[9]]); ok {
-				addSpan(m[0], m[1], l)
-			}
-			continue
-		}
-		kind := strings.ToLower(fq[m[2]:m[3]])
-		if !k.isKind(kind) {
-			continue
-		}
-		if l, ok := kindNumber(kind, fq[m[4]:m[5]]); ok {
+	// Kind N: Article I, Section 8, Amendment 4, Article Four, § 12.
+	for _, m := range reQSection.FindAllStringSubmatchIndex(fq, -1) {
+		if l, ok := kindNumber("section", fq[m[2]:m[3]]); ok {
 			addSpan(m[0], m[1], l)
+		}
+	}
+	for i := 0; i+1 < len(words); i++ {
+		kind := strings.ToLower(fq[words[i][0]:words[i][1]])
+		if !k.isKind(kind) || strings.Trim(fq[words[i][1]:words[i+1][0]], " .") != "" {
+			continue
+		}
+		num := fq[words[i+1][0]:words[i+1][1]]
+		if r, _ := utf8.DecodeRuneInString(num); r >= 'a' && r <= 'z' {
+			if _, ok := romanNumber(num); ok {
+				continue // "part i" is too likely a word
+			}
+		}
+		if l, ok := kindNumber(kind, num); ok {
+			addSpan(words[i][0], words[i+1][1], l)
 		}
 	}
 	for _, m := range reQNamedEn.FindAllStringSubmatchIndex(fq, -1) {
@@ -318,7 +350,21 @@ func ParseAddress(q string, k Known) Address {
 		}
 		addSpan(m[2], m[3], Label{Num: path[len(path)-1], Path: path, Notation: Arabic})
 	}
+	// A name right before 第N (为政第二章): a part named so, if there is one.
+	for _, m := range reQNameDi.FindAllStringSubmatchIndex(fq, -1) {
+		name := fq[m[2]:m[3]]
+		if i := strings.LastIndexAny(name, "的之是在"); i >= 0 {
+			_, n := utf8.DecodeRuneInString(name[i:])
+			name = name[i+n:]
+		}
+		if utf8.RuneCountInString(name) >= 2 && !taken(m[3]-len(name), m[3]) {
+			addSpan(m[3]-len(name), m[3], Label{Name: name, soft: true})
+		}
+	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	if bookPart != nil {
+		a.Steps = append(a.Steps, *bookPart)
+	}
 	for i, s := range spans {
 		a.Steps = append(a.Steps, s.l)
 		// "Section 8 of Article I" names the inner part first.

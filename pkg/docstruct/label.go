@@ -34,6 +34,9 @@ type Label struct {
 	// form tells enumerations apart ("(1)", "(a)", "一、", "1."), so that a
 	// list inside a list nests; "" for other labels.
 	form string
+	// soft marks an address step that may name no part (a name before
+	// 第N, which may be the document's own): Resolve skips it then.
+	soft bool
 }
 
 // IsZero reports whether the label names nothing.
@@ -66,7 +69,7 @@ func SameKind(a, b string) bool {
 // the other ("美国宪法第一条" for Article I).
 var kindPairs = [][2]string{
 	{"article", "条"}, {"section", "节"}, {"chapter", "章"}, {"clause", "款"}, {"volume", "卷"},
-	{"paragraph", "段"}, {"item", "项"}, {"part", "编"},
+	{"paragraph", "段"}, {"item", "项"}, {"part", "编"}, {"part", "部分"}, {"amendment", "修正案"},
 }
 
 // style is what parts of one list level share: the kind, or the form of a
@@ -199,6 +202,11 @@ func parseLabelAt(s string, heading bool, p *Profile) (Label, int, bool) {
 	if m := reDi.FindStringSubmatchIndex(s); m != nil {
 		num, nt, ok := ParseNumber(s[m[2]:m[3]])
 		kind := s[m[4]:m[5]]
+		for _, mk := range multiKinds {
+			if strings.HasPrefix(s[m[4]:], mk) {
+				kind, m[5] = mk, m[4]+len(mk)
+			}
+		}
 		if ok && !strings.Contains(notKinds, kind) {
 			l := Label{Kind: kind, Num: num, Notation: nt}
 			end := m[5]

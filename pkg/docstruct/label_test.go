@@ -21,7 +21,7 @@ func TestParseLabel(t *testing.T) {
 		{"第一章 总则", true, true, "章", 1, nil, "总则"},
 		{"第十二回 王熙凤毒设相思局", true, true, "回", 12, nil, "王熙凤毒设相思局"},
 		{"《易經》第一卦乾 乾為天 乾上乾下", true, true, "卦", 1, nil, "乾"},
-		{"第二部分", true, true, "部", 2, nil, "分"},
+		{"第二部分 总则", true, true, "部分", 2, nil, "总则"},
 		{"学而篇第一", true, true, "篇", 1, nil, "学而"},
 		{"卫灵公篇第十五", true, true, "篇", 15, nil, "卫灵公"},
 		{"学而第一", true, true, "", 1, nil, "学而"},

@@ -48,6 +48,9 @@ func Resolve(d *Doc, a Address) Result {
 	scope := d.Root
 	for _, step := range a.Steps {
 		p, layer := find(scope, step)
+		if p == nil && step.soft {
+			continue
+		}
 		if p == nil {
 			return Result{Absent: absent(d, scope, step, layer)}
 		}
