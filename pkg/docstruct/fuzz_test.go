@@ -38,6 +38,11 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		known := Known{Titles: TitlesOf(d), Kinds: KindsOf(d), Profile: fuzzProfile}
+		if len(txt) > 8 {
+			if p, ok := d.Locate(txt[len(txt)/2:]); ok && (p.Start > len(txt) || p.End > len(txt)) {
+				t.Fatalf("Locate: part out of range")
+			}
+		}
 		for _, line := range strings.SplitN(txt, "\n", 8) {
 			a := ParseAddress(line, known)
 			r := Resolve(d, a)

@@ -434,3 +434,39 @@ func Distinguish(docs []*Doc) {
 		d.Aliases = keep
 	}
 }
+
+// Locate finds the part that holds a passage (a quoted phrase): the
+// deepest part whose text holds its first occurrence, matched as written,
+// then traditional and simplified characters alike, then ignoring
+// punctuation and spaces. ok is false when the document does not hold it.
+func (d *Doc) Locate(passage string) (p *Part, ok bool) {
+	passage = strings.TrimSpace(passage)
+	if passage == "" {
+		return nil, false
+	}
+	if i := strings.Index(d.Text, passage); i >= 0 {
+		return d.At(i), true
+	}
+	// Compare letters only, folded, mapping back to byte offsets.
+	var letters []rune
+	var offs []int
+	for i, r := range d.Text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			letters = append(letters, unicode.ToLower(text.FoldRune(r)))
+			offs = append(offs, i)
+		}
+	}
+	var want []rune
+	for _, r := range passage {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			want = append(want, unicode.ToLower(text.FoldRune(r)))
+		}
+	}
+	if len(want) == 0 {
+		return nil, false
+	}
+	if i := strings.Index(string(letters), string(want)); i >= 0 {
+		return d.At(offs[utf8.RuneCountInString(string(letters)[:i])]), true
+	}
+	return nil, false
+}

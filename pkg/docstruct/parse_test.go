@@ -133,3 +133,21 @@ func TestParseWorkIsBounded(t *testing.T) {
 		t.Errorf("depth %d", deepest)
 	}
 }
+
+func TestLocate(t *testing.T) {
+	d := Parse("某某共和国示例法.txt", law, Text, nil)
+	for _, tt := range []struct{ passage, want string }{
+		{"第二项事项", "二"},
+		{"本章的規定", "第三条"},   // traditional characters
+		{"为了示例 制定本法", "第一条"}, // punctuation and spaces ignored
+		{"嵌套的项", "a"},
+	} {
+		p, ok := d.Locate(tt.passage)
+		if !ok || p.Label.String() != tt.want {
+			t.Errorf("Locate(%q) = %v, %v; want %s", tt.passage, p, ok, tt.want)
+		}
+	}
+	if _, ok := d.Locate("没有这句话"); ok {
+		t.Error("Locate found a passage the text does not hold")
+	}
+}
