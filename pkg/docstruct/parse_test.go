@@ -138,7 +138,7 @@ func TestLocate(t *testing.T) {
 	d := Parse("某某共和国示例法.txt", law, Text, nil)
 	for _, tt := range []struct{ passage, want string }{
 		{"第二项事项", "二"},
-		{"本章的規定", "第三条"},   // traditional characters
+		{"本章的規定", "第三条"},     // traditional characters
 		{"为了示例 制定本法", "第一条"}, // punctuation and spaces ignored
 		{"嵌套的项", "a"},
 	} {
