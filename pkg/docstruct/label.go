@@ -157,6 +157,9 @@ var (
 	reBookMark = regexp.MustCompile(`^《[^》]{1,40}》\s*`)
 )
 
+// maxLabelBytes is how much of a line's start a label is looked for in.
+const maxLabelBytes = 240
+
 // labelSep is what may follow a label at the start of a paragraph.
 func labelSep(rest string) bool {
 	if rest == "" {
@@ -179,6 +182,14 @@ func ParseLabel(line string, heading bool, p *Profile) (l Label, n int, ok bool)
 	if m := reBookMark.FindString(trimmed); m != "" && heading {
 		off += len(m)
 		trimmed = trimmed[len(m):]
+	}
+	// A label is at the start: reading a long paragraph's head is enough.
+	if len(trimmed) > maxLabelBytes {
+		cut := maxLabelBytes
+		for cut > 0 && !utf8.RuneStart(trimmed[cut]) {
+			cut--
+		}
+		trimmed = trimmed[:cut]
 	}
 	l, n, ok = parseLabelAt(trimmed, heading, p)
 	if !ok {

@@ -350,9 +350,9 @@ func lastButOne(s string) rune {
 }
 
 // stripInline drops Markdown emphasis and code marks from a heading.
-func stripInline(s string) string {
-	return strings.NewReplacer("**", "", "__", "", "`", "").Replace(s)
-}
+func stripInline(s string) string { return inlineMarks.Replace(s) }
+
+var inlineMarks = strings.NewReplacer("**", "", "__", "", "`", "")
 
 // stripInlineStart drops emphasis marks at the start of a paragraph, so
 // "**Section 2.** …" reads its label.

@@ -224,3 +224,24 @@ func ordinalWord(n int) string {
 	}
 	return enTens[n/10] + "-" + enOrdOnes[n%10]
 }
+
+func BenchmarkParseConstitution(b *testing.B) {
+	p := shareddata.Path(b, "structured/us-constitution.md")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		Parse("us-constitution.md", string(data), Markdown, nil)
+	}
+}
+
+func BenchmarkParseAddress(b *testing.B) {
+	known := Known{Titles: []Title{{Title: "United States Constitution", Aliases: []string{"Constitution"}}, {Title: "论语"}},
+		Kinds: []string{"article", "section", "amendment", "篇"}}
+	for b.Loop() {
+		ParseAddress("What does Article I, Section 8 of the Constitution say?", known)
+		ParseAddress("论语学而篇第三章是什么？", known)
+	}
+}
