@@ -128,6 +128,11 @@ var (
 // multiKinds are kinds of more than one character that follow 第N.
 var multiKinds = []string{"部分", "修正案"}
 
+// commonKinds are the classifiers that usually number parts of documents;
+// after 第N in a question, another character is a kind only when the
+// documents use it (第三方 is no part).
+const commonKinds = "条章节篇卷回款项编则集册课段句首幕场页行部"
+
 // notKinds are characters that follow 第N without naming a kind.
 const notKinds = "的之是个年月日号时時天次名位种種和与或"
 
@@ -249,7 +254,9 @@ func ParseAddress(q string, k Known) Address {
 				kind, m[1] = mk, m[4]+len(mk)
 			}
 		}
-		if strings.Contains(notKinds, kind) {
+		if strings.Contains(notKinds, kind) || !(k.isKind(kind) || strings.Contains(commonKinds, kind) || len(kind) > 3) {
+			// "第三方": a kind neither the documents nor documents
+			// usually have.
 			continue
 		}
 		if n, nt, ok := ParseNumber(fq[m[2]:m[3]]); ok && n > 0 {

@@ -57,6 +57,7 @@ func TestParseAddressForms(t *testing.T) {
 		{"In 1990 the law changed.", "", nil, 0},
 		{"What does § 12 say?", "", []string{"Section 12"}, 0},
 		{"第一次是什么时候？", "", nil, 0},
+		{"第三方支付是什么？", "", nil, 0},
 	}
 	for _, tt := range tests {
 		a := ParseAddress(tt.q, known)
