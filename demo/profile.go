@@ -23,7 +23,7 @@ type Profile struct {
 	// default and mix.persona is left at its neutral default.
 	Persona string `json:"persona"`
 	// Questions are suggested to a new user of the demo knowledge base.
-	Questions []string `json:"questions"`
+	Questions []string `json:"examples"`
 }
 
 // KBProfile returns the demo knowledge base's profile.

@@ -58,6 +58,7 @@ fuzz_targets=(
   "pkg/kb FuzzSplit" "pkg/kb FuzzLoadPDF" "pkg/kb FuzzLoadDOCX" "pkg/kb FuzzLoadHTML"
   "pkg/kb FuzzLoadMarkdown" "pkg/kb FuzzLoadCSV" "pkg/kb FuzzLoadJSON" "pkg/kb FuzzLoadJSONL"
   "pkg/kb FuzzLoadText"
+  "pkg/docstruct FuzzParse" "pkg/docstruct FuzzParseAddress"
 )
 if [ "$fuzztime" != "0" ]; then
   fuzz_dir="$(mktemp -d)"
