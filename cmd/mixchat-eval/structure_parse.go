@@ -40,9 +40,9 @@ type stPart struct {
 	// nameForm: the name and kind make a name a person uses (学而篇 from
 	// 学而篇第一, 乾卦 from 第一卦乾).
 	nameForm bool
-	own     []string
-	Text    string // own text and that of every part below, labels left out
-	Key     string // the first 12 characters of Text after evalqa.Normalize
+	own      []string
+	Text     string // own text and that of every part below, labels left out
+	Key      string // the first 12 characters of Text after evalqa.Normalize
 }
 
 var (
@@ -54,11 +54,11 @@ var (
 	// NAME篇第N: a named part and its number.
 	cnNamed = regexp.MustCompile(`^(\p{Han}{1,8}?)(篇|卷|部|编)第(` + cnNum + `)\s*(.*)$`)
 	// Article/Section/… N.
-	enLabel = regexp.MustCompile(`^((Article|Section|Chapter|Part|Rule|Amendment|Clause|Title|Book|Schedule|Paragraph|Item)\s+([IVXLCDM]+|\d+))\b[.:]?\s*(.*)$`)
+	enLabel     = regexp.MustCompile(`^((Article|Section|Chapter|Part|Rule|Amendment|Clause|Title|Book|Schedule|Paragraph|Item)\s+([IVXLCDM]+|\d+))\b[.:]?\s*(.*)$`)
 	sectionSign = regexp.MustCompile(`^(§\s*(\d+))\s*(.*)$`)
-	dotted  = regexp.MustCompile(`^(\d{1,3}(?:\.\d{1,3})+)[\s　]+(.*)$`)
-	listNum = regexp.MustCompile(`^((\d{1,3})[.)])\s+(.*)$`)
-	cnEnum  = regexp.MustCompile(`^(([一二三四五六七八九十]+)、)\s*(.*)$`)
+	dotted      = regexp.MustCompile(`^(\d{1,3}(?:\.\d{1,3})+)[\s　]+(.*)$`)
+	listNum     = regexp.MustCompile(`^((\d{1,3})[.)])\s+(.*)$`)
+	cnEnum      = regexp.MustCompile(`^(([一二三四五六七八九十]+)、)\s*(.*)$`)
 	// Markdown decoration left out of text: bold, links, list markers.
 	mdDecor = strings.NewReplacer("**", "", "__", "", "`", "")
 )

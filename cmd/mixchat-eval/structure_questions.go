@@ -499,7 +499,9 @@ func pickPassage(p stPart, zh bool) string {
 	t := strings.Join(p.own, " ")
 	if zh {
 		var clauses []string
-		for _, c := range strings.FieldsFunc(t, func(r rune) bool { return strings.ContainsRune("，。；：？！、“”「」『』《》（）() ", r) }) {
+		for _, c := range strings.FieldsFunc(t, func(r rune) bool {
+			return strings.ContainsRune("，。；：？！、“”「」『』《》（）() ", r)
+		}) {
 			if n := utf8.RuneCountInString(c); n >= 6 && n <= 16 {
 				clauses = append(clauses, c)
 			}
