@@ -54,6 +54,7 @@ fuzz_targets=(
   "pkg/llm FuzzStreamSSE"
   "pkg/search FuzzParseSearxNG"
   "pkg/text FuzzSplitLongLine"
+  "pkg/extractive FuzzRewrite"
   "pkg/kb FuzzSplit" "pkg/kb FuzzLoadPDF" "pkg/kb FuzzLoadDOCX" "pkg/kb FuzzLoadHTML"
   "pkg/kb FuzzLoadMarkdown" "pkg/kb FuzzLoadCSV" "pkg/kb FuzzLoadJSON" "pkg/kb FuzzLoadJSONL"
   "pkg/kb FuzzLoadText"
@@ -61,7 +62,7 @@ fuzz_targets=(
 if [ "$fuzztime" != "0" ]; then
   fuzz_dir="$(mktemp -d)"
   fuzz_cache="$(go env GOCACHE)/fuzz/$(go list -m)"
-  for pkg in pkg/server pkg/llm pkg/search pkg/kb pkg/text; do
+  for pkg in pkg/server pkg/llm pkg/search pkg/kb pkg/text pkg/extractive; do
     go test -c -fuzz . -o "$fuzz_dir/${pkg//\//_}.test" "./$pkg"
   done
   for t in "${fuzz_targets[@]}"; do

@@ -38,6 +38,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/store/sqlite"
@@ -165,7 +166,10 @@ func runEvalLoCoMo(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer store.Close()
-	mgr, err := memory.NewManager(store, cfg, memory.Options{Tokens: tok})
+	// The offline summarizer and extractor, as the server has them
+	// without a model.
+	mgr, err := memory.NewManager(store, cfg, memory.Options{Tokens: tok,
+		Summarizer: extractive.NewSummarizer(tok), Extractor: extractive.NewExtractor(), Rewriter: extractive.NewRewriter(nil, tok)})
 	if err != nil {
 		return err
 	}

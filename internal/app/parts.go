@@ -10,6 +10,7 @@ import (
 
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/auth"
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -84,16 +85,18 @@ func OpenKeyStore(ctx context.Context, cfg config.Config) (*auth.Store, error) {
 
 // newMemory builds the conversation memory over store: memory.model (or the
 // default model) writes summaries, extracts facts and rewrites follow-ups
-// (the offline model makes these extractive); past messages are embedded
-// with the configured embeddings endpoint when embed.dimensions says its
-// size, else with the offline hashing embedder. vocab names what the
-// knowledge bases know, for the rewrite.
-func newMemory(cfg config.Config, store memory.Store, models *llm.Registry, vocab memory.Vocabulary, log *slog.Logger) (*memory.Manager, error) {
+// (memoryParts); past messages are embedded with the configured embeddings
+// endpoint when embed.dimensions says its size, else with the offline
+// hashing embedder. vocab names what the knowledge bases know, for the
+// offline rewrite.
+func newMemory(cfg config.Config, store memory.Store, models *llm.Registry, vocab extractive.Vocabulary, log *slog.Logger) (*memory.Manager, error) {
 	m, name, err := models.Get(cfg.Memory.Model)
 	if err != nil {
 		return nil, fmt.Errorf("memory.model: %w", err)
 	}
-	opts := memory.Options{Model: m, ModelName: name, Tokens: llm.NewTokenizer(name), Vocabulary: vocab, Log: log}
+	tokens := llm.NewTokenizer(name)
+	parts := memoryParts(m, name, tokens, vocab)
+	opts := memory.Options{Rewriter: parts.rewriter, Summarizer: parts.summarizer, Extractor: parts.extractor, Tokens: tokens, Log: log}
 	if cfg.Embed.BaseURL != "" && cfg.Embed.Dimensions > 0 {
 		opts.Embedder, opts.EmbedDim = NewEmbedder(cfg), cfg.Embed.Dimensions
 	}
@@ -102,6 +105,40 @@ func newMemory(cfg config.Config, store memory.Store, models *llm.Registry, voca
 		return nil, fmt.Errorf("conversation memory: %w", err)
 	}
 	return mgr, nil
+}
+
+// languageParts are the readers of language memory is given: the
+// follow-up rewriter, the summarizer and the extractor.
+type languageParts struct {
+	rewriter   memory.Rewriter
+	summarizer memory.Summarizer
+	extractor  memory.Extractor
+}
+
+// memoryParts returns model m's parts: with a generative model, the
+// memory_* prompts to it, and nothing offline — the model alone decides
+// the standalone question; with the offline model, the extractive
+// stand-ins (offlineParts).
+func memoryParts(m llm.Model, name string, tokens llm.TokenCounter, vocab extractive.Vocabulary) languageParts {
+	if llm.IsExtractive(m) {
+		return offlineParts(vocab, tokens)
+	}
+	return languageParts{
+		rewriter:   memory.NewModelRewriter(m, name),
+		summarizer: memory.NewModelSummarizer(m, name),
+		extractor:  memory.NewModelExtractor(m, name),
+	}
+}
+
+// offlineParts makes the extractive rewriter, summarizer and extractor,
+// which call no model. A variable, so that a test can tell whether they
+// are made.
+var offlineParts = func(vocab extractive.Vocabulary, tokens llm.TokenCounter) languageParts {
+	return languageParts{
+		rewriter:   extractive.NewRewriter(vocab, tokens),
+		summarizer: extractive.NewSummarizer(tokens),
+		extractor:  extractive.NewExtractor(),
+	}
 }
 
 // NewEmbedder returns the configured embeddings endpoint, or the offline

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
-	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -24,7 +24,7 @@ type kbLister interface {
 	ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]kb.Chunk, error)
 }
 
-// kbVocabulary is the memory's Vocabulary (memory.Options.Vocabulary) over
+// kbVocabulary is the offline rewriter's Vocabulary (extractive.NewRewriter) over
 // the knowledge bases: their names, their documents' titles and their
 // section headings, which the offline follow-up rewrite prefers as
 // referents.
@@ -193,7 +193,7 @@ func (v *kbVocabulary) wait(ctx context.Context) error {
 }
 
 // NamesIn returns the known names that occur in s (whole words in Latin
-// script, substrings in Chinese: memory.NameList's matching), as s writes
+// script, substrings in Chinese: extractive.NameList's matching), as s writes
 // them.
 func (v *kbVocabulary) NamesIn(s string) []string {
 	names := v.current()
@@ -201,7 +201,7 @@ func (v *kbVocabulary) NamesIn(s string) []string {
 		return nil
 	}
 	ls := strings.ToLower(s)
-	var cands memory.NameList
+	var cands extractive.NameList
 	for _, n := range names {
 		if strings.Contains(ls, n.lower) {
 			cands = append(cands, n.name)

@@ -1,4 +1,4 @@
-// Package evalcanard measures the offline follow-up rewrite of pkg/memory
+// Package evalcanard measures the offline follow-up rewrite of pkg/extractive
 // on CANARD (QuAC dialogues with human standalone rewrites): corpus BLEU-4
 // of the rewrites against the human ones, beside the BLEU of copying the
 // question unchanged.
@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
@@ -118,7 +119,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 		if i%256 == 0 && ctx.Err() != nil {
 			return Report{}, ctx.Err()
 		}
-		got := memory.RewriteFollowUp(FollowUp(it), nil)
+		got := extractive.RewriteFollowUp(FollowUp(it), nil)
 		if got != it.Question {
 			changed++
 		}

@@ -134,7 +134,7 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 	// Summary: with summary_buffer, exactly the turns that fall out of the
 	// token limit (LangChain's semantics); otherwise the oldest uncovered
 	// turns, group by group, while they exceed the trigger.
-	if m.cfg.Strategy == SummaryBuffer {
+	if m.cfg.Strategy == SummaryBuffer && m.summarizer != nil {
 		if cut := bufferCut(v.tokens, m.cfg.MaxTokenLimit); cut > 0 && v.turns[cut-1].ID > d.Through {
 			nd, err := m.foldThrough(ctx, id, d, v.turns, cut)
 			if err != nil {
@@ -143,7 +143,7 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 			d = nd
 		}
 	}
-	for m.cfg.Strategy != SummaryBuffer {
+	for m.cfg.Strategy != SummaryBuffer && m.summarizer != nil {
 		start := len(v.turns)
 		for start > 0 && v.turns[start-1].ID > d.Through {
 			start--
@@ -167,18 +167,18 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 		changed = true
 	}
 
-	// Entities and triples: turn by turn offline; with a model, in batches
-	// of one more than the recent turns (the turns not yet extracted are
-	// then never more than the recent turns, which the strategies show
-	// verbatim): with the default 3 recent turns, a batch's two calls come
-	// every 4 turns. The batches are fixed, whatever number of turns a
-	// job finds waiting, so the digest does not depend on how jobs were
-	// scheduled.
-	batch := 1
-	if m.generative() {
-		batch = max(1, min(cfg.GroupSize, m.cfg.RecentTurns+1))
+	// Entities and triples: turn by turn with an Incremental extractor;
+	// otherwise in batches of one more than the recent turns (the turns
+	// not yet extracted are then never more than the recent turns, which
+	// the strategies show verbatim): with the default 3 recent turns, a
+	// batch's two calls come every 4 turns. The batches are fixed,
+	// whatever number of turns a job finds waiting, so the digest does not
+	// depend on how jobs were scheduled.
+	batch := max(1, min(cfg.GroupSize, m.cfg.RecentTurns+1))
+	if inc, ok := m.extractor.(Incremental); ok && inc.Incremental() {
+		batch = 1
 	}
-	for {
+	for m.extractor != nil {
 		start := len(v.turns)
 		for start > 0 && v.turns[start-1].ID > d.ExtractedThrough {
 			start--

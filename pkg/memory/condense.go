@@ -3,15 +3,12 @@ package memory
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/text"
-	"github.com/mixchat/mixchat/prompts"
 )
 
 // Condensed is a follow-up question made to stand alone.
@@ -22,13 +19,14 @@ type Condensed struct {
 	// Context holds the facts of the recent exchanges needed to answer
 	// the question ("" when Skipped).
 	Context string `json:"context"`
-	// Skipped is true when the question does not depend on the history
-	// (Reason says why) and no model was called.
+	// Skipped is true when the question was not rewritten and no model
+	// was called (Reason says why).
 	Skipped bool   `json:"skipped"`
 	Reason  string `json:"reason,omitempty"`
 	// Extractive is true when the rewrite was made without a generative
-	// model: the context is selected sentences and the standalone question
-	// has its referents resolved offline (RewriteFollowUp).
+	// model (the offline rewriter of pkg/extractive): the context is
+	// selected sentences and the standalone question has its referents
+	// resolved by rules.
 	Extractive bool `json:"extractive,omitempty"`
 	// Memory is the part of Context that memory had put before the
 	// conversation (long-term memory, summary, facts): kept after a
@@ -38,19 +36,21 @@ type Condensed struct {
 	Usage  llm.Usage `json:"usage"`
 }
 
-// Reasons for skipping a rewrite.
+// Reasons for skipping a rewrite (Condensed.Reason).
 const (
-	ReasonNoHistory     = "no history"
+	ReasonNoHistory = "no history"
+	// ReasonSelfContained: the Rewriter judged the question to stand
+	// alone without asking a model.
 	ReasonSelfContained = "self-contained question"
+	// ReasonNever: the rewrite policy is "never" (Config.Rewrite).
+	ReasonNever = "rewrite policy never"
+	// ReasonNoRewriter: the memory was given no Rewriter.
+	ReasonNoRewriter = "no rewriter"
 )
 
-// Condense rewrites a follow-up question into a standalone one and extracts
-// the facts of the recent history needed to answer it, in one model call
-// over the last question/answer pairs that fit (at most
-// Config.Condense.MaxPairs). When the question does not depend on the
-// history (no history, or no pronoun, reference or ellipsis) it returns the
-// question and no context without calling the model; CondenseQuestion says
-// so. On a model failure it returns the question unchanged with the error.
+// Condense rewrites a follow-up question into a standalone one and returns
+// the facts of the recent history needed to answer it (CondenseQuestion).
+// On a failure it returns the question unchanged with the error.
 func (m *Manager) Condense(ctx context.Context, history []llm.Message, question string) (standalone, context string, err error) {
 	c, err := m.CondenseQuestion(ctx, history, question)
 	return c.Standalone, c.Context, err
@@ -64,8 +64,13 @@ func (m *Manager) CondenseUsage(ctx context.Context, history []llm.Message, ques
 	return c.Standalone, c.Context, c.Usage, err
 }
 
-// CondenseQuestion is Condense with the details: whether the call was
-// skipped and why, whether it was extractive, and the tokens used.
+// CondenseQuestion rewrites a follow-up question into a standalone one
+// with the Rewriter, under the configured policy (Config.Rewrite): with
+// "never", without history or without a Rewriter the question is used as
+// asked (Skipped, Reason says why); otherwise the Rewriter reads the last
+// question/answer pairs that fit Config.Condense and decides, within
+// Config.Condense.Timeout. On a failure it returns the question as asked
+// with the error.
 //
 // The context it returns starts with the memory messages of history (the
 // system messages a recall put there: the user's long-term memory, the
@@ -74,47 +79,31 @@ func (m *Manager) CondenseUsage(ctx context.Context, history []llm.Message, ques
 // them; Memory holds them alone.
 func (m *Manager) CondenseQuestion(ctx context.Context, history []llm.Message, question string) (Condensed, error) {
 	question = strings.TrimSpace(question)
+	if m.cfg.Rewrite == RewriteNever {
+		return Condensed{Standalone: question, Skipped: true, Reason: ReasonNever}, nil
+	}
 	lines := m.lastPairs(history)
 	if len(lines) == 0 {
 		return Condensed{Standalone: question, Skipped: true, Reason: ReasonNoHistory}, nil
 	}
-	if !dependsOnHistory(question) && !m.asksOfKnownSubject(history, question) {
-		return Condensed{Standalone: question, Skipped: true, Reason: ReasonSelfContained}, nil
-	}
-	mem := memoryContext(history)
-	lines = neededPairs(lines)
-	if !m.generative() {
-		return withMemory(m.extractiveCondense(history, lines, question), mem), nil
+	if m.rewriter == nil {
+		return Condensed{Standalone: question, Skipped: true, Reason: ReasonNoRewriter}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.Condense.Timeout)
 	defer cancel()
-	data := condenseData{Lines: lineStrings(lines), Question: question}
-	p, err := prompts.Render(condenseGroup, "default", data)
+	c, err := m.rewriter.Rewrite(ctx, FollowUp{History: history, Recent: exportLines(lines), Question: question,
+		Always: m.cfg.Rewrite == RewriteAlways})
 	if err != nil {
-		return Condensed{Standalone: question}, err
+		return Condensed{Standalone: question, Usage: c.Usage}, fmt.Errorf("condense question: %w", err)
 	}
-	zero := float32(0)
-	resp, err := m.model.Complete(ctx, llm.Request{
-		Model:       m.modelName,
-		Messages:    []llm.Message{{Role: llm.RoleUser, Content: p}},
-		Temperature: &zero,
-		MaxTokens:   600,
-		Question:    question,
-		Context:     lineStrings(lines),
-	})
-	if err != nil {
-		return Condensed{Standalone: question}, fmt.Errorf("condense question: %w", err)
+	if strings.TrimSpace(c.Standalone) == "" {
+		c.Standalone = question
 	}
-	facts, standalone, ok := parseCondensed(resp.Text)
-	if !ok || !plausibleRewrite(question, standalone) {
-		// Not the asked format, or not a question: the reply is discarded
-		// (it may be an answer, a refusal or a banner) and the offline
-		// rewrite stands in.
-		c := m.extractiveCondense(history, lines, question)
-		c.Usage, c.Reason = resp.Usage, ReasonMalformed
-		return withMemory(c, mem), nil
+	if c.Skipped {
+		c.Context = ""
+		return c, nil
 	}
-	return withMemory(Condensed{Standalone: standalone, Context: facts, Usage: resp.Usage}, mem), nil
+	return withMemory(c, memoryContext(history)), nil
 }
 
 // ReasonMalformed is Condensed.Reason when the model's rewrite was
@@ -184,7 +173,8 @@ func plausibleRewrite(question, s string) bool {
 
 // lastPairs returns the user and assistant messages of the last
 // question/answer pairs of history that fit Config.Condense.MaxTokens, at
-// most Config.Condense.MaxPairs pairs.
+// most Config.Condense.MaxPairs pairs, each message cut to its first
+// sentences within Config.Condense.MessageTokens.
 func (m *Manager) lastPairs(history []llm.Message) []line {
 	var ls []line
 	users := 0
@@ -198,8 +188,11 @@ func (m *Manager) lastPairs(history []llm.Message) []line {
 		if c == "" {
 			continue
 		}
-		if h.Role == llm.RoleUser && users == m.cfg.Condense.MaxPairs {
+		if users == m.cfg.Condense.MaxPairs {
 			break
+		}
+		if mt := m.cfg.Condense.MessageTokens; mt > 0 {
+			c = headOf(c, mt, m.count)
 		}
 		n := m.count(c) + 2
 		if used+n > m.cfg.Condense.MaxTokens && len(ls) > 0 {
@@ -215,109 +208,6 @@ func (m *Manager) lastPairs(history []llm.Message) []line {
 		ls[i], ls[j] = ls[j], ls[i]
 	}
 	return ls
-}
-
-// neededPairs drops from lines (whole exchanges, oldest first) the
-// exchanges before the latest question that stood on its own: the
-// referents of a follow-up are named there or after it, so the rewrite
-// reads only that stretch of the conversation ("那九二呢？" after
-// "它的初九爻辞…" after "乾卦的卦辞…" reads all three; after a question
-// naming its subject, that exchange alone).
-func neededPairs(lines []line) []line {
-	for i := len(lines) - 1; i > 0; i-- {
-		if lines[i].role == llm.RoleUser && !dependsOnHistory(lines[i].text) {
-			return lines[i:]
-		}
-	}
-	return lines
-}
-
-// Words that make a question lean on what was said before: pronouns,
-// demonstratives and references ("their", "that one", "the former",
-// "它", "这个", "上面"), conjunctions opening a follow-up ("and", "what
-// about", "那么"), and the first person (a question about what the user
-// said of themselves).
-var (
-	referenceWords = map[string]bool{}
-	followUpStarts = []string{"and ", "but ", "so ", "also ", "what about", "how about", "and?", "then ", "why?", "why not", "same ", "or "}
-	// zhNonReferences are common words holding a reference character
-	// that refer to nothing ("应该" is "should", not "该").
-	zhNonReferences = []string{"应该", "该当", "其实", "尤其", "极其", "也许"}
-	zhReferences    = []string{"它", "他", "她", "这", "那", "其", "该", "此", "上述", "上面", "前者", "后者", "刚才", "之前", "以上", "还有", "另外", "再", "也", "呢", "继续", "然后", "我们", "咱", "我"}
-)
-
-func init() {
-	for _, w := range strings.Fields(`it its itself they them their theirs themselves this that these those he him his she her hers
-		there then one ones former latter same such other others another else too again above previous earlier
-		both either neither my me mine myself we us our ours`) {
-		referenceWords[w] = true
-	}
-}
-
-// asksOfKnownSubject reports whether an English question that names
-// nothing but speaks of "the" something ("Can I get the phone number?",
-// "What is the address?") follows turns that name a thing the knowledge
-// bases know (a known name written capitalised or of several words): it
-// asks about that thing.
-func (m *Manager) asksOfKnownSubject(history []llm.Message, question string) bool {
-	if m.vocab == nil || isCJKText(question) || !theNoun.MatchString(question) ||
-		len(m.vocab.NamesIn(question)) > 0 || len(properNouns(question)) > 0 {
-		return false
-	}
-	for _, h := range recentMessages(history, 2) {
-		for _, n := range m.vocab.NamesIn(h.Content) {
-			if hasUpper(n) || strings.Contains(n, " ") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// theNoun matches "the" before a word.
-var theNoun = regexp.MustCompile(`(?i)\bthe\s+\pL`)
-
-// dependsOnHistory reports whether question seems to need the history to be
-// understood.
-func dependsOnHistory(question string) bool {
-	q := strings.TrimSpace(question)
-	if q == "" {
-		return false
-	}
-	lq := strings.ToLower(q)
-	for _, s := range followUpStarts {
-		if strings.HasPrefix(lq, s) {
-			return true
-		}
-	}
-	for _, w := range words(lq) {
-		if referenceWords[w] {
-			return true
-		}
-	}
-	cjk := 0
-	for _, r := range q {
-		if text.IsCJK(r) {
-			cjk++
-		}
-	}
-	if cjk > 0 {
-		for _, w := range zhNonReferences {
-			q = strings.ReplaceAll(q, w, "")
-		}
-		for _, z := range zhReferences {
-			if strings.Contains(q, z) {
-				return true
-			}
-		}
-		// An elliptical question: "为什么？", "具体呢".
-		if cjk <= 4 {
-			return true
-		}
-		return false
-	}
-	// A very short question is elliptical ("Why?", "How much?").
-	return len(queryTerms(q)) <= 1 && utf8.RuneCountInString(q) < 25
 }
 
 // parseCondensed reads the FACTS and QUESTION parts of a condense reply.
@@ -388,45 +278,27 @@ func afterColon(l string) string {
 	return strings.TrimSpace(l[i+size:])
 }
 
-// extractiveCondense is the offline rewrite: the context is the sentences
-// of the exchanges that share most with the question (and the last
-// exchange's), and the standalone question has its referents resolved
-// (RewriteFollowUp over the recent history, names of the vocabulary
-// preferred).
-func (m *Manager) extractiveCondense(history []llm.Message, lines []line, question string) Condensed {
-	qv := text.Count(text.Chars(question))
-	type sent struct {
-		s     string
-		score float64
-		pos   int
+// headOf returns the start of s within maxTokens: its first sentences as
+// written, then "…" when it was cut (the first sentence cut by runes when
+// even it does not fit).
+func headOf(s string, maxTokens int, count func(string) int) string {
+	if count(s) <= maxTokens {
+		return s
 	}
-	var ss []sent
-	for i, l := range lines {
-		recency := float64(i+1) / float64(len(lines))
-		for _, s := range text.Sentences(l.text) {
-			sim := text.Cosine(qv, text.Count(text.Chars(s)))
-			ss = append(ss, sent{l.label() + ": " + s, sim + 0.2*recency, len(ss)})
-		}
-	}
-	sort.SliceStable(ss, func(a, b int) bool { return ss[a].score > ss[b].score })
-	var chosen []sent
-	used := 0
-	for _, s := range ss {
-		if len(chosen) == 5 {
+	end, rest := 0, s
+	for _, sent := range text.Sentences(s) {
+		i := strings.Index(rest, sent)
+		if i < 0 {
 			break
 		}
-		n := m.count(s.s) + 1
-		if used+n > 300 {
-			continue
+		next := end + i + len(sent)
+		if count(s[:next]) > maxTokens {
+			break
 		}
-		used += n
-		chosen = append(chosen, s)
+		end, rest = next, s[next:]
 	}
-	sort.Slice(chosen, func(a, b int) bool { return chosen[a].pos < chosen[b].pos })
-	ctx := make([]string, len(chosen))
-	for i, s := range chosen {
-		ctx[i] = s.s
+	if end == 0 {
+		return fitTokens(s, maxTokens, count) + "…"
 	}
-	standalone := RewriteFollowUp(FollowUp{History: history, Question: question}, m.vocab)
-	return Condensed{Standalone: standalone, Context: strings.Join(ctx, "\n"), Extractive: true}
+	return s[:end] + "…"
 }

@@ -32,26 +32,32 @@ func TestCondenseModel(t *testing.T) {
 	store := openSQLite(t, ":memory:")
 	m := newManager(t, store, nil, memory.Options{Model: modelOf(srv), ModelName: "test"})
 
-	// First turn and self-contained questions: no call.
-	for _, tt := range []struct {
-		history  []llm.Message
-		question string
-		reason   string
-	}{
-		{nil, "Can you give me their registration links?", memory.ReasonNoHistory},
-		{eventsHistory, "What does the hexagram Qian stand for?", memory.ReasonSelfContained},
-		{eventsHistory, "乾卦的卦辞是什么意思？", memory.ReasonSelfContained},
-	} {
-		c, err := m.CondenseQuestion(ctx, tt.history, tt.question)
+	// The first turn: no call.
+	c, err := m.CondenseQuestion(ctx, nil, "Can you give me their registration links?")
+	if err != nil || !c.Skipped || c.Reason != memory.ReasonNoHistory || c.Context != "" {
+		t.Errorf("CondenseQuestion without history = %+v, %v; want skipped", c, err)
+	}
+	if srv.Calls() != 0 {
+		t.Fatalf("%d model calls for a question without history", srv.Calls())
+	}
+
+	// With history the model decides, whatever the question looks like:
+	// a question that names its subject is asked too, and its reply is
+	// the standalone question, word for word.
+	for _, q := range []string{"What does the hexagram Qian stand for?", "乾卦的卦辞是什么意思？"} {
+		reply := "Which of the events, Auto Shanghai or the China Auto Forum, relates to: " + q
+		if strings.ContainsRune(q, '乾') {
+			reply = "上海车展与乾卦的卦辞是什么意思？"
+		}
+		srv.Script(llmtest.Reply{Text: "FACTS:\n- none\nQUESTION: " + reply})
+		n := srv.Calls()
+		c, err := m.CondenseQuestion(ctx, eventsHistory, q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !c.Skipped || c.Reason != tt.reason || c.Standalone != tt.question || c.Context != "" {
-			t.Errorf("CondenseQuestion(%q) = %+v, want skipped (%s)", tt.question, c, tt.reason)
+		if srv.Calls() != n+1 || c.Skipped || c.Standalone != reply {
+			t.Errorf("CondenseQuestion(%q) = %+v after %d calls; want the model's question %q", q, c, srv.Calls()-n, reply)
 		}
-	}
-	if srv.Calls() != 0 {
-		t.Fatalf("%d model calls for questions that need none", srv.Calls())
 	}
 
 	// A follow-up: one call, its reply parsed.
@@ -68,10 +74,7 @@ func TestCondenseModel(t *testing.T) {
 		t.Errorf("context = %q", facts)
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("%d calls, want 1", len(reqs))
-	}
-	p := reqs[0].Messages[0].Content
+	p := reqs[len(reqs)-1].Messages[0].Content
 	for _, want := range []string{"Human: What automotive-industry events are there in Shanghai this spring?",
 		"AI: Auto Shanghai runs in April", "Follow-up question: Can you give me their registration links?"} {
 		if !strings.Contains(p, want) {
@@ -89,72 +92,20 @@ func TestCondenseModel(t *testing.T) {
 		t.Errorf("skipped CondenseUsage = %+v, %v; want no tokens", usage, err)
 	}
 
+	// The policy "never": no call, the question as asked.
+	never := newManager(t, store, func(c *memory.Config) { c.Rewrite = memory.RewriteNever }, memory.Options{Model: modelOf(srv)})
+	n := srv.Calls()
+	if c, err := never.CondenseQuestion(ctx, eventsHistory, "What do they cost?"); err != nil || !c.Skipped ||
+		c.Reason != memory.ReasonNever || c.Standalone != "What do they cost?" || srv.Calls() != n {
+		t.Errorf("rewrite: never: %+v, %v, %d calls; want the question as asked and no call", c, err, srv.Calls()-n)
+	}
+
 	// A failing model: the question comes back unchanged with the error.
 	srv.Script(llmtest.Reply{Status: http.StatusInternalServerError})
 	q := "And their prices?"
 	standalone, _, err = m.Condense(ctx, eventsHistory, q)
 	if err == nil || standalone != q {
 		t.Errorf("Condense on failure = %q, %v; want the question and an error", standalone, err)
-	}
-}
-
-func TestCondenseOffline(t *testing.T) {
-	ctx := context.Background()
-	store := openSQLite(t, ":memory:")
-	m := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{})})
-	c, err := m.CondenseQuestion(ctx, eventsHistory, "Can you give me their registration links?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Skipped || !c.Extractive {
-		t.Fatalf("offline condense = %+v, want an extractive rewrite", c)
-	}
-	// The pronoun resolved in place, not the previous question appended.
-	if c.Standalone != "Can you give me Auto Shanghai's registration links?" {
-		t.Errorf("standalone = %q, want the pronoun resolved", c.Standalone)
-	}
-	if !strings.Contains(c.Context, "Auto Shanghai") {
-		t.Errorf("context = %q", c.Context)
-	}
-	zh := []llm.Message{{Role: llm.RoleUser, Content: "坤卦的卦辞是什么？"}, {Role: llm.RoleAssistant, Content: "坤：元亨，利牝马之贞。"}}
-	c, err = m.CondenseQuestion(ctx, zh, "它的象辞呢？")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Skipped || c.Standalone != "坤卦的象辞呢？" {
-		t.Errorf("zh standalone = %+v, want 坤卦的象辞呢？", c)
-	}
-}
-
-// TestCondenseAsksOfKnownSubject: a question that names nothing but speaks
-// of "the" something, after turns naming a thing the knowledge bases know,
-// is about that thing; without the vocabulary, or when it names something
-// itself, it stands alone.
-func TestCondenseAsksOfKnownSubject(t *testing.T) {
-	ctx := context.Background()
-	store := openSQLite(t, ":memory:")
-	vocab := memory.NameList{"Acorn Guest House", "Cambridge"}
-	m := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{}), Vocabulary: vocab})
-	plain := newManager(t, store, nil, memory.Options{Model: llm.NewOffline(llm.OfflineOptions{})})
-	history := []llm.Message{{Role: llm.RoleUser, Content: "Which one would you suggest?"},
-		{Role: llm.RoleAssistant, Content: "How about Acorn Guest House?"}}
-	for _, tt := range []struct {
-		m    *memory.Manager
-		q    string
-		want string
-	}{
-		{m, "Can I get the phone number?", "Can I get the phone number of Acorn Guest House?"},
-		{m, "What is the address of Cambridge station?", "What is the address of Cambridge station?"},
-		{m, "Can you recommend a museum nearby?", "Can you recommend a museum nearby?"},
-		{plain, "Can I get the phone number?", "Can I get the phone number?"},
-	} {
-		c, err := tt.m.CondenseQuestion(ctx, history, tt.q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.Standalone != tt.want {
-			t.Errorf("%q → %q, want %q", tt.q, c.Standalone, tt.want)
-		}
 	}
 }
 
@@ -205,7 +156,8 @@ func TestCompressedStrategyModel(t *testing.T) {
 
 // TestCondenseModelMalformed: a reply that is not a rewrite in the asked
 // format is discarded — neither its question nor its text reaches the
-// standalone question or the context — and the offline rewrite is used.
+// standalone question or the context — and the question is used as asked
+// (no offline rewrite stands in).
 func TestCondenseModelMalformed(t *testing.T) {
 	ctx := context.Background()
 	srv, _, m := modelManager(t, nil)
@@ -225,8 +177,8 @@ func TestCondenseModelMalformed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Reason != memory.ReasonMalformed || c.Standalone != "Does La Margherita have a nice outdoor dining space?" {
-			t.Errorf("reply %q: condensed = %+v, want it discarded and the offline rewrite", reply, c)
+		if c.Reason != memory.ReasonMalformed || c.Standalone != q || c.Extractive {
+			t.Errorf("reply %q: condensed = %+v, want it discarded and the question as asked", reply, c)
 		}
 		if strings.Contains(c.Context, "FAKE") || strings.Contains(c.Context, "terrace") || strings.Contains(c.Context, "and Does") {
 			t.Errorf("reply %q leaked into the context: %q", reply, c.Context)
@@ -247,8 +199,8 @@ func TestCondenseKeepsMemory(t *testing.T) {
 		{Role: llm.RoleSystem, Content: "此前对话的摘要：\nHuman: 我在学周易。"},
 		{Role: llm.RoleSystem, Content: "本次对话中较早的相关内容：\n[1 Jan 2026]\nHuman: 乾卦是第几卦？\nAI: 第一卦。"},
 	}, []llm.Message{{Role: llm.RoleUser, Content: "什么是太极？"}, {Role: llm.RoleAssistant, Content: "太极是万物的本原。"}}...)
-	for _, model := range []llm.Model{modelOf(srv), llm.NewOffline(llm.OfflineOptions{})} {
-		m := newManager(t, store, nil, memory.Options{Model: model})
+	for _, opts := range []memory.Options{{Model: modelOf(srv)}, offline(memory.Options{})} {
+		m := newManager(t, store, nil, opts)
 		srv.Script(llmtest.Reply{Text: "事实：\n- 太极是万物的本原。\n问题：太极生出什么？"})
 		c, err := m.CondenseQuestion(ctx, history, "它生出什么？")
 		if err != nil {
@@ -271,51 +223,87 @@ func TestCondenseKeepsMemory(t *testing.T) {
 	}
 }
 
-// TestCondenseNeededPairs: the rewrite reads the exchanges back to the
-// latest question that named its subject, and a question whose reference
-// characters are inside ordinary words ("应该") is not rewritten.
-func TestCondenseNeededPairs(t *testing.T) {
+// TestCondenseModelReadsTheExchanges: the model reads the last exchanges
+// that fit Condense (no offline rule trims them to those after a question
+// naming its subject), and a question that seems to stand alone is asked
+// too.
+func TestCondenseModelReadsTheExchanges(t *testing.T) {
 	ctx := context.Background()
 	srv, _, m := modelManager(t, nil)
 	pair := func(q, a string) []llm.Message {
 		return []llm.Message{{Role: llm.RoleUser, Content: q}, {Role: llm.RoleAssistant, Content: a}}
 	}
-	cases := []struct {
-		name       string
-		history    [][]llm.Message
-		question   string
-		want, omit []string
+	h := append(pair("乾卦的卦辞是什么？", "元亨利贞。"), pair("屯卦讲的是什么？", "万物始生之难。")...)
+	for _, q := range []string{"它和蒙卦是什么关系？", "学习周易应该从哪里入手？"} {
+		n := len(srv.Requests())
+		srv.Script(llmtest.Reply{Text: "FACTS:\n- none\nQUESTION: 屯卦和蒙卦是什么关系？"})
+		c, err := m.CondenseQuestion(ctx, h, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != n+1 || c.Skipped || c.Standalone != "屯卦和蒙卦是什么关系？" {
+			t.Fatalf("%q: %d condense calls, %+v; want one call and its question", q, len(reqs)-n, c)
+		}
+		p := reqs[n].Messages[0].Content
+		for _, w := range []string{"乾卦的卦辞", "元亨利贞", "屯卦讲的是什么", "万物始生之难"} {
+			if !strings.Contains(p, w) {
+				t.Errorf("prompt lacks %q:\n%s", w, p)
+			}
+		}
+	}
+}
+
+// rewriterFunc is a Rewriter of a function.
+type rewriterFunc func(ctx context.Context, f memory.FollowUp) (memory.Condensed, error)
+
+func (r rewriterFunc) Rewrite(ctx context.Context, f memory.FollowUp) (memory.Condensed, error) {
+	return r(ctx, f)
+}
+
+// TestRewritePolicy: memory.rewrite decides whether the Rewriter is asked
+// and with what; what it returns is the standalone question.
+func TestRewritePolicy(t *testing.T) {
+	ctx := context.Background()
+	store := openSQLite(t, ":memory:")
+	var got []memory.FollowUp
+	r := rewriterFunc(func(_ context.Context, f memory.FollowUp) (memory.Condensed, error) {
+		got = append(got, f)
+		return memory.Condensed{Standalone: "rewritten: " + f.Question, Context: "a fact"}, nil
+	})
+	history := append([]llm.Message{{Role: llm.RoleSystem, Content: "关于用户，你已知道：\n- 用户住在北京"}}, eventsHistory...)
+	for _, tt := range []struct {
+		policy  string
+		history []llm.Message
+		calls   int
+		always  bool
+		want    string
 	}{
-		{"after a named subject", [][]llm.Message{pair("乾卦的卦辞是什么？", "元亨利贞。"), pair("屯卦讲的是什么？", "万物始生之难。")},
-			"它和蒙卦是什么关系？", []string{"屯卦讲的是什么", "万物始生之难"}, []string{"乾卦", "元亨利贞"}},
-		{"a chain of follow-ups", [][]llm.Message{pair("坤卦的卦辞是什么？", "元亨，利牝马之贞。"), pair("乾卦的卦辞是什么？", "元亨利贞。"), pair("它的初九呢？", "潜龙勿用。")},
-			"那九二呢？", []string{"乾卦的卦辞", "它的初九呢", "潜龙勿用"}, []string{"坤卦"}},
+		{memory.RewriteAuto, history, 1, false, "rewritten: What do they cost?"},
+		{memory.RewriteAlways, history, 1, true, "rewritten: What do they cost?"},
+		{memory.RewriteNever, history, 0, false, "What do they cost?"},
+		{memory.RewriteAuto, nil, 0, false, "What do they cost?"},
+	} {
+		got = nil
+		m := newManager(t, store, func(c *memory.Config) { c.Rewrite = tt.policy }, memory.Options{Rewriter: r})
+		c, err := m.CondenseQuestion(ctx, tt.history, " What do they cost? ")
+		if err != nil || c.Standalone != tt.want || len(got) != tt.calls {
+			t.Errorf("%s, %d messages: %+v, %v after %d calls; want %q after %d", tt.policy, len(tt.history), c, err, len(got), tt.want, tt.calls)
+			continue
+		}
+		if tt.calls == 0 {
+			continue
+		}
+		f := got[0]
+		if f.Always != tt.always || f.Question != "What do they cost?" || len(f.History) != 3 || len(f.Recent) != 2 ||
+			f.Recent[1].Role != llm.RoleAssistant || f.Recent[1].Text != eventsHistory[1].Content {
+			t.Errorf("%s: the rewriter read %+v", tt.policy, f)
+		}
+		if c.Context != "关于用户，你已知道：\n- 用户住在北京\na fact" {
+			t.Errorf("%s: context %q, want memory then the rewriter's facts", tt.policy, c.Context)
+		}
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var h []llm.Message
-			for _, p := range c.history {
-				h = append(h, p...)
-			}
-			n := len(srv.Requests())
-			srv.Script(llmtest.Reply{Text: "FACTS:\n- none\nQUESTION: 乾卦的九二爻辞是什么？"})
-			if _, err := m.CondenseQuestion(ctx, h, c.question); err != nil {
-				t.Fatal(err)
-			}
-			reqs := srv.Requests()
-			if len(reqs) != n+1 {
-				t.Fatalf("%d condense calls, want 1", len(reqs)-n)
-			}
-			p := reqs[n].Messages[0].Content
-			for i, w := range append(c.want, c.omit...) {
-				if want := i < len(c.want); strings.Contains(p, w) != want {
-					t.Errorf("prompt holds %q: %v, want %v:\n%s", w, !want, want, p)
-				}
-			}
-		})
-	}
-	c, err := m.CondenseQuestion(ctx, pair("屯卦讲的是什么？", "万物始生之难。"), "学习周易应该从哪里入手？")
-	if err != nil || !c.Skipped || c.Reason != memory.ReasonSelfContained {
-		t.Errorf("condense of a self-contained question = %+v, %v; want skipped", c, err)
+	if err := (memory.Config{Rewrite: "sometimes"}).Validate(); err == nil || !strings.Contains(err.Error(), "memory.rewrite") {
+		t.Errorf("Validate of rewrite: sometimes = %v", err)
 	}
 }

@@ -73,9 +73,17 @@ type Config struct {
 	TimeZone string `yaml:"time_zone"`
 	// Model names the configured model that writes summaries, extracts
 	// facts and rewrites follow-up questions ("" = the default model). The
-	// offline model makes all of these extractive, calling no model. The
-	// caller resolves it into Options.Model.
+	// wiring resolves it into Options: the offline model's are the
+	// extractive stand-ins, which call no model.
 	Model string `yaml:"model"`
+	// Rewrite is the policy of the follow-up rewrite (RewriteAuto,
+	// RewriteAlways, RewriteNever). "auto": whenever the conversation
+	// has history the Rewriter is asked and judges — a model's rewriter
+	// always asks the model, which decides the standalone question; the
+	// offline rewriter leaves a question that names its subject as it is.
+	// "always": the offline rewriter rewrites even such a question.
+	// "never": follow-ups are used as asked.
+	Rewrite string `yaml:"rewrite"`
 	// Language is the language of memory's headings and long-term memory
 	// message: "zh", "en", or "" (auto: the question's).
 	Language string `yaml:"language"`
@@ -141,10 +149,16 @@ type CompressionConfig struct {
 
 // CondenseConfig controls follow-up question rewriting.
 type CondenseConfig struct {
-	// MaxPairs is the most question/answer pairs read (at most 5).
+	// MaxPairs is the most question/answer pairs read (at most 5); the
+	// compressed strategy condenses as many.
 	MaxPairs int `yaml:"max_pairs"`
 	// MaxTokens bounds the pairs read.
 	MaxTokens int `yaml:"max_tokens"`
+	// MessageTokens cuts each message read to its first sentences within
+	// this many tokens (0: whole messages): a follow-up's referents are
+	// named in the question and the start of the answer, and the rewrite
+	// runs on every turn with history.
+	MessageTokens int `yaml:"message_tokens"`
 	// Timeout bounds the LLM call.
 	Timeout time.Duration `yaml:"timeout"`
 }
@@ -172,6 +186,7 @@ func DefaultConfig() Config {
 		HistoryLen:         10,
 		MaxTokenLimit:      2000,
 		RecentTurns:        3,
+		Rewrite:            RewriteAuto,
 		CacheConversations: 256,
 		Retrieval: RetrievalConfig{
 			VectorWeight:   0.3,
@@ -191,7 +206,7 @@ func DefaultConfig() Config {
 			Timeout:           2 * time.Minute,
 			CloseTimeout:      10 * time.Second,
 		},
-		Condense: CondenseConfig{MaxPairs: 5, MaxTokens: 1500, Timeout: 30 * time.Second},
+		Condense: CondenseConfig{MaxPairs: 2, MaxTokens: 1500, MessageTokens: 30, Timeout: 30 * time.Second},
 		LongTerm: LongTermConfig{
 			Enabled:          true,
 			IdleClose:        time.Hour,
@@ -280,9 +295,17 @@ func (c Config) Validate() error {
 	if p.CloseTimeout < 0 {
 		bad("compression.close_timeout", p.CloseTimeout, "want a non-negative duration")
 	}
+	switch c.Rewrite {
+	case RewriteAuto, RewriteAlways, RewriteNever:
+	default:
+		bad("rewrite", fmt.Sprintf("%q", c.Rewrite), "want auto, always or never")
+	}
 	d := c.Condense
 	within("condense.max_pairs", d.MaxPairs, 1, 5)
 	atLeast("condense.max_tokens", d.MaxTokens, 50)
+	if d.MessageTokens != 0 && d.MessageTokens < 10 {
+		bad("condense.message_tokens", d.MessageTokens, "want 0 (whole messages) or at least 10")
+	}
 	positive("condense.timeout", d.Timeout)
 	l := c.LongTerm
 	if l.IdleClose < 0 {

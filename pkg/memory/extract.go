@@ -2,22 +2,17 @@ package memory
 
 import (
 	"context"
-	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
-	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/text"
 	"github.com/mixchat/mixchat/prompts"
 )
 
-// Summaries, entity facts and triples. With a generative model they come
-// from the memory_* prompts; with the offline model (or none) they are
-// extractive: selected sentences and lexical patterns, never invented text.
+// Summaries, entity facts and triples: what the Summarizer and the
+// Extractor read and what memory makes of their replies.
 
 // Prompt groups of prompts/.
 const (
@@ -68,31 +63,10 @@ type line struct {
 	text    string
 }
 
-// label names the line's speaker: the name when known, else Human or AI
-// (the labels of the conversation prompt).
-func (l line) label() string {
-	if l.speaker != "" {
-		return l.speaker
-	}
-	if l.role == llm.RoleAssistant {
-		return "AI"
-	}
-	return "Human"
-}
+// label names the line's speaker (Line.Label).
+func (l line) label() string { return l.export().Label() }
 
-// entity is the entity a line's first-person statements are about: the
-// speaker's name, "user" for an unnamed user, "" for the unnamed AI.
-func (l line) entity() string {
-	if l.speaker != "" {
-		return l.speaker
-	}
-	if l.role == llm.RoleUser {
-		return UserLabel
-	}
-	return ""
-}
-
-func (l line) String() string { return l.label() + ": " + l.text }
+func (l line) String() string { return l.export().String() }
 
 // SpeakerKey is the Metadata.Extra key naming a message's speaker, for
 // conversations between named people (an imported chat log, a group chat).
@@ -119,55 +93,20 @@ func turnLines(turns []Turn) []line {
 	return out
 }
 
-func lineStrings(ls []line) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.String()
-	}
-	return out
-}
-
-// generative reports whether memory calls a model (rather than working
-// extractively).
-func (m *Manager) generative() bool { return m.model != nil && !m.extractive }
-
-// complete renders prompt group with data and asks the model, returning the
-// trimmed reply.
-func (m *Manager) complete(ctx context.Context, group string, data any, maxTokens int, question string, context []string) (string, error) {
-	p, err := prompts.Render(group, "default", data)
-	if err != nil {
-		return "", err
-	}
-	zero := float32(0)
-	resp, err := m.model.Complete(ctx, llm.Request{
-		Model:       m.modelName,
-		Messages:    []llm.Message{{Role: llm.RoleUser, Content: p}},
-		Temperature: &zero,
-		MaxTokens:   maxTokens,
-		Question:    question,
-		Context:     context,
-	})
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", group, err)
-	}
-	return strings.TrimSpace(resp.Text), nil
-}
-
-// summarize folds lines into the summary prev, keeping it within maxTokens.
+// summarize folds lines into the summary prev with the Summarizer (the
+// caller checks there is one), cut to whole sentences within maxTokens.
 func (m *Manager) summarize(ctx context.Context, prev string, lines []line, maxTokens int) (string, error) {
-	if !m.generative() {
-		return extractiveSummary(prev, lines, maxTokens, m.count), nil
-	}
-	data := summaryData{Summary: prev, Lines: lineStrings(lines), MaxWords: max(20, maxTokens*3/4)}
-	s, err := m.complete(ctx, summaryGroup, data, maxTokens*2, "", nil)
+	s, err := m.summarizer.Summarize(ctx, prev, exportLines(lines), maxTokens)
 	if err != nil {
 		return "", err
 	}
-	if s == "" {
-		return "", fmt.Errorf("%s: empty reply", summaryGroup)
-	}
-	return fitTokens(s, maxTokens, m.count), nil
+	return fitTokens(strings.TrimSpace(s), maxTokens, m.count), nil
 }
+
+// SummaryLines splits a summary into lines, keeping the speaker label a
+// line of an extractive summary starts with ("Human: ..."); a line
+// without one is the Summary's.
+func SummaryLines(summary string) []Line { return exportLines(summaryLines(summary)) }
 
 // summaryLines splits a summary into lines, keeping the speaker label an
 // extractive summary line starts with ("Human: ...").
@@ -216,190 +155,15 @@ func fitTokens(s string, maxTokens int, count func(string) int) string {
 	return b.String()
 }
 
-// extractiveSummary is the offline progressive summary: the sentences of
-// the previous summary and the new lines that carry the most information,
-// within maxTokens, in their original order, one per line with its
-// speaker's label.
-//
-// A sentence's weight is the sum over its distinct terms of 1 + ln(df),
-// df being the number of candidate sentences sharing the term (terms the
-// conversation keeps returning to are its topics), divided by its length,
-// then raised for first-person statements (what people say about
-// themselves), names and numbers and sentences already in the summary, and
-// lowered for questions and fragments. Near-duplicates of a chosen sentence
-// are skipped.
-func extractiveSummary(prev string, lines []line, maxTokens int, count func(string) int) string {
-	type cand struct {
-		text  string
-		terms []string
-		score float64
-		pos   int
-	}
-	var cs []cand
-	// add takes a candidate line and its body (the line without its
-	// speaker label); bodies of fewer than two terms ("Hi!", "OK.") carry
-	// nothing worth keeping.
-	add := func(s, body string, bonus float64) {
-		s = strings.TrimSpace(s)
-		terms := distinct(docTerms(body))
-		if s == "" || len(terms) < 2 {
-			return
-		}
-		cs = append(cs, cand{text: s, terms: terms, score: bonus, pos: len(cs)})
-	}
-	for _, l := range summaryLines(prev) {
-		add(l.String(), l.text, 1.2)
-	}
-	for _, l := range lines {
-		for _, s := range text.Sentences(l.text) {
-			bonus := 1.0
-			body := s
-			if isQuestion(body) {
-				bonus *= 0.5
-			} else if l.entity() != "" && firstPerson(body) {
-				bonus *= 1.6
-			}
-			if hasNameOrNumber(body) {
-				bonus *= 1.3
-			}
-			add(l.label()+": "+s, body, bonus)
-		}
-	}
-	if len(cs) == 0 {
-		return ""
-	}
-	df := map[string]int{}
-	for _, c := range cs {
-		for _, t := range c.terms {
-			df[t]++
-		}
-	}
-	for i := range cs {
-		c := &cs[i]
-		if len(c.terms) < 3 {
-			c.score *= 0.3
-		}
-		var w float64
-		for _, t := range c.terms {
-			w += 1 + math.Log(float64(df[t]))
-		}
-		c.score *= w / (4 + float64(count(c.text))*0.25)
-	}
-	order := make([]int, len(cs))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return cs[order[a]].score > cs[order[b]].score })
-	var chosen []int
-	used := 0
-	for _, i := range order {
-		n := count(cs[i].text) + 1
-		if used+n > maxTokens {
-			continue
-		}
-		dup := false
-		for _, j := range chosen {
-			if text.Cosine(text.Count(cs[i].terms), text.Count(cs[j].terms)) > 0.8 {
-				dup = true
-				break
-			}
-		}
-		if dup {
-			continue
-		}
-		chosen = append(chosen, i)
-		used += n
-	}
-	sort.Ints(chosen)
-	out := make([]string, len(chosen))
-	for k, i := range chosen {
-		out[k] = cs[i].text
-	}
-	return strings.Join(out, "\n")
+// extractEntities returns the facts lines state about entities, read by
+// the Extractor (the caller checks there is one).
+func (m *Manager) extractEntities(ctx context.Context, lines []line, known []string) ([]EntityFact, error) {
+	return m.extractor.Entities(ctx, exportLines(lines), known)
 }
 
-func distinct(ts []string) []string {
-	seen := make(map[string]bool, len(ts))
-	out := ts[:0:0]
-	for _, t := range ts {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func isQuestion(s string) bool {
-	s = strings.TrimRight(strings.TrimSpace(s), `"'”’)）`)
-	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") || strings.HasSuffix(s, "吗") || strings.HasSuffix(s, "呢")
-}
-
-// hasNameOrNumber reports whether s has a digit, a capitalised word after
-// its first, or a quoted title.
-func hasNameOrNumber(s string) bool {
-	if strings.ContainsAny(s, "0123456789《「“") {
-		return true
-	}
-	ws := words(s)
-	for i, w := range ws {
-		if i > 0 && w != "I" && startsUpper(w) {
-			return true
-		}
-	}
-	return false
-}
-
-func startsUpper(w string) bool {
-	r, _ := utf8.DecodeRuneInString(w)
-	return unicode.IsUpper(r)
-}
-
-// entityFact is one extracted fact before merging.
-type entityFact struct {
-	name, fact string
-}
-
-// extractEntities returns the facts lines state about entities.
-func (m *Manager) extractEntities(ctx context.Context, lines []line, known []string) ([]entityFact, error) {
-	if !m.generative() {
-		return lexicalEntities(lines, known), nil
-	}
-	data := linesData{Lines: lineStrings(lines), Known: known}
-	return extractRows(ctx, m, entityGroup, data, lines, 2, func(row []string, said string) (entityFact, bool) {
-		return entityFact{name: row[0], fact: row[1]}, grounded(row[0], said) && groundedTerms(row[1], said)
-	})
-}
-
-// extractTriples returns the triples lines state.
+// extractTriples returns the triples lines state, read by the Extractor.
 func (m *Manager) extractTriples(ctx context.Context, lines []line) ([]Triple, error) {
-	if !m.generative() {
-		return lexicalTriples(lines), nil
-	}
-	data := linesData{Lines: lineStrings(lines)}
-	return extractRows(ctx, m, triplesGroup, data, lines, 3, func(row []string, said string) (Triple, bool) {
-		// A triple the conversation does not state (the prompt's example,
-		// a guess) is dropped.
-		return Triple{Subject: row[0], Relation: row[1], Object: row[2]}, grounded(row[0], said) && grounded(row[2], said)
-	})
-}
-
-// extractRows asks the model group's prompt with data about lines and
-// returns what keep makes of each row of n fields of its reply, dropping
-// the rows keep finds not grounded in what the lines said.
-func extractRows[T any](ctx context.Context, m *Manager, group string, data linesData, lines []line, n int, keep func(row []string, said string) (T, bool)) ([]T, error) {
-	out, err := m.complete(ctx, group, data, 800, "", nil)
-	if err != nil {
-		return nil, err
-	}
-	var res []T
-	said := linesText(lines)
-	for _, row := range splitRows(out, n) {
-		if v, ok := keep(row, said); ok {
-			res = append(res, v)
-		}
-	}
-	return res, nil
+	return m.extractor.Triples(ctx, exportLines(lines))
 }
 
 // splitRows parses "a | b [| c]" lines of a model's reply into n fields,
@@ -438,115 +202,17 @@ func splitRows(out string, n int) [][]string {
 	return rows
 }
 
-// notNames are capitalised words that start English sentences but name
-// nothing.
-var notNames = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`I I'm I've I'd I'll The A An It It's Its This That These Those There Here Yes No Not Hey Hi Hello
-		Thanks Thank Wow Oh Ooh Yeah Yep Yup Sure Great Awesome Cool So And But Or Also Well Ok Okay OK My Your Our Their His Her
-		We You He She They Me Us Them What When Where Who Why How Which Congrats Congratulations Haha Lol Absolutely Definitely
-		Totally Nice Good Love Glad Sorry Just Really Do Did Does Have Has Had Let's Let Can Could Would Should Will Maybe Perhaps
-		Amazing Exactly True Right Agreed Anyway Btw Hmm Ah Aw Aww Bye See Take Keep Sounds Sounds Looks Hope Happy Definitely
-		If As At In On Of For With From To By After Before Since Then Now Today Yesterday Tomorrow Last Next Every Some Any All
-		Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September
-		October November December Mr Mrs Ms Dr AI Human Book Reserve Find Give Show Please Get Make Try Check Recommend
-		Suggest Need Want Cancel Add Send Call Pick Choose Tell`) {
-		notNames[w] = true
-	}
-}
-
-// names returns the names in an English sentence: runs of capitalised
-// words, a sentence-initial one only when it is a known name or followed
-// by another capitalised word. In Chinese, titles in 《》 and quoted terms.
-func names(s string, known map[string]bool) []string {
-	var out []string
-	for _, pair := range [][2]string{{"《", "》"}, {"「", "」"}, {"“", "”"}} {
-		rest := s
-		for {
-			i := strings.Index(rest, pair[0])
-			if i < 0 {
-				break
-			}
-			rest = rest[i+len(pair[0]):]
-			j := strings.Index(rest, pair[1])
-			if j < 0 {
-				break
-			}
-			if n := strings.TrimSpace(rest[:j]); n != "" && utf8.RuneCountInString(n) <= 20 {
-				out = append(out, n)
-			}
-			rest = rest[j+len(pair[1]):]
-		}
-	}
-	ws := words(s)
-	for i := 0; i < len(ws); i++ {
-		if !startsUpper(ws[i]) || notNames[ws[i]] {
-			continue
-		}
-		j := i
-		for j+1 < len(ws) && startsUpper(ws[j+1]) && !notNames[ws[j+1]] {
-			j++
-		}
-		name := strings.Join(ws[i:j+1], " ")
-		if i > 0 || j > i || known[name] {
-			out = append(out, name)
-		}
-		i = j
-	}
-	return out
-}
-
-// lexicalEntities is offline entity extraction: each statement (not a
-// question, at least four terms) is a fact about the names it mentions and,
-// when it is in the first person, about its speaker.
-func lexicalEntities(lines []line, known []string) []entityFact {
-	knownSet := map[string]bool{}
-	for _, k := range known {
-		knownSet[k] = true
-	}
-	for _, l := range lines {
-		if l.speaker != "" {
-			knownSet[l.speaker] = true
-		}
-	}
-	var out []entityFact
-	for _, l := range lines {
-		if !statesFacts(l) {
-			continue
-		}
-		for _, s := range statements(l.text) {
-			if len(docTerms(s)) < 3 {
-				continue
-			}
-			fact := truncateRunes(l.label()+": "+s, 240)
-			seen := map[string]bool{}
-			if e := l.entity(); e != "" && firstPerson(s) {
-				out = append(out, entityFact{e, fact})
-				seen[e] = true
-			}
-			for _, n := range names(s, knownSet) {
-				if !seen[n] {
-					seen[n] = true
-					out = append(out, entityFact{n, fact})
-				}
-			}
-		}
-	}
-	return out
-}
-
 // mergeEntities adds facts (from turn) to ents, dropping repeated facts,
 // keeping each entity's last maxFacts facts and the maxEntities entities
 // most recently mentioned.
-func mergeEntities(ents []EntityFacts, facts []entityFact, turn int64, maxEntities, maxFacts int) []EntityFacts {
+func mergeEntities(ents []EntityFacts, facts []EntityFact, turn int64, maxEntities, maxFacts int) []EntityFacts {
 	ents = cloneDigest(Digest{Entities: ents}).Entities
 	index := map[string]int{}
 	for i, e := range ents {
 		index[strings.ToLower(e.Name)] = i
 	}
 	for _, f := range facts {
-		name, fact := strings.TrimSpace(f.name), strings.TrimSpace(f.fact)
+		name, fact := strings.TrimSpace(f.Name), strings.TrimSpace(f.Fact)
 		if name == "" || fact == "" {
 			continue
 		}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/text"
 	"github.com/mixchat/mixchat/prompts"
 )
@@ -173,11 +172,14 @@ func (m *Manager) consolidate(ctx context.Context, v view, after int64) (UserMem
 		if err != nil {
 			return UserMemory{}, err
 		}
-		summary, err := m.summarize(ctx, mem.Summary, lines, m.cfg.LongTerm.MaxSummaryTokens)
-		if err != nil {
-			return UserMemory{}, err
+		summary := mem.Summary
+		if m.summarizer != nil {
+			summary, err = m.summarize(ctx, mem.Summary, lines, m.cfg.LongTerm.MaxSummaryTokens)
+			if err != nil {
+				return UserMemory{}, err
+			}
 		}
-		facts, err := m.userFacts(ctx, v, newLines, mem.Facts)
+		facts, err := m.userFacts(ctx, newLines, mem.Facts)
 		if err != nil {
 			return UserMemory{}, err
 		}
@@ -191,37 +193,13 @@ func (m *Manager) consolidate(ctx context.Context, v view, after int64) (UserMem
 	}
 }
 
-// userFacts returns durable facts about the user from the new turns: with a
-// model from the memory_facts prompt; offline, the user's first-person
-// statements and the digest's facts about the user.
-func (m *Manager) userFacts(ctx context.Context, v view, lines []line, known []string) ([]string, error) {
-	if m.generative() {
-		data := linesData{Lines: lineStrings(lines), Known: known}
-		out, err := m.complete(ctx, factsGroup, data, 600, "", nil)
-		if err != nil {
-			return nil, err
-		}
-		var facts []string
-		for _, l := range strings.Split(out, "\n") {
-			l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "-*•"))
-			if l != "" && !strings.EqualFold(l, "none") && !strings.HasSuffix(l, ":") {
-				facts = append(facts, l)
-			}
-		}
-		return facts, nil
+// userFacts returns durable facts about the user from the new turns, read
+// by the Extractor (none without one).
+func (m *Manager) userFacts(ctx context.Context, lines []line, known []string) ([]string, error) {
+	if m.extractor == nil {
+		return nil, nil
 	}
-	var facts []string
-	for _, l := range lines {
-		if l.role != llm.RoleUser {
-			continue
-		}
-		for _, s := range statements(l.text) {
-			if firstPerson(s) && len(docTerms(s)) >= 2 {
-				facts = append(facts, truncateRunes(s, 200))
-			}
-		}
-	}
-	return facts, nil
+	return m.extractor.UserFacts(ctx, exportLines(lines), known)
 }
 
 // mergeFacts adds new facts to old, skipping near-duplicates, keeping the

@@ -18,10 +18,21 @@ import (
 
 // Options are a Manager's collaborators. All are optional.
 type Options struct {
-	// Model writes summaries, extracts facts and rewrites follow-up
-	// questions. Nil, or an extractive model (llm.IsExtractive, such as
-	// the offline one), selects the extractive methods, which call no
-	// model. Pass the model itself, not a registry.
+	// Rewriter makes follow-up questions stand alone, Summarizer writes
+	// the running summaries and the user's long-term summary, Extractor
+	// reads entity facts, triples and user facts. The wiring gives either
+	// a model's (NewModelRewriter, NewModelSummarizer,
+	// NewModelExtractor) or the offline ones (pkg/extractive). Without a
+	// Rewriter follow-ups are used as asked; without a Summarizer nothing
+	// is summarized (the summary strategies show the turns verbatim);
+	// without an Extractor no facts or triples are kept.
+	Rewriter   Rewriter
+	Summarizer Summarizer
+	Extractor  Extractor
+	// Model, when set, fills those of Rewriter, Summarizer and Extractor
+	// that are nil with its model implementations. It must be a
+	// generative model: memory sends it the memory_* prompts and reads
+	// its replies as such.
 	Model llm.Model
 	// ModelName is put in the requests to Model (llm.Request.Model).
 	ModelName string
@@ -33,9 +44,6 @@ type Options struct {
 	EmbedDim int
 	// Tokens counts tokens for the budgets; nil means llm.Estimate.
 	Tokens llm.TokenCounter
-	// Vocabulary names what the knowledge bases know; the offline
-	// follow-up rewrite prefers those names as referents. May be nil.
-	Vocabulary Vocabulary
 	// Log receives failures of background work (compression, idle
 	// closing), which have no caller to return them to.
 	Log *slog.Logger
@@ -44,20 +52,20 @@ type Options struct {
 // Manager is the conversation memory: it assembles the history a model sees
 // for a question with the configured strategy (Recall), compresses older
 // turns in the background after each reply (Remember), rewrites follow-up
-// questions (Condense) and keeps users' long-term memory. It satisfies the
+// questions (Condense) and keeps users' long-term memory, with the
+// Rewriter, Summarizer and Extractor it is given. It satisfies the
 // server's Recaller. Safe for concurrent use; Close it to stop background
 // work.
 type Manager struct {
 	cfg        Config
 	store      Store
 	state      StateStore
-	model      llm.Model
-	modelName  string
-	extractive bool
+	rewriter   Rewriter
+	summarizer Summarizer
+	extractor  Extractor
 	embedder   llm.Embedder
 	embedDim   int
 	tokens     llm.TokenCounter
-	vocab      Vocabulary
 	log        *slog.Logger
 	loc        *time.Location
 
@@ -95,27 +103,37 @@ func NewManager(store Store, cfg Config, opts Options) (*Manager, error) {
 	}
 	loc, _ := loadZone(cfg.TimeZone)
 	m := &Manager{
-		cfg:       cfg,
-		store:     store,
-		model:     opts.Model,
-		modelName: opts.ModelName,
-		embedder:  opts.Embedder,
-		embedDim:  opts.EmbedDim,
-		tokens:    opts.Tokens,
-		vocab:     opts.Vocabulary,
-		log:       opts.Log,
-		loc:       loc,
-		cache:     map[string]*list.Element{},
-		lru:       list.New(),
-		jobs:      map[string]*job{},
-		queue:     make(chan string, cfg.Compression.Queue),
+		cfg:        cfg,
+		store:      store,
+		rewriter:   opts.Rewriter,
+		summarizer: opts.Summarizer,
+		extractor:  opts.Extractor,
+		embedder:   opts.Embedder,
+		embedDim:   opts.EmbedDim,
+		tokens:     opts.Tokens,
+		log:        opts.Log,
+		loc:        loc,
+		cache:      map[string]*list.Element{},
+		lru:        list.New(),
+		jobs:       map[string]*job{},
+		queue:      make(chan string, cfg.Compression.Queue),
+	}
+	if opts.Model != nil {
+		if m.rewriter == nil {
+			m.rewriter = NewModelRewriter(opts.Model, opts.ModelName)
+		}
+		if m.summarizer == nil {
+			m.summarizer = NewModelSummarizer(opts.Model, opts.ModelName)
+		}
+		if m.extractor == nil {
+			m.extractor = NewModelExtractor(opts.Model, opts.ModelName)
+		}
 	}
 	if ss, ok := store.(StateStore); ok {
 		m.state = ss
 	} else {
 		m.state = newMemStateStore(store)
 	}
-	m.extractive = m.model == nil || llm.IsExtractive(m.model)
 	if m.embedder == nil {
 		m.embedder = retrieve.NewHashEmbedder(cfg.Retrieval.EmbedDim)
 		m.embedDim = cfg.Retrieval.EmbedDim

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mixchat/mixchat/pkg/llm"
 )
 
 // TestLoadConcurrentAppends: turns appended while the manager loads them
@@ -102,7 +104,7 @@ func TestCloseIdle(t *testing.T) {
 	defer store.Close()
 	cfg := DefaultConfig()
 	cfg.LongTerm.IdleClose = time.Hour
-	m, err := NewManager(store, cfg, Options{})
+	m, err := NewManager(store, cfg, Options{Extractor: userEcho{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,4 +137,19 @@ func TestCloseIdle(t *testing.T) {
 	if n := m.closeIdle(ctx); n != 1 {
 		t.Errorf("closeIdle after a new (old) turn closed %d, want 1", n)
 	}
+}
+
+// userEcho is an Extractor whose user facts are the user's lines as said.
+type userEcho struct{}
+
+func (userEcho) Entities(context.Context, []Line, []string) ([]EntityFact, error) { return nil, nil }
+func (userEcho) Triples(context.Context, []Line) ([]Triple, error)                { return nil, nil }
+func (userEcho) UserFacts(_ context.Context, lines []Line, _ []string) ([]string, error) {
+	var out []string
+	for _, l := range lines {
+		if l.Role != llm.RoleAssistant {
+			out = append(out, l.Text)
+		}
+	}
+	return out, nil
 }

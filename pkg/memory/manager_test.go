@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/rag"
@@ -17,9 +18,13 @@ import (
 )
 
 // newManager returns a manager over store with cfg adjusted by adjust,
-// closed at the end of the test.
+// closed at the end of the test. Options with no model and no parts get
+// the offline ones (pkg/extractive), as the wiring gives them.
 func newManager(t testing.TB, store memory.Store, adjust func(*memory.Config), opts memory.Options) *memory.Manager {
 	t.Helper()
+	if opts.Model == nil && opts.Rewriter == nil && opts.Summarizer == nil && opts.Extractor == nil {
+		opts = offline(opts)
+	}
 	cfg := memory.DefaultConfig()
 	cfg.TimeZone = "UTC"
 	if adjust != nil {
@@ -35,6 +40,15 @@ func newManager(t testing.TB, store memory.Store, adjust func(*memory.Config), o
 		}
 	})
 	return m
+}
+
+// offline returns opts with the offline rewriter, summarizer and
+// extractor, counting tokens with opts.Tokens.
+func offline(opts memory.Options) memory.Options {
+	opts.Rewriter = extractive.NewRewriter(nil, opts.Tokens)
+	opts.Summarizer = extractive.NewSummarizer(opts.Tokens)
+	opts.Extractor = extractive.NewExtractor()
+	return opts
 }
 
 // add stores the question/answer pairs as turns of conv and tells m.

@@ -33,7 +33,7 @@ func bufferCut(tokens []int, limit int) int {
 // summary now and saves the digest.
 func (m *Manager) summaryBuffer(ctx context.Context, v *view, lb labels, budget int) ([]llm.Message, error) {
 	cut := bufferCut(v.tokens, budget)
-	if cut > 0 && v.turns[cut-1].ID > v.digest.Through {
+	if cut > 0 && v.turns[cut-1].ID > v.digest.Through && m.summarizer != nil {
 		d, err := m.foldThrough(ctx, v.conv.ID, v.digest, v.turns, cut)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -49,29 +49,6 @@ func TestQuestionDates(t *testing.T) {
 	}
 }
 
-func TestDependsOnHistory(t *testing.T) {
-	for q, want := range map[string]bool{
-		"Can you give me their registration links?": true,
-		"And the hexagram Kun?":                     true,
-		"What about next year?":                     true,
-		"Why?":                                      true,
-		"What is my name?":                          true,
-		"What does the hexagram Qian stand for?":    false,
-		"How do people cast the oracle with coins?": false,
-		"它的象辞是什么？":                                  true,
-		"那坤卦呢？":                                     true,
-		"为什么？":                                      true,
-		"我叫什么名字？":                                   true,
-		"乾卦的卦辞是什么意思？":                               false,
-		"周易一共有多少卦，每卦有几爻？":                           false,
-		"": false,
-	} {
-		if got := dependsOnHistory(q); got != want {
-			t.Errorf("dependsOnHistory(%q) = %v, want %v", q, got, want)
-		}
-	}
-}
-
 func TestParseCondensed(t *testing.T) {
 	for _, tt := range []struct {
 		in, facts, q string
@@ -128,91 +105,6 @@ func TestSplitRows(t *testing.T) {
 	}
 }
 
-func TestLexicalTriples(t *testing.T) {
-	user := line{turn: 1, role: llm.RoleUser, text: ""}
-	caroline := line{turn: 2, role: llm.RoleUser, speaker: "Caroline"}
-	for _, tt := range []struct {
-		l    line
-		text string
-		want string
-	}{
-		{user, "我的名字是李雷。", "user|名字是|李雷"},
-		{user, "我住在杭州，离西湖很近。", "user|住在|杭州"},
-		{user, "My name is Li Lei.", "user|name is|Li Lei"},
-		{caroline, "I went to a LGBTQ support group yesterday and it was so powerful.", "Caroline|went to|a LGBTQ support group yesterday and it was so powerful"},
-		{user, "I'm learning the Zhouyi.", "user|am learning|the Zhouyi"},
-		{user, "Wang Fang teaches me every Sunday.", "Wang Fang|teaches|me every Sunday"},
-		{user, "Enjoy your study.", ""},
-		{user, "What do you think?", ""},
-		{line{role: llm.RoleAssistant}, "I am an AI.", ""},
-	} {
-		tt.l.text = tt.text
-		ts := lexicalTriples([]line{tt.l})
-		got := ""
-		if len(ts) > 0 {
-			got = ts[0].Subject + "|" + ts[0].Relation + "|" + ts[0].Object
-		}
-		if got != tt.want {
-			t.Errorf("lexicalTriples(%q) = %q, want %q", tt.text, got, tt.want)
-		}
-	}
-}
-
-func TestLexicalEntities(t *testing.T) {
-	facts := lexicalEntities([]line{
-		{turn: 1, role: llm.RoleUser, text: "My teacher Wang Fang lives in Xi'an. Hey!"},
-		{turn: 1, role: llm.RoleAssistant, text: "Thanks for telling me about Wang Fang and the book 《周易本义》 she likes."},
-		{turn: 2, role: llm.RoleUser, text: "Does she teach online?"},
-	}, nil)
-	got := map[string][]string{}
-	for _, f := range facts {
-		got[f.name] = append(got[f.name], f.fact)
-	}
-	// The assistant's line states nothing offline extraction keeps: only
-	// the user's statements count.
-	if len(got["user"]) != 1 || len(got["Wang Fang"]) != 1 || len(got["Xi'an"]) != 1 || len(got["周易本义"]) != 0 {
-		t.Errorf("lexicalEntities = %v", got)
-	}
-	if _, ok := got["Thanks"]; ok {
-		t.Error("a sentence-initial interjection became an entity")
-	}
-	merged := mergeEntities(nil, facts, 1, 2, 1)
-	if len(merged) != 2 {
-		t.Fatalf("mergeEntities kept %d entities, want 2", len(merged))
-	}
-	for _, e := range merged {
-		if len(e.Facts) != 1 {
-			t.Errorf("%s has %d facts, want 1", e.Name, len(e.Facts))
-		}
-	}
-}
-
-func TestExtractiveSummary(t *testing.T) {
-	lines := []line{
-		{role: llm.RoleUser, text: "Hi!"},
-		{role: llm.RoleAssistant, text: "Hello! How can I help you today?"},
-		{role: llm.RoleUser, text: "我的名字是李雷。我在杭州学习周易，已经学了三个月。"},
-		{role: llm.RoleAssistant, text: "很好。周易共有六十四卦。"},
-	}
-	s := extractiveSummary("Human: I like tea very much, especially green tea.", lines, 40, llm.Estimate)
-	if !strings.Contains(s, "我的名字是李雷。") {
-		t.Errorf("summary lost the self-introduction: %q", s)
-	}
-	if strings.Contains(s, "Hi!") {
-		t.Errorf("summary kept a greeting: %q", s)
-	}
-	n := 0
-	for _, l := range strings.Split(s, "\n") {
-		n += llm.Estimate(l) + 1
-	}
-	if n > 40 {
-		t.Errorf("summary of %d tokens, over 40: %q", n, s)
-	}
-	if extractiveSummary("", nil, 40, llm.Estimate) != "" {
-		t.Error("summary of nothing is not empty")
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatalf("DefaultConfig invalid: %v", err)
@@ -240,5 +132,39 @@ func TestFitTokens(t *testing.T) {
 	}
 	if got := fitTokens("一二三四五六七八九十", 4, llm.Estimate); llm.Estimate(got) > 4 || got == "" {
 		t.Errorf("fitTokens of one long sentence = %q", got)
+	}
+}
+
+// TestHeadOf: a message the rewrite reads is cut after whole sentences,
+// as written, within the budget.
+func TestHeadOf(t *testing.T) {
+	count := func(s string) int { return len([]rune(s)) }
+	for _, tt := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"短句。", 10, "短句。"},
+		{"乾卦的卦辞是元亨利贞。元为万物之始，亨为通达。", 12, "乾卦的卦辞是元亨利贞。…"},
+		{"It opens at noon. On Sundays at one.", 20, "It opens at noon.…"},
+		{"一二三四五六七八九十一二三四五", 5, "一二三四…"},
+	} {
+		if got := headOf(tt.s, tt.max, count); got != tt.want {
+			t.Errorf("headOf(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+		}
+	}
+}
+
+// TestLastPairs: at most MaxPairs whole exchanges (not the answer before
+// the oldest question), each message within MessageTokens.
+func TestLastPairs(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Condense.MaxPairs, cfg.Condense.MessageTokens = 1, 10
+	m := &Manager{cfg: cfg, tokens: estimator{}}
+	h := []llm.Message{{Role: llm.RoleUser, Content: "q1"}, {Role: llm.RoleAssistant, Content: "a1"},
+		{Role: llm.RoleUser, Content: "q2"}, {Role: llm.RoleAssistant, Content: strings.Repeat("This answer is long. ", 20)}}
+	ls := m.lastPairs(h)
+	if len(ls) != 2 || ls[0].text != "q2" || !strings.HasSuffix(ls[1].text, "…") || m.count(ls[1].text) > 12 {
+		t.Errorf("lastPairs = %+v", ls)
 	}
 }

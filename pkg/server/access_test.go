@@ -49,11 +49,11 @@ func newAccessServerWith(t *testing.T, edit func(*Access), addModels func(*llm.R
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { keys.Close() })
-	models, offline := offlineModels()
+	models, _ := offlineModels()
 	if addModels != nil {
 		addModels(models)
 	}
-	mgr, err := memory.NewManager(store, memory.DefaultConfig(), memory.Options{Model: offline})
+	mgr, err := memory.NewManager(store, memory.DefaultConfig(), offlineMemory())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/mixchat/mixchat/pkg/chat"
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/llm/llmtest"
@@ -60,6 +61,12 @@ func offlineModels() (*llm.Registry, *llm.Offline) {
 	models := llm.NewRegistry("offline")
 	models.Add("offline", offline)
 	return models, offline
+}
+
+// offlineMemory is memory.Options with the offline rewriter, summarizer
+// and extractor, as the wiring gives them without a model.
+func offlineMemory() memory.Options {
+	return memory.Options{Rewriter: extractive.NewRewriter(nil, nil), Summarizer: extractive.NewSummarizer(nil), Extractor: extractive.NewExtractor()}
 }
 
 // serveTest serves s's handler on a test server closed with the test.

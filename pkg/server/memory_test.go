@@ -15,13 +15,14 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
-// newMemoryServer is a server with the offline model and a memory.Manager.
+// newMemoryServer is a server with the offline model and a memory.Manager
+// with the offline parts.
 func newMemoryServer(t *testing.T) (*testServer, *memory.Manager) {
 	t.Helper()
 	store := openSQLite(t)
-	models, offline := offlineModels()
+	models, _ := offlineModels()
 	cfg := memory.DefaultConfig()
-	mgr, err := memory.NewManager(store, cfg, memory.Options{Model: offline})
+	mgr, err := memory.NewManager(store, cfg, offlineMemory())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func newMixServer(t testing.TB, up *mixUpstream, edit func(*mixSetup, llm.Models
 	deps := mix.Deps{Models: models, Answerers: setup.answerers, Condenser: setup.condenser}
 	opts := Options{Store: store, Models: models, Chat: chat.New(models, chat.Options{}), MaxBodyBytes: 64 << 10}
 	if setup.memory {
-		mgr, err := memory.NewManager(store, memory.DefaultConfig(), memory.Options{})
+		mgr, err := memory.NewManager(store, memory.DefaultConfig(), offlineMemory())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,9 @@
-package memory_test
+package extractive_test
 
 import (
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
@@ -11,7 +12,7 @@ import (
 // uses as a common word; "What about X?" asks the previous question of X;
 // a closing "there" becomes "at X".
 func TestRewriteFollowUpKnownNamesEN(t *testing.T) {
-	vocab := memory.NameList{"La Margherita", "Golden Wok", "dining", "The Lucky Star", "Acorn Guest House"}
+	vocab := extractive.NameList{"La Margherita", "Golden Wok", "dining", "The Lucky Star", "Acorn Guest House"}
 	for _, tt := range []struct {
 		name    string
 		history []string
@@ -48,7 +49,7 @@ func TestRewriteFollowUpKnownNamesEN(t *testing.T) {
 			"How much is a pizza there?", "How much is a pizza at La Margherita?"},
 	} {
 		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
-		if got := memory.RewriteFollowUp(f, vocab); got != tt.want {
+		if got := extractive.RewriteFollowUp(f, vocab); got != tt.want {
 			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.q, got, tt.want)
 		}
 	}

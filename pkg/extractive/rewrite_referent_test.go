@@ -1,8 +1,9 @@
-package memory_test
+package extractive_test
 
 import (
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
@@ -31,7 +32,7 @@ func TestRewriteFollowUp(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		f     memory.FollowUp
-		vocab memory.Vocabulary
+		vocab extractive.Vocabulary
 		want  string
 	}{
 		{"assistant-only entity", memory.FollowUp{History: restaurants, Question: "Does it have a nice outdoor dining space?"}, nil,
@@ -45,7 +46,7 @@ func TestRewriteFollowUp(t *testing.T) {
 		{"latest name wins", memory.FollowUp{History: msgs("Tell me about Pizza Hut.", "Pizza Hut is in the centre.",
 			"Anything in the west?", "Yes, La Margherita."), Question: "Is it expensive?"}, nil, "Is La Margherita expensive?"},
 		{"known name preferred", memory.FollowUp{History: msgs("Which city hosts Auto Shanghai?", "Shanghai hosts it every April."),
-			Question: "When does it open?"}, memory.NameList{"Auto Shanghai"}, "When does Auto Shanghai open?"},
+			Question: "When does it open?"}, extractive.NameList{"Auto Shanghai"}, "When does Auto Shanghai open?"},
 		{"topic", memory.FollowUp{Topic: []string{"Frank Zappa (musician)", "Disbandment"}, History: msgs("What group disbanded?",
 			"The Mothers of Invention"), Question: "Why did he disband them?"}, nil, "Why did Frank Zappa disband them?"},
 		{"her as possessive", memory.FollowUp{Topic: []string{"Courtney Love"}, Question: "What was her first album?"}, nil,
@@ -70,9 +71,9 @@ func TestRewriteFollowUp(t *testing.T) {
 		{"zh possessive 其", memory.FollowUp{History: msgs("什么是太极？", "易有太极。"), Question: "其含义是什么？"}, nil,
 			"太极的含义是什么？"},
 		{"zh classifier prefers its kind", memory.FollowUp{History: msgs("乾卦和太极有什么关系？", "乾卦象征天，太极是本原。"),
-			Question: "这卦的卦辞是什么？"}, memory.NameList{"乾卦", "太极"}, "乾卦的卦辞是什么？"},
+			Question: "这卦的卦辞是什么？"}, extractive.NameList{"乾卦", "太极"}, "乾卦的卦辞是什么？"},
 		{"zh known name from the assistant", memory.FollowUp{History: msgs("有什么适合初学者的卦？", "可以先读坤卦，卦辞浅显。"),
-			Question: "该卦讲什么？"}, memory.NameList{"坤卦"}, "坤卦讲什么？"},
+			Question: "该卦讲什么？"}, extractive.NameList{"坤卦"}, "坤卦讲什么？"},
 		{"zh person is not a book", memory.FollowUp{History: msgs("孔子写了什么？", "孔子作《春秋》。"), Question: "他生于哪一年？"}, nil,
 			"孔子生于哪一年？"},
 		{"zh it may be a book", memory.FollowUp{History: msgs("孔子写了什么？", "孔子作《春秋》。"), Question: "它讲什么？"}, nil,
@@ -80,7 +81,7 @@ func TestRewriteFollowUp(t *testing.T) {
 		{"zh not pronouns", memory.FollowUp{History: msgs("什么是太极？", "易有太极。"), Question: "因此应该读其他什么书？"}, nil,
 			"关于太极，因此应该读其他什么书？"},
 	} {
-		if got := memory.RewriteFollowUp(tt.f, tt.vocab); got != tt.want {
+		if got := extractive.RewriteFollowUp(tt.f, tt.vocab); got != tt.want {
 			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.f.Question, got, tt.want)
 		}
 	}
@@ -162,7 +163,7 @@ func TestRewriteFollowUpBeyond(t *testing.T) {
 		{"already says beyond what", turn([]string{"A-Teens", "Tours"}, "They toured Asia and the US.",
 			"did they tour anywhere else other than Asia and US?"), "did A-Teens tour anywhere else other than Asia and US?"},
 	} {
-		if got := memory.RewriteFollowUp(tt.f, nil); got != tt.want {
+		if got := extractive.RewriteFollowUp(tt.f, nil); got != tt.want {
 			t.Errorf("%s: RewriteFollowUp(%q) =\n %q, want\n %q", tt.name, tt.f.Question, got, tt.want)
 		}
 	}

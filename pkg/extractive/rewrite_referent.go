@@ -1,4 +1,4 @@
-package memory
+package extractive
 
 import (
 	"regexp"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -33,22 +34,11 @@ type NameList []string
 func (l NameList) NamesIn(s string) []string {
 	var out []string
 	for _, n := range l {
-		if n != "" && containsWord(s, n) {
+		if n != "" && text.ContainsWord(s, n) {
 			out = append(out, n)
 		}
 	}
 	return out
-}
-
-// FollowUp is what the offline rewrite reads.
-type FollowUp struct {
-	// Topic names what the whole conversation is about (an article's
-	// title, a section heading), most important first; may be empty.
-	Topic []string
-	// History is the conversation before Question (system messages are
-	// ignored).
-	History  []llm.Message
-	Question string
 }
 
 // RewriteFollowUp is the offline rewrite of f.Question: its first pronoun
@@ -59,12 +49,13 @@ type FollowUp struct {
 // elliptical question gets the entity ("What happened in 1998?" → "What
 // happened in 1998 of Sheryl Crow?"); "what else" questions say what they
 // go beyond. The question is returned unchanged when no entity is found.
-func RewriteFollowUp(f FollowUp, vocab Vocabulary) string {
+func RewriteFollowUp(f memory.FollowUp, vocab Vocabulary) string {
+	f = validFollowUp(f)
 	q := strings.TrimSpace(f.Question)
 	if q == "" {
 		return q
 	}
-	if isCJKText(q) {
+	if text.MostlyCJK(q) {
 		return rewriteZH(f, q, vocab)
 	}
 	return rewriteEN(f, q, vocab)
@@ -122,11 +113,11 @@ func recentMessages(history []llm.Message, n int) []llm.Message {
 }
 
 // referentEN finds the most salient entity of f in English.
-func referentEN(f FollowUp, vocab Vocabulary) string {
+func referentEN(f memory.FollowUp, vocab Vocabulary) string {
 	s := &salience{score: map[string]float64{}, first: map[string]int{}}
 	for i, t := range f.Topic {
 		t = cleanTopic(t)
-		if t == "" || isCJKText(t) != isCJKText(f.Question) {
+		if t == "" || text.MostlyCJK(t) != text.MostlyCJK(f.Question) {
 			continue
 		}
 		s.add(t, topicWeight/float64(i+1))
@@ -180,7 +171,7 @@ func hasUpper(s string) bool { return strings.IndexFunc(s, unicode.IsUpper) >= 0
 func (s *salience) preferLonger(known map[string]bool) {
 	for a, sa := range s.score {
 		for b := range s.score {
-			if a != b && known[b] && len(b) > len(a) && containsWord(b, a) {
+			if a != b && known[b] && len(b) > len(a) && text.ContainsWord(b, a) {
 				s.score[b] += sa
 				delete(s.score, a)
 				break
@@ -193,7 +184,7 @@ func (s *salience) preferLonger(known map[string]bool) {
 func topicWith(s *salience, topic []string, n string) string {
 	for _, t := range topic {
 		t = cleanTopic(t)
-		if t != "" && t != n && containsWord(t, n) {
+		if t != "" && t != n && text.ContainsWord(t, n) {
 			return t
 		}
 	}
@@ -234,7 +225,7 @@ var (
 	enTokens = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’][\p{L}]+)?|\s+|.`)
 )
 
-func rewriteEN(f FollowUp, q string, vocab Vocabulary) string {
+func rewriteEN(f memory.FollowUp, q string, vocab Vocabulary) string {
 	if out, ok := swapEllipsisEN(f, q, vocab); ok {
 		return out
 	}
@@ -242,7 +233,7 @@ func rewriteEN(f FollowUp, q string, vocab Vocabulary) string {
 	if ent == "" {
 		return q
 	}
-	out, done := q, containsWord(q, ent) // a question naming the entity keeps its pronouns
+	out, done := q, text.ContainsWord(q, ent) // a question naming the entity keeps its pronouns
 	if !done {
 		out, done = replacePronounEN(q, ent)
 	}
@@ -304,7 +295,7 @@ func replacePronounEN(q, ent string) (string, bool) {
 					break
 				}
 			}
-			if next == "" || !isWordRune(firstRune(next)) || herObject[next] {
+			if next == "" || !text.IsWordRune(firstRune(next)) || herObject[next] {
 				rep = ent
 			} else {
 				rep = possessiveOf(ent)
@@ -333,7 +324,7 @@ func firstRune(s string) rune {
 // completeName replaces a capitalised word of q that is part of the
 // multi-word name ent ("Yoko", "Love's") by the whole name.
 func completeName(q, ent string) (string, bool) {
-	if containsWord(q, ent) {
+	if text.ContainsWord(q, ent) {
 		return q, false
 	}
 	parts := strings.Fields(ent)
@@ -362,8 +353,8 @@ func completeName(q, ent string) (string, bool) {
 // sharesWord reports whether q has a word of name (of three letters or
 // more).
 func sharesWord(q, name string) bool {
-	for _, w := range words(name) {
-		if utf8.RuneCountInString(w) >= 3 && !nameGlue[strings.ToLower(w)] && containsWord(q, w) {
+	for _, w := range text.Words(name) {
+		if utf8.RuneCountInString(w) >= 3 && !nameGlue[strings.ToLower(w)] && text.ContainsWord(q, w) {
 			return true
 		}
 	}
@@ -498,10 +489,10 @@ func startsWithPronoun(n string) bool {
 	return false
 }
 
-func referentZH(f FollowUp, vocab Vocabulary, suffix string, person bool) string {
+func referentZH(f memory.FollowUp, vocab Vocabulary, suffix string, person bool) string {
 	s := &salience{score: map[string]float64{}, first: map[string]int{}}
 	for i, t := range f.Topic {
-		if t = cleanTopic(t); t != "" && isCJKText(t) {
+		if t = cleanTopic(t); t != "" && text.MostlyCJK(t) {
 			s.add(t, topicWeight/float64(i+1))
 		}
 	}
@@ -562,7 +553,7 @@ func referentZH(f FollowUp, vocab Vocabulary, suffix string, person bool) string
 	return s.best()
 }
 
-func rewriteZH(f FollowUp, q string, vocab Vocabulary) string {
+func rewriteZH(f memory.FollowUp, q string, vocab Vocabulary) string {
 	if out, ok := swapEllipsisZH(f, q, vocab); ok {
 		return out
 	}

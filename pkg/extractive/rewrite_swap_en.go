@@ -1,9 +1,12 @@
-package memory
+package extractive
 
 import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/mixchat/mixchat/pkg/memory"
+	"github.com/mixchat/mixchat/pkg/text"
 )
 
 // English follow-ups that name only what changes ("What about Golden
@@ -18,7 +21,7 @@ var reWhatAbout = regexp.MustCompile(`(?i)^\s*(?:(?:and\s+)?(?:what|how)\s+about
 // (made standalone) with its subject replaced by X, when X is a known name
 // (isKnownName) and the previous question names the subject. It reports
 // false otherwise.
-func swapEllipsisEN(f FollowUp, q string, vocab Vocabulary) (string, bool) {
+func swapEllipsisEN(f memory.FollowUp, q string, vocab Vocabulary) (string, bool) {
 	m := reWhatAbout.FindStringSubmatch(q)
 	if m == nil {
 		return "", false
@@ -30,15 +33,15 @@ func swapEllipsisEN(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 		return "", false
 	}
 	prev, at := lastUserQuestion(f.History)
-	if prev == "" || isCJKText(prev) || asksBeyond(prev) {
+	if prev == "" || text.MostlyCJK(prev) || asksBeyond(prev) {
 		return "", false
 	}
-	prev = RewriteFollowUp(FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
-	if !strings.HasSuffix(strings.TrimSpace(prev), "?") || containsWord(prev, x) {
+	prev = RewriteFollowUp(memory.FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
+	if !strings.HasSuffix(strings.TrimSpace(prev), "?") || text.ContainsWord(prev, x) {
 		return "", false
 	}
-	ent := referentEN(FollowUp{Topic: f.Topic, History: f.History}, vocab)
-	if ent == "" || !containsWord(prev, ent) {
+	ent := referentEN(memory.FollowUp{Topic: f.Topic, History: f.History}, vocab)
+	if ent == "" || !text.ContainsWord(prev, ent) {
 		return "", false
 	}
 	return replaceWord(prev, ent, x), true
@@ -62,7 +65,7 @@ func isKnownName(vocab Vocabulary, x string) bool {
 // replaceWord replaces the first whole-word occurrence of w in s (case
 // insensitive) by r.
 func replaceWord(s, w, r string) string {
-	j := wordIndex(s, w)
+	j := text.WordIndex(s, w)
 	if j < 0 {
 		return s
 	}

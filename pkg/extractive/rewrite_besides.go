@@ -1,4 +1,4 @@
-package memory
+package extractive
 
 import (
 	"regexp"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/text"
 )
 
 // What a follow-up asking for more ("what else", "any other") goes beyond:
@@ -86,8 +87,8 @@ func namedPhrase(ans, q string, own []string) string {
 	for _, c := range cands {
 		bare := strings.Trim(c.text, `"`)
 		n := len(strings.Fields(bare))
-		if c.at < best.at && n >= 1 && n <= 8 && utf8.RuneCountInString(bare) >= 2 && isWordRune(firstRune(bare)) &&
-			!containsWord(q, bare) && !ownName(bare, own) {
+		if c.at < best.at && n >= 1 && n <= 8 && utf8.RuneCountInString(bare) >= 2 && text.IsWordRune(firstRune(bare)) &&
+			!text.ContainsWord(q, bare) && !ownName(bare, own) {
 			best = c
 		}
 	}
@@ -99,7 +100,7 @@ func namedPhrase(ans, q string, own []string) string {
 func datePhraseOf(ans, q string, own []string) string {
 	for _, loc := range datePhrase.FindAllStringIndex(ans, -1) {
 		d := ans[loc[0]:loc[1]]
-		if containsWord(q, d) || ownName(d, own) {
+		if text.ContainsWord(q, d) || ownName(d, own) {
 			continue
 		}
 		before := strings.ToLower(strings.TrimSpace(ans[:loc[0]]))
@@ -121,13 +122,13 @@ var followingWord = regexp.MustCompile(`^ ([a-z][a-z-]+)`)
 // a joiner) belongs to one of own's names: "Karzai" is Hamid Karzai's.
 func ownName(p string, own []string) bool {
 	all := false
-	for _, w := range words(p) {
+	for _, w := range text.Words(p) {
 		if utf8.RuneCountInString(w) < 3 || nameJoiners[strings.ToLower(w)] {
 			continue
 		}
 		in := false
 		for _, o := range own {
-			if containsWord(cleanTopic(o), strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")) {
+			if text.ContainsWord(cleanTopic(o), strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")) {
 				in = true
 				break
 			}
@@ -159,7 +160,7 @@ func spanWords(s string) []word {
 	start := -1
 	for i, r := range s {
 		inner := (r == '\'' || r == '’' || r == '-' || r == '.') && start >= 0
-		if isWordRune(r) || inner {
+		if text.IsWordRune(r) || inner {
 			if start < 0 {
 				start = i
 			}
@@ -179,7 +180,7 @@ func spanWords(s string) []word {
 func trimWord(s string, start, end int) word {
 	for end > start {
 		r, n := utf8.DecodeLastRuneInString(s[start:end])
-		if isWordRune(r) {
+		if text.IsWordRune(r) {
 			break
 		}
 		end -= n
@@ -481,7 +482,7 @@ func cleanClause(ans, ent string) string {
 		}
 		first := opens
 		opens = strings.ContainsAny(sep, ".!?\n")
-		c := strings.TrimLeftFunc(clause, func(r rune) bool { return !isWordRune(r) })
+		c := strings.TrimLeftFunc(clause, func(r rune) bool { return !text.IsWordRune(r) })
 		c = strings.TrimLeftFunc(c[len(besidesLead.FindString(c)):], unicode.IsSpace)
 		ws := strings.Fields(c)
 		for len(ws) > 0 && (clauseLead[strings.ToLower(ws[0])] || isAdverb(ws[0])) {
@@ -492,7 +493,7 @@ func cleanClause(ans, ent string) string {
 			ws = ws[1:]
 		}
 		if n := len(ws); n > 0 {
-			ws[n-1] = strings.TrimRightFunc(ws[n-1], func(r rune) bool { return !isWordRune(r) && r != ')' })
+			ws[n-1] = strings.TrimRightFunc(ws[n-1], func(r rune) bool { return !text.IsWordRune(r) && r != ')' })
 		}
 		if len(ws) < 3 || len(ws) > maxClauseWords || strings.ContainsAny(c, "\"“”") || clauseOpeners[strings.ToLower(ws[0])] ||
 			danglingEnd(ws[len(ws)-1]) || !first && !opensPhrase(ws[0]) || startsWithVerb(ws[0]) ||
@@ -551,7 +552,7 @@ func clauseEnd(s string) int {
 			continue
 		}
 		// An initial's dot ("John A. Burns").
-		if s[i] == '.' && i > 0 && isInitial(s[i-1:i]) && (i == 1 || !isWordRune(rune(s[i-2]))) {
+		if s[i] == '.' && i > 0 && isInitial(s[i-1:i]) && (i == 1 || !text.IsWordRune(rune(s[i-2]))) {
 			continue
 		}
 		if s[i] == ',' && i > 0 && unicode.IsDigit(rune(s[i-1])) {

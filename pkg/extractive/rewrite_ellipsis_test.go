@@ -1,8 +1,9 @@
-package memory_test
+package extractive_test
 
 import (
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
@@ -14,15 +15,15 @@ func TestRewriteEllipsisZH(t *testing.T) {
 		name    string
 		history []string
 		q       string
-		vocab   memory.Vocabulary
+		vocab   extractive.Vocabulary
 		want    string
 	}{
 		{"line for line", []string{"乾卦的初九爻辞是什么？", "初九：潜龙勿用。"}, "那九二呢？", nil, "乾卦的九二爻辞是什么？"},
 		{"the previous question made standalone first",
 			[]string{"乾卦的卦辞是什么？", "乾：元亨利贞。", "它的初九爻辞是什么？", "初九：潜龙勿用。"}, "那九二呢？",
-			memory.NameList{"乾卦"}, "乾卦的九二爻辞是什么？"},
+			extractive.NameList{"乾卦"}, "乾卦的九二爻辞是什么？"},
 		{"a known name for a known name", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "那坤卦呢？",
-			memory.NameList{"乾卦", "坤卦"}, "坤卦的卦辞是什么？"},
+			extractive.NameList{"乾卦", "坤卦"}, "坤卦的卦辞是什么？"},
 		{"the same kind without a vocabulary", []string{"乾卦的卦辞是什么？", "乾：元亨利贞。"}, "坤卦呢？", nil, "坤卦的卦辞是什么？"},
 		{"names of a kind differ in length", []string{"履卦的卦辞是什么？", "履虎尾，不咥人，亨。"}, "那小畜卦呢？", nil, "小畜卦的卦辞是什么？"},
 		{"and back", []string{"小畜卦的卦辞是什么？", "小畜，亨。"}, "履卦呢？", nil, "履卦的卦辞是什么？"},
@@ -54,7 +55,7 @@ func TestRewriteEllipsisZH(t *testing.T) {
 		{"nor a question about the speaker", []string{"我叫李雷。", "你好，李雷。"}, "我叫什么名字？", nil, "我叫什么名字？"},
 	} {
 		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
-		if got := memory.RewriteFollowUp(f, tt.vocab); got != tt.want {
+		if got := extractive.RewriteFollowUp(f, tt.vocab); got != tt.want {
 			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.q, got, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package memory
+package extractive
 
 import (
 	"regexp"
@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/memory"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -26,7 +27,7 @@ var zhNotSwap = []string{"什么", "怎么", "如何", "为何", "哪", "谁", "
 // question with its counterpart of the named part replaced (see
 // counterpartZH), the previous question first made standalone itself. It
 // reports false when q is not such a follow-up or no counterpart is found.
-func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
+func swapEllipsisZH(f memory.FollowUp, q string, vocab Vocabulary) (string, bool) {
 	m := reZhEllipsis.FindStringSubmatch(q)
 	if m == nil {
 		return "", false
@@ -40,17 +41,17 @@ func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 		}
 	}
 	prev, at := lastUserQuestion(f.History)
-	if prev == "" || !isCJKText(prev) || strings.Contains(prev, x) {
+	if prev == "" || !text.MostlyCJK(prev) || strings.Contains(prev, x) {
 		return "", false
 	}
 	// The previous question as it stood alone (it may itself say 它).
 	if at > 0 {
-		prev = RewriteFollowUp(FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
+		prev = RewriteFollowUp(memory.FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
 	}
 	// The thing the conversation is about. A bare name of its kind takes
 	// its classifier ("那坤呢？" after 乾卦 asks about 坤卦).
-	subject := referentZH(FollowUp{Topic: f.Topic, History: f.History}, vocab, "", false)
-	if r := []rune(x); strings.HasSuffix(subject, "卦") && len(r) <= 2 && allHan(x) && !strings.HasSuffix(x, "卦") && !ofAKind(x) {
+	subject := referentZH(memory.FollowUp{Topic: f.Topic, History: f.History}, vocab, "", false)
+	if r := []rune(x); strings.HasSuffix(subject, "卦") && len(r) <= 2 && text.AllCJK(x) && !strings.HasSuffix(x, "卦") && !ofAKind(x) {
 		x += "卦"
 	}
 	part, kind := counterpartZH(prev, x, subject, vocab)
@@ -58,7 +59,7 @@ func swapEllipsisZH(f FollowUp, q string, vocab Vocabulary) (string, bool) {
 		// A line or an ordinal the previous question has none of: that
 		// part of what the conversation is about ("乾卦的卦辞是什么？" +
 		// "那九二呢？" → "乾卦的九二是什么？").
-		if ent := referentZH(FollowUp{Topic: f.Topic, History: f.History}, vocab, "卦", false); ent != "" {
+		if ent := referentZH(memory.FollowUp{Topic: f.Topic, History: f.History}, vocab, "卦", false); ent != "" {
 			return ent + "的" + x + "是什么？", true
 		}
 		return "", false
@@ -164,15 +165,6 @@ func ofAKind(x string) bool {
 func lastRuneOf(s string) rune {
 	r, _ := utf8.DecodeLastRuneInString(s)
 	return r
-}
-
-func allHan(s string) bool {
-	for _, r := range s {
-		if !text.IsCJK(r) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // wholeMatch reports whether re matches all of s.
