@@ -23,7 +23,8 @@ import (
 const evalStructureUsage = `mixchat-eval structure --data DIR [flags]
 
 Questions that address the parts of documents by number and name, end to
-end. Every .md and .txt file under DIR goes as it is into one knowledge
+end. Every .md and .txt file under DIR (but README.md, which describes the
+folder) goes as it is into one knowledge
 base of the app as mixchat serve wires it at the offline defaults (hashed
 n-gram embedder, offline extractive model, default threshold); the parts
 are read from the documents themselves (Markdown headings at every level,
