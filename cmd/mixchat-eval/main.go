@@ -37,6 +37,8 @@ var benchmarks = []benchmark{
 	{"qa", "answers a person reads, end to end through knowledge-base chat at the offline defaults: answer_contains_gold, answered, refused (--data FILE, --zhouyi DIR, --absent)", runEvalQA},
 	{"locomo", "conversation memory on LoCoMo: evidence recall@k of every memory strategy (--data FILE)", runEvalLoCoMo},
 	{"followup", "follow-up questions end to end: two-turn Zhouyi conversations through knowledge-base chat and mix_chat at the offline defaults: standalone_ok, answer_contains_gold, refused (--zhouyi DIR)", runEvalFollowUp},
+	{"structure", "numbered and named parts of any Markdown or text corpus, end to end: lookups in every number form, nested, absent, follow-ups, where-from: answer_contains_part, top1_is_part, absent_said (--data DIR)", runEvalStructure},
+	{"dstc", "FAQ and review questions in English task dialogues (DSTC11 track 5), one document per place, the last user turn asked with the dialogue as history: gold_knowledge_in_reply, faq_answer_in_reply, entity_top1, refused, quotes_a_question (--data DIR)", runEvalDSTC},
 	{"canard", "follow-up rewriting on CANARD: corpus BLEU-4 of the offline rewrite against copying the question (--data FILE)", runEvalCanard},
 	{"latency", "mix_chat end to end against a test upstream: fused-reply latency, overhead, requests/s", runEvalLatency},
 	{"cost", "model tokens per turn of a ten-turn conversation: /chat/chat vs mix_chat in both fusion modes", runEvalCost},

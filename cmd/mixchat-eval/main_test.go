@@ -75,6 +75,8 @@ func TestDataMissing(t *testing.T) {
 		{[]string{"cmrc", "--data", missing}, []string{missing, "no such file", "cmrc2018_dev.json"}},
 		{[]string{"locomo"}, []string{"--data is required", "LoCoMo", "github.com/snap-research/locomo"}},
 		{[]string{"locomo", "--data", missing}, []string{missing, "no such file", "locomo10.json"}},
+		{[]string{"dstc"}, []string{"--data is required", "DSTC11", "github.com/alexa/dstc11-track5"}},
+		{[]string{"dstc", "--data", t.TempDir()}, []string{"knowledge.json: no such file", "DSTC11"}},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
