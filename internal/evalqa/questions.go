@@ -10,6 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/width"
+
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/text"
 )
@@ -49,13 +52,17 @@ func loadCMRC(path string) ([]kb.FileData, []question, error) {
 	used := map[string]int{}
 	for _, a := range d.Data {
 		for _, p := range a.Paragraphs {
-			base := strings.NewReplacer("/", "_", "\\", "_").Replace(strings.TrimSpace(a.Title))
+			// A knowledge base refuses names that start with a dot and names
+			// that differ from another only by case or width: the title is
+			// made a name it takes, counted under its folded form.
+			base := strings.TrimLeft(strings.NewReplacer("/", "_", "\\", "_").Replace(strings.TrimSpace(a.Title)), ".")
 			if base == "" {
 				base = p.ID
 			}
-			used[base]++
-			if used[base] > 1 {
-				base = fmt.Sprintf("%s (%d)", base, used[base])
+			key := strings.ToLower(width.Fold.String(norm.NFC.String(base)))
+			used[key]++
+			if used[key] > 1 {
+				base = fmt.Sprintf("%s (%d)", base, used[key])
 			}
 			file := base + ".txt"
 			files = append(files, kb.FileData{Name: file, Data: []byte(p.Context)})
