@@ -118,3 +118,39 @@ func TestDocTable(t *testing.T) {
 		t.Errorf("%s: the package table is out of date; run go generate ./internal/archtest", DocPath)
 	}
 }
+
+// maxFileLines is the most lines a non-test Go file of the module may have:
+// past it a file holds more than one idea and is split.
+const maxFileLines = 800
+
+// TestFileLength keeps every non-test Go file of the module within
+// maxFileLines.
+func TestFileLength(t *testing.T) {
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(b), "\n"); n > maxFileLines {
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("%s has %d lines, more than %d: split it", rel, n, maxFileLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
