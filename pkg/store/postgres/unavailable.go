@@ -80,13 +80,36 @@ type conn struct {
 }
 
 func (c *conn) Prepare(query string) (driver.Stmt, error) {
-	st, err := c.Conn.Prepare(query)
-	return st, unavailable(context.Background(), err)
+	return c.PrepareContext(context.Background(), query)
 }
 
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	st, err := c.Conn.PrepareContext(ctx, query)
-	return st, unavailable(ctx, err)
+	if err != nil {
+		return nil, unavailable(ctx, err)
+	}
+	ps, ok := st.(*stdlib.Stmt)
+	if !ok {
+		st.Close()
+		return nil, errors.New("postgres: unexpected driver statement")
+	}
+	return &stmt{Stmt: ps}, nil
+}
+
+// stmt is a prepared statement whose failures to reach the server are
+// marked with store.ErrUnavailable, as its connection's are.
+type stmt struct {
+	*stdlib.Stmt
+}
+
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	r, err := s.Stmt.ExecContext(ctx, args)
+	return r, unavailable(ctx, err)
+}
+
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	r, err := s.Stmt.QueryContext(ctx, args)
+	return r, unavailable(ctx, err)
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
