@@ -49,6 +49,12 @@ type Evidence struct {
 	Text string
 	// From names the answerer that found it ("kb", "search").
 	From string
+	// Match says how retrieval found it: "part" for the exact part the
+	// question addresses by number or name, "absent" for the statement that
+	// the addressed part or document does not exist (Text says so, in the
+	// question's language), "" for similarity. rag.MatchPart and
+	// rag.MatchAbsent name the values.
+	Match string
 }
 
 // Draft is one answerer's answer, to be fused with others.

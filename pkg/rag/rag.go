@@ -61,7 +61,27 @@ type Source struct {
 	Score   float64 `json:"score,omitempty"`   // normalised relevance in [0,1], higher is better
 	KB      string  `json:"knowledge_base,omitempty"`
 	File    string  `json:"file,omitempty"`
+	// Path is the section path of the passage in its document, outermost
+	// first with " > " between ("劳动法 > 第四章 > 第三十六条"); "" when
+	// the passage has none.
+	Path string `json:"path,omitempty"`
+	// Match says how the passage was found: MatchPart for the part of a
+	// document a question addresses by number or name, MatchAbsent for the
+	// statement that an addressed part (or document) does not exist, ""
+	// for similarity.
+	Match string `json:"match,omitempty"`
 }
+
+// The ways a passage is found (Source.Match, llm.Evidence.Match).
+const (
+	// MatchPart marks the exact part a question addresses ("第三十六条",
+	// "Article I, Section 8"): the first evidence, ahead of similarity.
+	MatchPart = "part"
+	// MatchAbsent marks a statement that the addressed part or document is
+	// not in the knowledge base ("X has no Article IX; its articles run
+	// from I to VII"): evidence that the thing asked for does not exist.
+	MatchAbsent = "absent"
+)
 
 // Answer is one answerer's reply.
 type Answer struct {
