@@ -3,6 +3,7 @@ package extractive
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -16,7 +17,10 @@ import (
 // every source that made it, statements that differ follow in source
 // order with the knowledge base first, each attributed (据知识库 /
 // 据网络资料; the model's own knowledge unattributed), and refusals are
-// left out.
+// left out. A statement is the same whatever its script (traditional and
+// simplified Chinese compare folded; the first form is kept), and it keeps
+// the citation markers of the sources it rests on: the answers' [n], which
+// the Mixer numbers into the turn's sources list before fusion.
 
 // fusionSources maps an answerer's name to its rank (knowledge base first)
 // and attribution.
@@ -38,6 +42,7 @@ type fusedAnswer struct {
 
 type fusedPart struct {
 	text    string
+	cites   []int // citation markers, in the order first given
 	labels  []string
 	general bool // said by an unattributed source
 	// answer and seq place the part where it was first said: the answer's
@@ -80,23 +85,15 @@ func fuse(g llm.Grounding) (reply string, nothing bool) {
 			}
 			continue
 		}
-		for si, s := range text.Sentences(citation.ReplaceAllString(a.text, "")) {
-			s = strings.TrimSpace(attribution.ReplaceAllString(s, ""))
+		for si, cs := range citedSentences(a.text) {
+			s := strings.TrimSpace(attribution.ReplaceAllString(cs.text, ""))
 			if normalize(s) == "" {
-				continue
-			}
-			if k := samePart(parts, s, g.Question); k >= 0 {
-				// The fuller of two sayings is the one said ("是故《易》有太
-				// 極，是生兩儀，兩儀生四象…" over "是故《易》有太极，是生两仪").
-				if fs, fp := foldNorm(s), foldNorm(parts[k].text); len(fs) > len(fp) && strings.Contains(fs, fp) {
-					parts[k].text = s
-				}
-				parts[k].add(a.label)
 				continue
 			}
 			p := fusedPart{text: s, answer: ai, seq: si, rank: a.rank}
 			p.add(a.label)
-			parts = append(parts, p)
+			p.cite(cs.cites)
+			parts = merge(parts, p, g.Question)
 		}
 	}
 	parts = relevantParts(parts, g.Question)
@@ -124,7 +121,7 @@ func fuse(g llm.Grounding) (reply string, nothing bool) {
 		}
 		run := ""
 		for _, p := range parts[i:j] {
-			run = join(run, p.text)
+			run = join(run, p.cited())
 		}
 		if len(labels) > 0 {
 			run = attribute(run, labels, zh)
@@ -155,7 +152,7 @@ func fusedInChinese(g llm.Grounding) bool {
 }
 
 var (
-	citation    = regexp.MustCompile(`\s*\[\d{1,3}\]`)
+	citation    = regexp.MustCompile(`\s*\[(\d{1,3})\]`)
 	attribution = regexp.MustCompile(`[（(]据[^）)]{1,12}[）)]|\s*\((?:knowledge base|web)(?:, (?:knowledge base|web))*\)`)
 )
 
@@ -184,40 +181,168 @@ func sameLabels(a, b fusedPart) bool {
 	return true
 }
 
-// samePart finds a part that says what s says: with the (Chinese)
-// question's own characters left out of both (what they add to the question), one holds
-// the other, or their terms mostly agree.
-func samePart(parts []fusedPart, s, question string) int {
+// citedSentence is a sentence of an answer without its citation markers,
+// and the markers.
+type citedSentence struct {
+	text  string
+	cites []int
+}
+
+// citedSentences splits an answer into sentences and takes each one's
+// citation markers out of it. Markers that open a sentence ("。[2]" splits
+// as "[2]" at the start of the next one) belong to the sentence before.
+func citedSentences(answer string) []citedSentence {
+	var out []citedSentence
+	for _, s := range text.Sentences(answer) {
+		var cs citedSentence
+		lead := true
+		for _, m := range citation.FindAllStringSubmatchIndex(s, -1) {
+			n, _ := strconv.Atoi(s[m[2]:m[3]])
+			if lead && len(out) > 0 && normalize(citation.ReplaceAllString(s[:m[0]], "")) == "" {
+				out[len(out)-1].cites = addCites(out[len(out)-1].cites, n)
+				continue
+			}
+			lead = false
+			cs.cites = addCites(cs.cites, n)
+		}
+		cs.text = citation.ReplaceAllString(s, "")
+		if normalize(cs.text) == "" {
+			continue
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+func addCites(cites []int, ns ...int) []int {
+	for _, n := range ns {
+		if n > 0 && !slices.Contains(cites, n) {
+			cites = append(cites, n)
+		}
+	}
+	return cites
+}
+
+func (p *fusedPart) cite(ns []int) { p.cites = addCites(p.cites, ns...) }
+
+// cited is the part's text with its citation markers before its closing
+// punctuation ("…之一[1][3]。").
+func (p fusedPart) cited() string {
+	if len(p.cites) == 0 {
+		return p.text
+	}
+	var b strings.Builder
+	for _, n := range p.cites {
+		b.WriteString("[" + strconv.Itoa(n) + "]")
+	}
+	return markSentence(p.text, b.String())
+}
+
+// merge adds part p, one answer's sentence, to parts: a part that already
+// says what p says (in either script) takes p's sources and markers and
+// keeps its first form; when p says what several parts say together (one
+// answer's sentence spans two of another's: "甲！乙。" and "甲，乙。"),
+// they all take them; when p says more than the parts it holds, it is said
+// in their place, once.
+func merge(parts []fusedPart, p fusedPart, question string) []fusedPart {
+	qs := questionChars(question)
+	holders, held := sameParts(parts, p.text, question, qs)
+	if len(holders) > 0 {
+		parts[holders[0]].take(p)
+		return parts
+	}
+	if len(held) == 0 {
+		return append(parts, p)
+	}
+	// What p says beyond the parts it holds, and whether it holds all of
+	// their words (not only what they say, beside a label of their own).
+	rest, fs, whole := fusionCore(p.text, qs), foldNorm(p.text), true
+	for _, k := range held {
+		rest = strings.Replace(rest, fusionCore(parts[k].text, qs), "", 1)
+		whole = whole && strings.Contains(fs, foldNorm(parts[k].text))
+	}
+	if utf8.RuneCountInString(rest) < 2 || !whole {
+		for _, k := range held {
+			parts[k].take(p)
+		}
+		return parts
+	}
+	// The fuller saying is said, where the first part it holds was.
+	k := held[0]
+	q := parts[k]
+	q.text = p.text
+	q.take(p)
+	for _, j := range held[1:] {
+		q.take(parts[j])
+	}
+	parts[k] = q
+	drop := held[1:]
+	out := parts[:0]
+	for i, x := range parts {
+		if !slices.Contains(drop, i) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// take gives p the sources and markers of o.
+func (p *fusedPart) take(o fusedPart) {
+	for _, l := range o.labels {
+		p.add(l)
+	}
+	if o.general {
+		p.general = true
+	}
+	p.cite(o.cites)
+}
+
+// sameParts finds the parts that say what s says: holders say all of it
+// (with the question's own characters left out of both, what they add to
+// the question, one holds the other, or their terms mostly agree); held are
+// parts that s says all of and more. Characters are compared folded
+// (traditional as simplified).
+func sameParts(parts []fusedPart, s, question string, qs map[rune]bool) (holders, held []int) {
+	cjk := strings.IndexFunc(question, text.IsCJK) >= 0 // characters are words only in Chinese
+	cs := fusionCore(s, qs)
+	fs := text.Fold(s)
+	for k, p := range parts {
+		cp := fusionCore(p.text, qs)
+		long := cjk && utf8.RuneCountInString(cs) >= 2 && utf8.RuneCountInString(cp) >= 2
+		switch {
+		case long && strings.Contains(cp, cs), text.Similarity(text.Fold(p.text), fs) >= 0.8:
+			holders = append(holders, k)
+		case long && strings.Contains(cs, cp):
+			held = append(held, k)
+		}
+	}
+	return holders, held
+}
+
+// questionChars is the set of the question's letters and digits, folded.
+func questionChars(question string) map[rune]bool {
 	qs := map[rune]bool{}
 	for _, r := range foldNorm(question) {
 		qs[r] = true
 	}
-	core := func(x string) string {
-		// A leading label ("《彖》曰：", "乾卦·彖传上：") names where the
-		// words come from, not what they say.
-		if i := strings.IndexAny(x, "：:"); i > 0 && utf8.RuneCountInString(x[:i]) <= 12 && normalize(x[i:]) != "" {
-			x = x[i:]
-		}
-		var b strings.Builder
-		for _, r := range foldNorm(x) {
-			if !qs[r] {
-				b.WriteRune(r)
-			}
-		}
-		return b.String()
+	return qs
+}
+
+// fusionCore is what sentence x adds to the question: its letters and
+// digits, folded, without the question's (qs) and without a leading label
+// ("第三条：", "Note 2:"), which names where the words come from, not what
+// they say.
+func fusionCore(x string, qs map[rune]bool) string {
+	if i := strings.IndexAny(x, "：:"); i > 0 && utf8.RuneCountInString(x[:i]) <= 12 && normalize(x[i:]) != "" {
+		x = x[i:]
 	}
-	cjk := strings.IndexFunc(question, text.IsCJK) >= 0 // characters are words only in Chinese
-	cs := core(s)
-	for k, p := range parts {
-		cp := core(p.text)
-		if cjk && len([]rune(cs)) >= 2 && len([]rune(cp)) >= 2 && (strings.Contains(cp, cs) || strings.Contains(cs, cp)) {
-			return k
-		}
-		if text.Similarity(text.Fold(p.text), text.Fold(s)) >= 0.8 {
-			return k
+	var b strings.Builder
+	for _, r := range foldNorm(x) {
+		if !qs[r] {
+			b.WriteRune(r)
 		}
 	}
-	return -1
+	return b.String()
 }
 
 // attribute puts the sources after a run of sentences, before its closing
@@ -242,11 +367,11 @@ func attribute(run string, labels []string, zh bool) string {
 // the question"): a part is kept when it holds at least two thirds of the
 // share of the question's content terms that the best part holds, or when
 // it goes on from a kept part of the same answer (the rest of a quoted
-// passage: "《彖》曰：至哉坤元！" is followed by "萬物資生，乃順承天。").
+// passage: "第三条：年假按工龄计算！" is followed by "满一年的员工有五天。").
 // The knowledge base's parts are kept: its answer was read strictly from
 // what retrieval found above the threshold, and the prompt puts it first
-// ("《彖》曰：大哉乾元" answers 乾卦的彖传 though it shares less of the
-// question's words than a web page's "乾卦·彖传上：…" does).
+// (a quoted clause answers the question though it shares fewer of the
+// question's words than a web page's "《员工手册》第三条：…" does).
 func relevantParts(parts []fusedPart, question string) []fusedPart {
 	qr := newQuery(question)
 	if qr.nChar+qr.nGram == 0 || len(parts) < 2 {
@@ -276,7 +401,7 @@ func relevantParts(parts []fusedPart, question string) []fusedPart {
 	// What only the model said (no source backs it) is kept when it
 	// answers more of the question than every sourced part does: the
 	// offline model knows nothing but the conversation, and echoing an
-	// earlier reply ("It opens at noon…" of another restaurant) beside the
+	// earlier reply ("It opens at noon…" of another shop) beside the
 	// sources' answer misleads.
 	sourced := -1.0
 	for i, p := range parts {

@@ -133,7 +133,16 @@ func citeSentence(s string, n int) string {
 	if n <= 0 {
 		return s
 	}
-	mark := fmt.Sprintf("[%d]", n)
+	return markSentence(s, fmt.Sprintf("[%d]", n))
+}
+
+// markSentence puts mark (citation markers, "[1][3]") into sentence s
+// before its closing punctuation.
+func markSentence(s, mark string) string {
+	body := strings.TrimRightFunc(s, func(r rune) bool { return strings.ContainsRune("。！？；!?;.…”’\"'」』）)】》", r) })
+	if body == "" {
+		return s
+	}
 	tail := s[len(body):]
 	last, _ := utf8.DecodeLastRuneInString(body)
 	if text.IsCJK(last) || strings.ContainsRune("，、：", last) {

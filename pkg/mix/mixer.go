@@ -502,8 +502,10 @@ func (m *Mixer) answerAndFuse(ctx context.Context, req Request, q rag.Query, nam
 	return em.emit(Event{Type: EventDocs, Docs: res.Docs})
 }
 
-// reply sends one answer as the reply, unfused.
+// reply sends one answer as the reply, unfused, its citation markers
+// numbered as the turn's sources list is.
 func (m *Mixer) reply(o Outcome, res *Result, em *emitter, start time.Time) error {
+	o.Text = renumber(o.Text, sourceOffsets(res.Answers)[o.From], len(o.Sources))
 	res.Text, res.Response, res.Fused = o.Text, o.Response, false
 	res.Timings.FirstToken = time.Since(start)
 	if err := em.emit(Event{Type: EventDelta, Text: o.Text}); err != nil {
@@ -610,16 +612,22 @@ func (m *Mixer) fuse(ctx context.Context, req Request, q rag.Query, answers []Ou
 		name = m.cfg.Prompt
 	}
 	data := m.promptData(q, res)
+	// Each answer's citation markers are renumbered into the turn's
+	// sources list, the one the client sees, so that the fused reply's
+	// markers (kept by the prompt's rule) point into it.
+	offs := sourceOffsets(res.Answers)
+	texts := make([]string, len(answers))
 	for i, o := range answers {
-		data.Answers = append(data.Answers, PromptAnswer{N: i + 1, From: o.From, Text: strings.TrimSpace(o.Text), Sources: o.Sources})
+		texts[i] = renumber(strings.TrimSpace(o.Text), offs[o.From], len(o.Sources))
+		data.Answers = append(data.Answers, PromptAnswer{N: i + 1, From: o.From, Text: texts[i], Sources: o.Sources})
 	}
 	prompt, err := prompts.Render(PromptGroup, name, data)
 	if err != nil {
 		return err
 	}
 	g := llm.Grounding{Question: q.Retrieval(), Asked: q.Text, History: data.Dialog}
-	for _, o := range answers {
-		g.Answers = append(g.Answers, llm.Draft{From: o.From, Text: strings.TrimSpace(o.Text), Refusal: o.Empty || o.Response.NothingFound})
+	for i, o := range answers {
+		g.Answers = append(g.Answers, llm.Draft{From: o.From, Text: texts[i], Refusal: o.Empty || o.Response.NothingFound})
 	}
 	return m.generate(ctx, req, q, prompt, g, res, em, start)
 }
