@@ -169,6 +169,13 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, floa
 		all = append(all, rs...)
 	}
 	sortResults(all)
+	if s.rerank == nil {
+		n := 0
+		for _, b := range bases {
+			n += b.lex.Len()
+		}
+		applyCoverage(req.Query, all, n)
+	}
 	applyScopes(req.Query, all)
 	if s.rerank != nil && len(all) > 0 {
 		cand := all[:min(len(all), depth)]
