@@ -742,7 +742,8 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q rag.Query,
 	data := m.promptData(q, res)
 	var docs []rag.Doc
 	var texts, seen []string
-	for _, d := range res.Docs {
+	var ns []int // each passage's number: its place in res.Docs, the list the client sees
+	for j, d := range res.Docs {
 		text := strings.TrimSpace(d.Snippet)
 		if text == "" || shared(seen, text) {
 			// The same passage found by the knowledge base and the
@@ -753,11 +754,12 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q rag.Query,
 		seen = append(seen, strings.Join(strings.Fields(text), " "))
 		docs = append(docs, d)
 		texts = append(texts, text)
+		ns = append(ns, j+1)
 	}
 	g := llm.Grounding{Question: q.Retrieval(), Asked: q.Text, History: data.Dialog}
 	for i, text := range rag.FitEvidence(texts, m.cfg.EvidenceTokens) {
 		d := docs[i]
-		p := PromptPassage{N: i + 1, Title: d.Title, URL: promptURL(d.URL), Text: text}
+		p := PromptPassage{N: ns[i], Title: d.Title, URL: promptURL(d.URL), Text: text}
 		if d.From == rag.KB {
 			data.KB = append(data.KB, p)
 		} else {
