@@ -149,7 +149,8 @@ func TestMixAnswererHistory(t *testing.T) {
 }
 
 // TestMixContextSharedEvidence checks that a passage both the knowledge
-// base and the search found is shown to the context prompt once.
+// base and the search found is shown to the context prompt once, and the
+// passages keep the numbers of the sources list.
 func TestMixContextSharedEvidence(t *testing.T) {
 	model := fuser()
 	shared := "乾：元，亨，利，贞。\n初九：潜龙勿用。"
@@ -169,7 +170,9 @@ func TestMixContextSharedEvidence(t *testing.T) {
 	if n := strings.Count(prompt, "潜龙勿用"); n != 1 {
 		t.Errorf("the shared passage is in the prompt %d times, want once:\n%s", n, prompt)
 	}
-	if !strings.Contains(prompt, "[2] 乾卦 <https://example.org/qian>") {
+	// Numbered by its place in the sources list (docs), which keeps the
+	// passage shown once: the client's [3].
+	if !strings.Contains(prompt, "[3] 乾卦 <https://example.org/qian>") {
 		t.Errorf("the web's own passage is missing or misnumbered:\n%s", prompt)
 	}
 	if len(res.Docs) != 3 {
