@@ -52,7 +52,7 @@ const (
 // 0.5 (the default threshold, kb.score_threshold 1); above it coverage is
 // stretched linearly onto [0.5, 1]. Measured with "mixchat-eval qa"
 // (CMRC, answerable and left out), "mixchat-eval dstc" and the notes of
-// TestChatNotesAtDefaults; see docs/benchmarks.md.
+// TestChatNotesCoverage; see docs/benchmarks.md ("The default relevance threshold").
 const coverageMid = 0.7
 
 // applyCoverage raises the relevance of short chunks by their coverage of
