@@ -118,4 +118,3 @@ func (s *Service) SetProfile(ctx context.Context, name, profile string) error {
 	b.structs.invalidate()
 	return nil
 }
-
