@@ -80,6 +80,6 @@ func ExampleModel_streaming() {
 	fmt.Println(reply)
 	fmt.Println(streamed.String() == reply)
 	// Output:
-	// 乾卦的卦辞是：乾，元亨，利貞（据知识库）。
+	// 乾卦的卦辞是：乾，元亨，利貞[1]（据知识库）。
 	// true
 }
