@@ -67,6 +67,24 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 	if len(addr.Steps) == 0 || addr.Relative != 0 {
 		return nil, nil
 	}
+	r := resolveAddress(docs, addr, q, ranked)
+	if r != nil && r.Match == rag.MatchAbsent && addr.DocKnown {
+		// A name may be a document's and a part's of another ("X" the
+		// alias of the file "notes-X", and the chapter X of the book):
+		// when the document named lacks the part, the name read as the
+		// part's finds it, if it is there.
+		alt := docstruct.ParseAddress(q, docstruct.Known{Kinds: kinds, Profile: prof})
+		if alt.Doc == "" && alt.Relative == 0 && len(alt.Steps) > len(addr.Steps) {
+			if ar := resolveAddress(docs, alt, q, ranked); ar != nil && ar.Match == rag.MatchPart {
+				return ar, nil
+			}
+		}
+	}
+	return r, nil
+}
+
+// resolveAddress resolves an address among the documents (see addressed).
+func resolveAddress(docs []structDocRef, addr docstruct.Address, q string, ranked []Result) *Result {
 	var cands []structDocRef
 	switch {
 	case addr.Doc != "" && !addr.DocKnown:
@@ -81,10 +99,10 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 		}
 		if len(cands) == 0 {
 			if nearHeading(docs, addr.Doc) {
-				return nil, nil
+				return nil
 			}
 			r := absentDocResult(addr.Doc, q)
-			return &r, nil
+			return &r
 		}
 	case addr.Doc != "":
 		for _, d := range docs {
@@ -101,22 +119,22 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 	}
 	ref, ok := chooseDoc(cands, addr, q, ranked)
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	doc := ref.sd.doc
 	res := docstruct.Resolve(doc, addr)
 	switch {
 	case res.Part != nil && res.Part != doc.Root:
 		r := partResult(ref, res.Part)
-		return &r, nil
+		return &r
 	case res.Absent != nil && res.Absent.Want.HasNumber():
 		// A part asked for by number is absent for certain; one asked
 		// for by a name no part has may be words the question reads as
 		// a name: similarity answers it.
 		r := absentResult(ref, res.Absent, q)
-		return &r, nil
+		return &r
 	}
-	return nil, nil
+	return nil
 }
 
 // chooseDoc picks the document an address is resolved in among the

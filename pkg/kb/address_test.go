@@ -2,6 +2,9 @@ package kb
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -171,5 +174,51 @@ func TestAddressedSearchAfterReopen(t *testing.T) {
 		if r.Match == rag.MatchPart {
 			t.Fatalf("a deleted document's part: %+v", r)
 		}
+	}
+}
+
+// TestProfileChangeRereadsStructure: a knowledge base names a profile (an
+// unknown one is refused), and changing it reads the structure again: the
+// profile's named position addresses a part only while it is in force.
+func TestProfileChangeRereadsStructure(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	dir := t.TempDir()
+	prof := `{"name": "club", "positions": [{"names": ["开篇条"], "kind": "条", "number": 2}]}`
+	if err := os.WriteFile(filepath.Join(dir, "club.json"), []byte(prof), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.ProfilesDir = dir
+	s := newService(t, cfg, newFakeEmbedder(), nil)
+	if _, err := s.Create(ctx, "docs", CreateOptions{Profile: "nope"}); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "club") {
+		t.Fatalf("unknown profile: %v, want ErrBadRequest listing club", err)
+	}
+	if _, err := s.Create(ctx, "docs", CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, "docs", FileData{Name: "labor-law.md", Data: []byte(lawText)})
+	const q = "劳动示范法的开篇条是什么？"
+	first := func() Result {
+		t.Helper()
+		rs := search(t, s, q, "docs")
+		if len(rs) == 0 {
+			t.Fatal("no result")
+		}
+		return rs[0]
+	}
+	if r := first(); r.Match == rag.MatchPart {
+		t.Fatalf("without the profile: %+v", r)
+	}
+	if err := s.SetProfile(ctx, "docs", "nope"); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("SetProfile(nope) = %v", err)
+	}
+	if err := s.SetProfile(ctx, "docs", "club"); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := s.Info(ctx, "docs"); info.Profile != "club" {
+		t.Errorf("info.Profile = %q", info.Profile)
+	}
+	if r := first(); r.Match != rag.MatchPart || !strings.Contains(r.Text, "第二条") {
+		t.Fatalf("with the profile: %+v", r)
 	}
 }
