@@ -250,7 +250,7 @@ func nearHeading(docs []structDocRef, title string) bool {
 
 // nearName reports whether title and name, letters only, case and script
 // folded, share a run of at least two thirds of title's letters (and at
-// least two): "序卦传" comes near "序卦传-上篇" and "序卦", "Model
+// least two): "劳动法" comes near "劳动法-释义" and "劳动", "Model
 // Constitution" near "The Model Constitution".
 func nearName(title, name string) bool {
 	a, b := []rune(letters(title)), []rune(letters(name))
@@ -282,14 +282,7 @@ func nearName(title, name string) bool {
 // any of its parts carries such a number).
 func hasKind(d structDocRef, step docstruct.Label) bool {
 	if step.Kind == "" {
-		found := false
-		d.sd.doc.Root.Walk(func(p *docstruct.Part) bool {
-			if p.Label.Kind == "" && p.Label.HasNumber() {
-				found = true
-			}
-			return !found
-		})
-		return found
+		return d.sd.numbered
 	}
 	for _, k := range d.sd.kinds {
 		if docstruct.SameKind(k, step.Kind) {

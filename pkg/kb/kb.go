@@ -21,8 +21,8 @@
 // traditional Chinese folded to simplified (text.Fold, so 貞 matches 贞), plus
 // a title field: the section heading a chunk falls under (or its file name)
 // as characters and bigrams, weighted double in queries and double again
-// for the chunk that holds the heading, so "乾卦的卦辞" finds the section
-// "第一卦乾 乾為天". Question scaffolding (是什么, 请问, 吗 ...) is dropped
+// for the chunk that holds the heading, so "劳动法第三十六条" finds the
+// section "第三十六条 国家实行劳动者每日工作时间…". Question scaffolding (是什么, 请问, 吗 ...) is dropped
 // from queries. The vector side is the configured embedder's cosine.
 //
 // Scores: every search returns a relevance in [0,1], higher is more

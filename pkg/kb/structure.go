@@ -62,6 +62,9 @@ type structDoc struct {
 	hash  string
 	doc   *docstruct.Doc
 	kinds []string
+	// numbered is whether some part has a number without a kind (a
+	// dotted number, an enumeration).
+	numbered bool
 }
 
 func newStructIndex() *structIndex {
@@ -116,7 +119,14 @@ func structText(name string, data []byte, docs []Document) (string, docstruct.Fo
 // parseStruct reads one document's structure.
 func parseStruct(file, hash, txt string, f docstruct.Format, p *docstruct.Profile) *structDoc {
 	d := docstruct.Parse(file, txt, f, p)
-	return &structDoc{file: file, hash: hash, doc: d, kinds: docstruct.KindsOf(d)}
+	sd := &structDoc{file: file, hash: hash, doc: d, kinds: docstruct.KindsOf(d)}
+	d.Root.Walk(func(p *docstruct.Part) bool {
+		if p.Label.Kind == "" && p.Label.HasNumber() {
+			sd.numbered = true
+		}
+		return !sd.numbered
+	})
+	return sd
 }
 
 // profile is the profile the base's documents are read with, nil for
@@ -179,7 +189,7 @@ func newStructSet(version uint64, p *docstruct.Profile, docs []*structDoc) *stru
 		c := *d.doc
 		c.Aliases = slices.Clone(d.doc.Aliases)
 		ds[i] = &c
-		nd := &structDoc{file: d.file, hash: d.hash, doc: &c, kinds: d.kinds}
+		nd := &structDoc{file: d.file, hash: d.hash, doc: &c, kinds: d.kinds, numbered: d.numbered}
 		set.docs = append(set.docs, nd)
 		set.byFile[d.file] = nd
 	}
