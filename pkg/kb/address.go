@@ -63,6 +63,7 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 	if len(docs) == 0 {
 		return nil, nil
 	}
+	q = unquoted(q)
 	addr := docstruct.ParseAddress(q, docstruct.Known{Titles: titles, Kinds: kinds, Profile: prof})
 	if len(addr.Steps) == 0 || addr.Relative != 0 {
 		return nil, nil
@@ -135,6 +136,35 @@ func resolveAddress(docs []structDocRef, addr docstruct.Address, q string, ranke
 		return &r
 	}
 	return nil
+}
+
+// quotePairs are the quotation marks around a passage a question quotes
+// ("「依照本法第九条」出自哪里？"): what they hold is text to find, not an
+// address. Book-title marks 《》 are not among them.
+var quotePairs = [][2]rune{{'「', '」'}, {'『', '』'}, {'“', '”'}, {'"', '"'}, {'‘', '’'}}
+
+// unquoted is q with the passages it quotes blanked out.
+func unquoted(q string) string {
+	rs := []rune(q)
+	for _, p := range quotePairs {
+		for i := 0; i < len(rs); i++ {
+			if rs[i] != p[0] {
+				continue
+			}
+			j := i + 1
+			for j < len(rs) && rs[j] != p[1] {
+				j++
+			}
+			if j == len(rs) {
+				break // not closed: no passage
+			}
+			for k := i; k <= j; k++ {
+				rs[k] = ' '
+			}
+			i = j
+		}
+	}
+	return string(rs)
 }
 
 // chooseDoc picks the document an address is resolved in among the

@@ -110,6 +110,8 @@ func TestAddressedSearch(t *testing.T) {
 		{q: "《示范语录》学习篇第二章是什么？", match: rag.MatchPart, want: "孝顺父母", file: "yulu.txt"},
 		{q: "《不存在的书》第三条是什么？", match: rag.MatchAbsent, want: "没有《不存在的书》", only: true},
 		{q: "劳动者每日工作多少小时？", match: ""},
+		{q: "「依照本法第一条的规定执行」出自哪里？", match: ""},
+		{q: `Which article says "chosen every second year, as Article IX provides"?`, match: ""},
 		{q: "第一次休息是什么时候？", match: ""},
 	} {
 		t.Run(tc.q, func(t *testing.T) {
