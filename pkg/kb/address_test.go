@@ -224,3 +224,28 @@ func TestProfileChangeRereadsStructure(t *testing.T) {
 		t.Fatalf("with the profile: %+v", r)
 	}
 }
+
+// TestPostgresAddressedOnEveryReplica: the structure index of a knowledge
+// base shared by replicas follows the changes another replica makes (an
+// upload, a deletion), reading the originals from the database.
+func TestPostgresAddressedOnEveryReplica(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoReplicas(t)
+	const q = "What does Article I, Section 2 of the Model Constitution say?"
+	if rs := searchKB(t, b, q); len(rs) > 0 && rs[0].Match != "" {
+		t.Fatalf("empty base: %+v", rs[0])
+	}
+	pgAdd(t, a, AddOptions{}, FileData{Name: "constitution.md", Data: []byte(constitutionText)})
+	rs := searchKB(t, b, q)
+	if len(rs) == 0 || rs[0].Match != rag.MatchPart || !strings.Contains(rs[0].Text, "every second year") {
+		t.Fatalf("after another replica's upload: %+v", rs)
+	}
+	if _, err := a.DeleteFiles(ctx, pgKB, []string{"constitution.md"}, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range searchKB(t, b, q) {
+		if r.Match != "" {
+			t.Fatalf("after another replica's deletion: %+v", r)
+		}
+	}
+}

@@ -162,7 +162,7 @@ type base struct {
 	// structs the structure index (structure.go); stopBuild stops its
 	// build at open.
 	prof      atomic.Pointer[docstruct.Profile]
-	structs   *structIndex
+	structs   structIndex
 	stopBuild context.CancelFunc
 }
 

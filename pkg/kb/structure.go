@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -39,8 +40,10 @@ import (
 // unchanged. A search waits for a build under way (it needs its result)
 // but never for one that is not needed.
 type structIndex struct {
-	// sem is held by the one build (or put) under way.
-	sem chan struct{}
+	// sem is held by the one build (or put) under way; made on first use
+	// (semOnce), so the zero structIndex is ready.
+	semOnce sync.Once
+	sem     chan struct{}
 	cur atomic.Pointer[structSet]
 	// asked counts the changes reported; a set built at version v
 	// reflects the changes up to v.
@@ -67,10 +70,10 @@ type structDoc struct {
 	numbered bool
 }
 
-func newStructIndex() *structIndex {
-	x := &structIndex{sem: make(chan struct{}, 1)}
-	x.asked.Store(1) // nothing built yet
-	return x
+// semaphore returns sem, made on first use.
+func (x *structIndex) semaphore() chan struct{} {
+	x.semOnce.Do(func() { x.sem = make(chan struct{}, 1) })
+	return x.sem
 }
 
 // invalidate reports a change: the next use reconciles the index.
@@ -78,14 +81,14 @@ func (x *structIndex) invalidate() { x.asked.Add(1) }
 
 func (x *structIndex) lock(ctx context.Context) error {
 	select {
-	case x.sem <- struct{}{}:
+	case x.semaphore() <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
 }
 
-func (x *structIndex) unlock() { <-x.sem }
+func (x *structIndex) unlock() { <-x.semaphore() }
 
 // structFormat is how the structure reads a document of this name: the
 // original Markdown or text as written (Markdown's list numbers and
@@ -152,9 +155,9 @@ func (b *base) buildStructAtOpen() {
 // putStruct records the structure of a document just ingested (its hash as the
 // files table has it), so that the next use need not load it again.
 func (b *base) putStruct(sd *structDoc) {
-	x := b.structs
+	x := &b.structs
 	select {
-	case x.sem <- struct{}{}:
+	case x.semaphore() <- struct{}{}:
 		defer x.unlock()
 	default:
 		// A build is under way: the next one reads this document again.
@@ -202,7 +205,7 @@ func newStructSet(version uint64, p *docstruct.Profile, docs []*structDoc) *stru
 // change reported before the call: built now (or by the build under way,
 // waited for) when it is not.
 func (b *base) structure(ctx context.Context) (*structSet, error) {
-	x := b.structs
+	x := &b.structs
 	if cur := x.cur.Load(); cur != nil && cur.version >= x.asked.Load() {
 		return cur, nil
 	}
