@@ -44,7 +44,7 @@ type structIndex struct {
 	// (semOnce), so the zero structIndex is ready.
 	semOnce sync.Once
 	sem     chan struct{}
-	cur atomic.Pointer[structSet]
+	cur     atomic.Pointer[structSet]
 	// asked counts the changes reported; a set built at version v
 	// reflects the changes up to v.
 	asked atomic.Uint64
