@@ -249,3 +249,40 @@ func TestPostgresAddressedOnEveryReplica(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptProfile: a base made before bases named profiles takes one
+// once; a base that records a choice, none included, keeps it.
+func TestAdoptProfile(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	s := newService(t, cfg, newFakeEmbedder(), nil)
+	p := demoProfile(t)
+	WithProfiles(p)(s)
+	if _, err := s.Create(ctx, "old", CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, release, err := s.get(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.db.ExecContext(ctx, `DELETE FROM meta WHERE key = 'profile'`) // as an older version made it
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdoptProfile(ctx, "old", p.Name); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := s.Info(ctx, "old"); info.Profile != p.Name {
+		t.Fatalf("adopted profile = %q, want %q", info.Profile, p.Name)
+	}
+	if err := s.SetProfile(ctx, "old", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdoptProfile(ctx, "old", p.Name); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := s.Info(ctx, "old"); info.Profile != "" {
+		t.Fatalf("a base that chose none took %q", info.Profile)
+	}
+}
