@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
+
+	"github.com/mixchat/mixchat/pkg/docstruct"
 )
 
 // profileJSON is the demo knowledge base's profile: who the fusion prompt
@@ -49,3 +53,18 @@ func Decline(dataDir string) error {
 	}
 	return writeMarker(dataDir, marker{Declined: true, Created: time.Now().UTC()})
 }
+
+// structureProfile is the demo's profile read as a docstruct.Profile, once.
+var structureProfile = sync.OnceValues(func() (*docstruct.Profile, error) {
+	p, err := docstruct.LoadProfile(bytes.NewReader(profileJSON))
+	if err != nil {
+		return nil, fmt.Errorf("demo: read profile: %w", err)
+	}
+	return p, nil
+})
+
+// StructureProfile returns the demo knowledge base's profile as the
+// structure of documents and questions reads it (docs/structure.md): its
+// kinds of parts, named positions and classifiers. The profile is shared:
+// do not change it.
+func StructureProfile() (*docstruct.Profile, error) { return structureProfile() }

@@ -1,0 +1,147 @@
+package app
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/mixchat/mixchat/demo"
+	"github.com/mixchat/mixchat/pkg/docstruct"
+	"github.com/mixchat/mixchat/pkg/extractive"
+	"github.com/mixchat/mixchat/pkg/kb"
+)
+
+// What the vocabulary knows of the knowledge bases' documents besides their
+// names (extractive.Documents): each document read again from its chunks
+// by docstruct — its title and aliases, the kinds of parts it uses — and
+// what its opening says the document's subject is ("Efes is a restaurant.",
+// "Category: hotel", "全聚德是一家烤鸭店。"), with the profile in force.
+
+// vocabDocs is the part of a build the structure and the things come from.
+type vocabDocs struct {
+	known  docstruct.Known
+	things *extractive.NameIndex
+}
+
+// profileOf returns the profile a knowledge base reads its documents
+// with: the demo's for the demo's knowledge base, none for the others.
+// (A knowledge base's own profile setting, when there is one, goes here.)
+func profileOf(name string) *docstruct.Profile {
+	if name != demo.KnowledgeBase {
+		return nil
+	}
+	p, err := demo.StructureProfile()
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// buildDocs reads the documents of one build: chunks holds each knowledge
+// base's chunks (nil for one too large to read), files their documents.
+func buildDocs(kbNames []string, files map[string][]kb.FileInfo, chunks map[string][]kb.Chunk, profile func(string) *docstruct.Profile) vocabDocs {
+	var docs []*docstruct.Doc
+	var things []extractive.Thing
+	var prof *docstruct.Profile
+	for _, n := range kbNames {
+		p := profile(n)
+		if prof == nil {
+			prof = p
+		}
+		byFile := map[string][]kb.Chunk{}
+		for _, c := range chunks[n] {
+			byFile[c.File] = append(byFile[c.File], c)
+		}
+		for _, f := range files[n] {
+			cs := byFile[f.Name]
+			if len(cs) == 0 {
+				continue
+			}
+			sort.SliceStable(cs, func(a, b int) bool { return cs[a].Seq < cs[b].Seq })
+			var b strings.Builder
+			for _, c := range cs {
+				b.WriteString(c.Text)
+				b.WriteString("\n\n")
+			}
+			d := docstruct.Parse(f.Name, b.String(), docstruct.FormatOf(f.Name), p)
+			docs = append(docs, d)
+		}
+	}
+	docstruct.Distinguish(docs)
+	for _, d := range docs {
+		things = append(things, extractive.Thing{Name: d.Title, Aliases: d.Aliases, Kind: subjectKind(d)})
+		d.Text = "" // only the names are kept
+	}
+	return vocabDocs{
+		known:  docstruct.Known{Titles: docstruct.TitlesOf(docs...), Kinds: docstruct.KindsOf(docs...), Profile: prof},
+		things: extractive.NewNameIndex(things),
+	}
+}
+
+// Bounds of the opening read for what a document's subject is.
+const (
+	openingBytes    = 1000
+	maxKindWords    = 4
+	maxKindCJKRunes = 6
+)
+
+var (
+	// reIsA is "X is a K" at the start of a line; reField a field line
+	// naming the subject's kind.
+	reIsA   = regexp.MustCompile(`(?im)^[ \t>*_-]*(?:the\s+)?([^\n]{1,80}?)\s+is\s+(?:a|an)\s+([^.,;:!?\n]{1,60})`)
+	reField = regexp.MustCompile(`(?im)^[ \t>*_-]*(?:category|type|kind)\s*[:：]\s*([^\n]{1,60})$`)
+	reZhIsA = regexp.MustCompile(`(?m)^\s*([^\n，。]{1,20}?)是一(?:家|个|座|所|间|位|部|本|种|只)(\p{Han}{1,6}?)[，。；,;\s]`)
+	// kindEnd are words that end the kind's phrase ("a restaurant in the
+	// centre").
+	kindEnd = map[string]bool{"in": true, "on": true, "at": true, "with": true, "that": true, "which": true, "who": true, "near": true,
+		"located": true, "for": true, "of": true, "serving": true, "offering": true, "and": true, "where": true, "from": true, "by": true}
+)
+
+// subjectKind is what the opening of d says its subject (its title or an
+// alias) is, lower case, "" when it does not say: the last word of "X is
+// a K" ("turkish restaurant" → "restaurant"), a category, type or kind
+// field, "X是一家K".
+func subjectKind(d *docstruct.Doc) string {
+	open := d.Text
+	if len(open) > openingBytes {
+		open = open[:openingBytes]
+	}
+	names := append([]string{d.Title}, d.Aliases...)
+	isName := func(s string) bool {
+		s = strings.TrimSpace(strings.Trim(s, "*_`#"))
+		for _, n := range names {
+			if n != "" && strings.EqualFold(strings.TrimPrefix(strings.ToLower(s), "the "), strings.TrimPrefix(strings.ToLower(n), "the ")) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range reIsA.FindAllStringSubmatch(open, -1) {
+		if !isName(m[1]) {
+			continue
+		}
+		var ws []string
+		for _, w := range strings.Fields(strings.ToLower(m[2])) {
+			if kindEnd[w] {
+				break
+			}
+			ws = append(ws, strings.Trim(w, `"'()`))
+		}
+		if len(ws) > 0 && len(ws) <= maxKindWords {
+			return ws[len(ws)-1]
+		}
+	}
+	if m := reField.FindStringSubmatch(open); m != nil {
+		if ws := strings.Fields(strings.ToLower(m[1])); len(ws) > 0 && len(ws) <= maxKindWords {
+			return strings.Join(ws, " ")
+		}
+	}
+	for _, m := range reZhIsA.FindAllStringSubmatch(open, -1) {
+		if isName(m[1]) && len([]rune(m[2])) <= maxKindCJKRunes {
+			return m[2]
+		}
+	}
+	return ""
+}
+
+var _ extractive.Documents = (*kbVocabulary)(nil)
