@@ -1,7 +1,6 @@
 package app
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 
@@ -78,70 +77,17 @@ func buildDocs(kbNames []string, files map[string][]kb.FileInfo, chunks map[stri
 	}
 }
 
-// Bounds of the opening read for what a document's subject is.
-const (
-	openingBytes    = 1000
-	maxKindWords    = 4
-	maxKindCJKRunes = 6
-)
-
-var (
-	// reIsA is "X is a K" at the start of a line; reField a field line
-	// naming the subject's kind.
-	reIsA   = regexp.MustCompile(`(?im)^[ \t>*_-]*(?:the\s+)?([^\n]{1,80}?)\s+is\s+(?:a|an)\s+([^.,;:!?\n]{1,60})`)
-	reField = regexp.MustCompile(`(?im)^[ \t>*_-]*(?:category|type|kind)\s*[:：]\s*([^\n]{1,60})$`)
-	reZhIsA = regexp.MustCompile(`(?m)^\s*([^\n，。]{1,20}?)是一(?:家|个|座|所|间|位|部|本|种|只)(\p{Han}{1,6}?)[，。；,;\s]`)
-	// kindEnd are words that end the kind's phrase ("a restaurant in the
-	// centre").
-	kindEnd = map[string]bool{"in": true, "on": true, "at": true, "with": true, "that": true, "which": true, "who": true, "near": true,
-		"located": true, "for": true, "of": true, "serving": true, "offering": true, "and": true, "where": true, "from": true, "by": true}
-)
+// openingBytes bounds the opening read for what a document's subject is.
+const openingBytes = 1000
 
 // subjectKind is what the opening of d says its subject (its title or an
-// alias) is, lower case, "" when it does not say: the last word of "X is
-// a K" ("turkish restaurant" → "restaurant"), a category, type or kind
-// field, "X是一家K".
+// alias) is (extractive.KindIn), "" when it does not say.
 func subjectKind(d *docstruct.Doc) string {
 	open := d.Text
 	if len(open) > openingBytes {
 		open = open[:openingBytes]
 	}
-	names := append([]string{d.Title}, d.Aliases...)
-	isName := func(s string) bool {
-		s = strings.TrimSpace(strings.Trim(s, "*_`#"))
-		for _, n := range names {
-			if n != "" && strings.EqualFold(strings.TrimPrefix(strings.ToLower(s), "the "), strings.TrimPrefix(strings.ToLower(n), "the ")) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, m := range reIsA.FindAllStringSubmatch(open, -1) {
-		if !isName(m[1]) {
-			continue
-		}
-		var ws []string
-		for _, w := range strings.Fields(strings.ToLower(m[2])) {
-			if kindEnd[w] {
-				break
-			}
-			ws = append(ws, strings.Trim(w, `"'()`))
-		}
-		if len(ws) > 0 && len(ws) <= maxKindWords {
-			return ws[len(ws)-1]
-		}
-	}
-	if m := reField.FindStringSubmatch(open); m != nil {
-		if ws := strings.Fields(strings.ToLower(m[1])); len(ws) > 0 && len(ws) <= maxKindWords {
-			return strings.Join(ws, " ")
-		}
-	}
-	for _, m := range reZhIsA.FindAllStringSubmatch(open, -1) {
-		if isName(m[1]) && len([]rune(m[2])) <= maxKindCJKRunes {
-			return m[2]
-		}
-	}
-	return ""
+	return extractive.KindIn(open, append([]string{d.Title}, d.Aliases...))
 }
 
 var _ extractive.Documents = (*kbVocabulary)(nil)

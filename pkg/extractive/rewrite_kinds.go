@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/memory"
 )
@@ -106,4 +107,81 @@ func (st *rwState) severalReferent(f memory.FollowUp, q string) (string, bool) {
 		}
 	}
 	return q[:loc[0]] + rep + q[loc[1]:], true
+}
+
+// Bounds of a kind's phrase.
+const (
+	maxKindWords    = 4
+	maxKindCJKRunes = 6
+)
+
+var (
+	// reIsA is "X is a K"; reField a field line naming the subject's
+	// kind; reZhIsA "X是一家K".
+	reIsA   = regexp.MustCompile(`(?im)(?:^|[.!?;]\s+)[ \t>*_-]*(?:the\s+)?([^\n.!?;]{1,80}?)\s+(?:is|are|was|were)\s+(?:a|an|the)\s+([^.,;:!?\n]{1,60})`)
+	reField = regexp.MustCompile(`(?im)^[ \t>*_-]*(?:category|type|kind)\s*[:：]\s*([^\n]{1,60})$`)
+	reZhIsA = regexp.MustCompile(`(?m)(?:^|[。！？；])\s*([^\n，。！？；]{1,20}?)是一(?:家|个|座|所|间|位|部|本|种|只)(\p{Han}{1,6}?)[，。；,;\s]`)
+	// kindEnd are words that end a kind's phrase ("a restaurant in the
+	// centre").
+	kindEnd = map[string]bool{"in": true, "on": true, "at": true, "with": true, "that": true, "which": true, "who": true, "near": true,
+		"located": true, "for": true, "of": true, "serving": true, "offering": true, "and": true, "where": true, "from": true, "by": true,
+		"whose": true, "formed": true, "founded": true, "based": true, "known": true, "released": true, "written": true, "directed": true}
+)
+
+// KindIn is what a text says the thing named by one of names is, lower
+// case, "" when it does not say: the last word of "X is a K" ("Efes is a
+// turkish restaurant in the centre" → "restaurant"), a category, type or
+// kind field, "X是一家K".
+func KindIn(s string, names []string) string {
+	isName := func(x string) bool {
+		x = strings.TrimSpace(strings.Trim(x, "*_`#"))
+		for _, n := range names {
+			if n != "" && strings.EqualFold(strings.TrimPrefix(strings.ToLower(x), "the "), strings.TrimPrefix(strings.ToLower(n), "the ")) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range reIsA.FindAllStringSubmatch(s, -1) {
+		if !isName(m[1]) {
+			continue
+		}
+		var ws []string
+		for _, w := range strings.Fields(strings.ToLower(m[2])) {
+			if kindEnd[w] {
+				break
+			}
+			ws = append(ws, strings.Trim(w, `"'()`))
+		}
+		if len(ws) > 0 && len(ws) <= maxKindWords {
+			return ws[len(ws)-1]
+		}
+	}
+	if m := reField.FindStringSubmatch(s); m != nil {
+		if ws := strings.Fields(strings.ToLower(m[1])); len(ws) > 0 && len(ws) <= maxKindWords {
+			return strings.Join(ws, " ")
+		}
+	}
+	for _, m := range reZhIsA.FindAllStringSubmatch(s, -1) {
+		if isName(m[1]) && utf8.RuneCountInString(m[2]) <= maxKindCJKRunes {
+			return m[2]
+		}
+	}
+	return ""
+}
+
+// saidKind replaces "the K", "this K" or "that K" in q by ent when the
+// conversation says ent is a K ("INXS were an Australian rock band":
+// "Did the band tour?" → "Did INXS tour?"). It reports false otherwise.
+func saidKind(f memory.FollowUp, q, ent string) (string, bool) {
+	var texts []string
+	for _, h := range recentMessages(f.History, 6) {
+		texts = append(texts, h.Content)
+	}
+	if k := KindIn(strings.Join(texts, "\n"), []string{ent}); k != "" {
+		if loc := kindPhrase(k).FindStringIndex(q); loc != nil {
+			return q[:loc[0]] + ent + q[loc[1]:], true
+		}
+	}
+	return q, false
 }

@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -79,6 +80,16 @@ const (
 // NewNameIndex indexes things by their names, their aliases and the
 // distinctive parts of their names.
 func NewNameIndex(things []Thing) *NameIndex {
+	things = slices.Clone(things)
+	for i, t := range things {
+		// Names are written into rewrites: valid UTF-8 only.
+		t.Name, t.Kind = validUTF8(t.Name), validUTF8(t.Kind)
+		t.Aliases = slices.Clone(t.Aliases)
+		for j, a := range t.Aliases {
+			t.Aliases[j] = validUTF8(a)
+		}
+		things[i] = t
+	}
 	x := &NameIndex{things: things, byFirst: map[rune][]nameKey{}}
 	var all [][]string // every name's words, for distinctiveness
 	for _, t := range things {

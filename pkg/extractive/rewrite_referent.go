@@ -338,6 +338,9 @@ func (st *rwState) rewriteEN(f memory.FollowUp, q string) string {
 			out, done = out[:m[2]]+ent+out[m[3]:], true
 		}
 	}
+	if !done {
+		out, done = saidKind(f, out, ent)
+	}
 	if !done && st.docs != nil {
 		out, done = completeThing(out, ent)
 	}

@@ -225,3 +225,29 @@ func TestRewriteNamesAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestKindIn: what a text says a thing is, for "the X" to stand for it.
+func TestKindIn(t *testing.T) {
+	for _, tt := range []struct {
+		text  string
+		names []string
+		want  string
+	}{
+		{"# Efes\n\nEfes is a turkish restaurant in the centre.", []string{"Efes"}, "restaurant"},
+		{"INXS were an Australian rock band, formed in Sydney.", []string{"INXS"}, "band"},
+		{"The Lucky Star is a chinese restaurant.", []string{"THE LUCKY STAR"}, "restaurant"},
+		{"Name: Archway\nCategory: guest house\n", []string{"Archway"}, "guest house"},
+		{"全聚德是一家烤鸭店，在前门。", []string{"全聚德"}, "烤鸭店"},
+		{"Golden Wok is a restaurant.", []string{"Efes"}, ""},
+		{"Efes serves Turkish food.", []string{"Efes"}, ""},
+	} {
+		if got := extractive.KindIn(tt.text, tt.names); got != tt.want {
+			t.Errorf("KindIn(%q, %q) = %q, want %q", tt.text, tt.names, got, tt.want)
+		}
+	}
+	f := memory.FollowUp{Topic: []string{"INXS"}, History: msgs("How did they start?", "INXS were an Australian rock band, formed in Sydney."),
+		Question: "Did the band tour?"}
+	if got := extractive.RewriteFollowUp(f, nil); got != "Did INXS tour?" {
+		t.Errorf("the band, said to be one: %q, want %q", got, "Did INXS tour?")
+	}
+}
