@@ -375,7 +375,7 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 	if out == nil {
 		out = []vocabName{} // built, and empty
 	}
-	return out, buildDocs(kbNames, files, read, profileOf), nil
+	return out, buildDocs(kbNames, files, read, profilesOf(ctx, kbs)), nil
 }
 
 // titleSpaces reads - and _ in a document title as spaces.

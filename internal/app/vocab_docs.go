@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"sort"
 	"strings"
 
@@ -22,9 +23,31 @@ type vocabDocs struct {
 	things *extractive.NameIndex
 }
 
-// profileOf returns the profile a knowledge base reads its documents
-// with: the demo's for the demo's knowledge base, none for the others.
-// (A knowledge base's own profile setting, when there is one, goes here.)
+// kbProfiles is what the vocabulary asks of the knowledge bases about
+// their profiles, when they can say (*kb.Service can).
+type kbProfiles interface {
+	Info(ctx context.Context, name string) (kb.Info, error)
+	Profile(name string) (*docstruct.Profile, bool)
+}
+
+// profilesOf returns the profile of each knowledge base of kbs: the one
+// it names, else profileOf's.
+func profilesOf(ctx context.Context, kbs kbLister) func(string) *docstruct.Profile {
+	return func(name string) *docstruct.Profile {
+		if ps, ok := kbs.(kbProfiles); ok {
+			if info, err := ps.Info(ctx, name); err == nil && info.Profile != "" {
+				if p, ok := ps.Profile(info.Profile); ok {
+					return p
+				}
+			}
+		}
+		return profileOf(name)
+	}
+}
+
+// profileOf returns the profile a knowledge base that names none reads its
+// documents with: the demo's for the demo's knowledge base, none for the
+// others.
 func profileOf(name string) *docstruct.Profile {
 	if name != demo.KnowledgeBase {
 		return nil

@@ -91,11 +91,11 @@ func NewNameIndex(things []Thing) *NameIndex {
 		things[i] = t
 	}
 	x := &NameIndex{things: things, byFirst: map[rune][]nameKey{}}
-	var all [][]string // every name's words, for distinctiveness
-	for _, t := range things {
+	var all []thingWords // every name's words, for distinctiveness
+	for i, t := range things {
 		for _, n := range append([]string{t.Name}, t.Aliases...) {
 			if ws := nameWords(n); len(ws) > 0 {
-				all = append(all, ws)
+				all = append(all, thingWords{i, strings.Join(ws, "")})
 			}
 		}
 	}
@@ -127,7 +127,7 @@ func NewNameIndex(things []Thing) *NameIndex {
 				continue
 			}
 			add(nameKey{joined: strings.Join(ws, ""), words: len(ws), thing: i})
-			for _, p := range distinctiveParts(ws, all) {
+			for _, p := range distinctiveParts(ws, i, all) {
 				add(nameKey{joined: strings.Join(p, ""), words: len(p), thing: i, capital: len(p) == 1})
 			}
 		}
@@ -148,10 +148,18 @@ func nameWords(s string) []string {
 	return ws
 }
 
-// distinctiveParts returns the runs of ws, shorter than ws, that no other
-// name of all holds, neither starting nor ending with a joining word, of
+// thingWords is a name of the thing of that index, its words run
+// together.
+type thingWords struct {
+	thing  int
+	joined string
+}
+
+// distinctiveParts returns the runs of ws (a name of the thing of index
+// thing), shorter than ws, that no other thing's name of all holds (its
+// words run together), neither starting nor ending with a joining word, of
 // at least minPartLetters letters.
-func distinctiveParts(ws []string, all [][]string) [][]string {
+func distinctiveParts(ws []string, thing int, all []thingWords) [][]string {
 	var out [][]string
 	for n := 1; n < len(ws) && len(out) < maxPartsPerKey; n++ {
 		for i := 0; i+n <= len(ws) && len(out) < maxPartsPerKey; i++ {
@@ -160,30 +168,13 @@ func distinctiveParts(ws []string, all [][]string) [][]string {
 				utf8.RuneCountInString(strings.Join(p, "")) < minPartLetters || isAllDigits(strings.Join(p, "")) {
 				continue
 			}
-			holders, jp := 0, strings.Join(p, "")
-			for _, o := range all {
-				if strings.Contains(strings.Join(o, ""), jp) {
-					holders++
-				}
-			}
-			// The name itself holds it once (and its aliases may too).
-			if holders <= countSame(all, ws) {
+			jp := strings.Join(p, "")
+			if !slices.ContainsFunc(all, func(o thingWords) bool { return o.thing != thing && strings.Contains(o.joined, jp) }) {
 				out = append(out, p)
 			}
 		}
 	}
 	return out
-}
-
-// countSame is how many of all are ws.
-func countSame(all [][]string, ws []string) int {
-	n := 0
-	for _, o := range all {
-		if strings.Join(o, " ") == strings.Join(ws, " ") {
-			n++
-		}
-	}
-	return max(n, 1)
 }
 
 func containsRun(ws, p []string) bool {
