@@ -57,6 +57,8 @@ var (
 	enSeveralOf = regexp.MustCompile(`(?i)\b(either|both|each|any|neither|none|all)\s+of\s+(?:(?:these|those)(?:\s+\pL+s\b)?|them|the\s+(?:two|three|four|\pL+s))\b`)
 	// "they both", "these two".
 	enSeveralPron = regexp.MustCompile(`(?i)\b(?:they|them|these|those)\s+(both|all|two|three)\b`)
+	// "which one", "which of these options": a choice among them.
+	enWhichOf = regexp.MustCompile(`(?i)\b(which)\s+(?:one|of\s+(?:(?:these|those)(?:\s+\pL+s\b)?|them|the\s+(?:two|three|four|\pL+s)))\b`)
 )
 
 // severalReferent replaces a phrase speaking of several things ("either
@@ -71,6 +73,9 @@ func (st *rwState) severalReferent(f memory.FollowUp, q string) (string, bool) {
 	loc := enSeveralOf.FindStringSubmatchIndex(q)
 	if loc == nil {
 		loc = enSeveralPron.FindStringSubmatchIndex(q)
+	}
+	if loc == nil {
+		loc = enWhichOf.FindStringSubmatchIndex(q)
 	}
 	if loc == nil {
 		return "", false
@@ -105,6 +110,8 @@ func (st *rwState) severalReferent(f memory.FollowUp, q string) (string, bool) {
 		if loc[2] > loc[0] { // "they both": the word stays after the names
 			rep = list + " " + q[loc[2]:loc[3]]
 		}
+	case "which":
+		rep = q[loc[2]:loc[3]] + " of " + list
 	}
 	return q[:loc[0]] + rep + q[loc[1]:], true
 }

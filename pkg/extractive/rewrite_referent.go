@@ -100,6 +100,10 @@ func (s *salience) best() string {
 	return best
 }
 
+// thingDecay is how fast a thing of the documents named in an earlier
+// message loses weight, message by message.
+const thingDecay = 1.5
+
 // Weights of salience: a topic name outweighs a name mentioned once or
 // twice in passing; a name the knowledge bases know counts double; the
 // latest message counts most.
@@ -152,7 +156,10 @@ func (st *rwState) referentEN(f memory.FollowUp) string {
 				}
 				if !seen[n.Name] {
 					seen[n.Name] = true
-					s.add(n.Name, knownFactor*w)
+					// The thing the latest turns name outweighs one
+					// named more often before ("not Golden Wok, anything
+					// else?" "The Nirala is …").
+					s.add(n.Name, knownFactor/(1+thingDecay*float64(i)))
 				}
 			}
 		}
@@ -203,6 +210,9 @@ func (st *rwState) referentEN(f memory.FollowUp) string {
 // capitals ("allenbell" and "Efes" → "Allenbell", "Efes Restaurant").
 func displayName(n Named) string {
 	if hasUpper(n.As) && strings.Join(nameWords(n.As), "") == strings.Join(nameWords(n.Name), "") {
+		if strings.HasPrefix(strings.ToLower(n.Name), "the ") && !strings.HasPrefix(strings.ToLower(n.As), "the ") {
+			return "The " + n.As // "The Nirala"
+		}
 		return n.As
 	}
 	if strings.IndexFunc(n.Name, unicode.IsLower) < 0 && !text.MostlyCJK(n.Name) {
