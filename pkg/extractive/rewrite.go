@@ -88,13 +88,13 @@ func init() {
 // asks about that thing.
 func (r *Rewriter) asksOfKnownSubject(history []llm.Message, question string) bool {
 	if docs := documentsOf(r.vocab); docs != nil && !text.MostlyCJK(question) && asksEN(question) {
-		// A question after turns naming a thing of the documents, that
-		// names none in full ("Are the bathrooms clean?", "Does Pizza
+		// A question after turns naming a thing of the documents (in the
+		// last two exchanges), that names none in full ("Are the bathrooms clean?", "Does Pizza
 		// hut deliver?"), asks about that thing.
 		if len(docs.Named(question)) > 0 {
 			return false
 		}
-		for _, h := range recentMessages(history, 2) {
+		for _, h := range recentMessages(history, 4) {
 			if len(docs.Named(h.Content)) > 0 {
 				return true
 			}

@@ -58,7 +58,7 @@ var (
 	// "they both", "these two".
 	enSeveralPron = regexp.MustCompile(`(?i)\b(?:they|them|these|those)\s+(both|all|two|three)\b`)
 	// "which one", "which of these options": a choice among them.
-	enWhichOf = regexp.MustCompile(`(?i)\b(which)\s+(?:one|of\s+(?:(?:these|those)(?:\s+\pL+s\b)?|them|the\s+(?:two|three|four|\pL+s)))\b`)
+	enWhichOf = regexp.MustCompile(`(?i)\b(which)\s+(?:one|place|of\s+(?:(?:these|those)(?:\s+\pL+s\b)?|them|the\s+(?:two|three|four|\pL+s)))\b`)
 )
 
 // severalReferent replaces a phrase speaking of several things ("either

@@ -134,11 +134,13 @@ func recentMessages(history []llm.Message, n int) []llm.Message {
 func (st *rwState) referentEN(f memory.FollowUp) string {
 	vocab := st.vocab
 	s := &salience{score: map[string]float64{}, first: map[string]int{}}
+	topics := map[string]bool{}
 	for i, t := range f.Topic {
 		t = cleanTopic(t)
 		if t == "" || text.MostlyCJK(t) != text.MostlyCJK(f.Question) {
 			continue
 		}
+		topics[t] = true
 		s.add(t, topicWeight/float64(i+1))
 	}
 	known := map[string]bool{}
@@ -197,6 +199,16 @@ func (st *rwState) referentEN(f memory.FollowUp) string {
 		}
 	}
 	s.preferLonger(known)
+	if len(display) > 0 {
+		// Turns naming things of the documents speak of them: a
+		// capitalised word of an answer ("Reference number …",
+		// "British food") stands for none of them.
+		for n := range s.score {
+			if _, thing := display[n]; !thing && !topics[n] {
+				delete(s.score, n)
+			}
+		}
+	}
 	best := s.best()
 	if d, ok := display[best]; ok {
 		return d
