@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mixchat/mixchat/demo"
 	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
@@ -30,33 +29,21 @@ type kbProfiles interface {
 	Profile(name string) (*docstruct.Profile, bool)
 }
 
-// profilesOf returns the profile of each knowledge base of kbs: the one
-// it names, else profileOf's.
+// profilesOf returns the profile each knowledge base of kbs names (nil
+// for one that names none: its documents are read without one).
 func profilesOf(ctx context.Context, kbs kbLister) func(string) *docstruct.Profile {
 	return func(name string) *docstruct.Profile {
-		if ps, ok := kbs.(kbProfiles); ok {
-			if info, err := ps.Info(ctx, name); err == nil && info.Profile != "" {
-				if p, ok := ps.Profile(info.Profile); ok {
-					return p
-				}
-			}
+		ps, ok := kbs.(kbProfiles)
+		if !ok {
+			return nil
 		}
-		return profileOf(name)
+		info, err := ps.Info(ctx, name)
+		if err != nil || info.Profile == "" {
+			return nil
+		}
+		p, _ := ps.Profile(info.Profile)
+		return p
 	}
-}
-
-// profileOf returns the profile a knowledge base that names none reads its
-// documents with: the demo's for the demo's knowledge base, none for the
-// others.
-func profileOf(name string) *docstruct.Profile {
-	if name != demo.KnowledgeBase {
-		return nil
-	}
-	p, err := demo.StructureProfile()
-	if err != nil {
-		return nil
-	}
-	return p
 }
 
 // buildDocs reads the documents of one build: chunks holds each knowledge

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/demo"
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/kb"
 )
 
@@ -27,6 +28,17 @@ func TestBuildDocs(t *testing.T) {
 			{File: "acorn.md", Text: "# Acorn Guest House\n\nCategory: hotel\n\nForty rooms."},
 		},
 		demo.KnowledgeBase: nil,
+	}
+	// The demo's base names the demo's profile; the others none.
+	profileOf := func(name string) *docstruct.Profile {
+		if name != demo.KnowledgeBase {
+			return nil
+		}
+		p, err := demo.StructureProfile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 	d := buildDocs([]string{demo.KnowledgeBase, "laws", "places"}, files, chunks, profileOf)
 	var titles []string
