@@ -156,6 +156,7 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kb: create %s: %w", cfg.Dir, err)
 	}
+	removeStaleSpools(cfg.Dir, time.Now())
 	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared,
 		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
 		replicas: replicas{synced: map[string]syncState{}},
