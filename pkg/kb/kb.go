@@ -518,7 +518,7 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 
 // openBase opens the KB whose database is db (closed on failure).
 func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base, error) {
-	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil}
+	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil, vecEncoding: s.cfg.VectorEncoding}
 	if err := b.load(ctx, s.vs.newStore); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
