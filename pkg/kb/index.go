@@ -207,4 +207,4 @@ func (m *MemIndex) Close() error { return nil }
 // build most of an upload's time. Search keeps its recall regardless: the
 // index tunes its search list to recall@10 0.95 against exact search
 // (retrieve.HNSW.Tune), so a sparser graph costs searches a longer list.
-var memHNSW = retrieve.HNSWParams{EfConstruction: 200}
+var memHNSW = retrieve.HNSWParams{EfConstruction: 40}
