@@ -363,7 +363,7 @@ func cleanName(s string) string {
 	if cjk < 2 && letters < 3 {
 		return ""
 	}
-	// A Chinese heading of several parts ("《易經》第一卦乾 乾為天 乾上乾下")
+	// A Chinese heading of several parts ("《劳动法》第四章 工作时间 和 休息休假")
 	// or of many characters is a label, not a name a follow-up's 它 stands
 	// for.
 	if cjk > 0 && (strings.ContainsRune(s, ' ') || cjk > maxCJKNameRunes) {
