@@ -132,6 +132,8 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
 		return nil
 	}
+	sents, asks := shape(sents, isChinese(q, sents))
+	asked := askedValues(q)
 	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
 	total := 0
@@ -237,6 +239,15 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		if c.heading {
 			c.rank *= 0.7 // a heading names what follows; it seldom says it
 		}
+		// A sentence (a table row) whose condition holds for the
+		// question's ("满5年" in "满5年不满10年") answers it; one whose
+		// condition excludes it ("满1年不满5年") answers another case.
+		switch conditionFit(asked, s.text) {
+		case 1:
+			c.rank *= 1.5
+		case -1:
+			c.rank *= 0.4
+		}
 		if frame != "" && s.speaker == speakerHuman && strings.Contains(text.Fold(s.text), frame) {
 			// "我叫韩梅梅" answers "我叫什么名字？": the user said it of
 			// themselves in the question's own words.
@@ -249,10 +260,16 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cands[b].rank, cands[a].rank) })
-	best := cands[order[0]]
-	if best.rel < m.minScore {
+	if cands[order[0]].rel < m.minScore {
 		return nil
 	}
+	// A question of the material never answers: the best is the best of
+	// the other sentences.
+	order = slices.DeleteFunc(order, func(i int) bool { return asks[i] })
+	if len(order) == 0 || cands[order[0]].rel < m.minScore {
+		return nil
+	}
+	best := cands[order[0]]
 	// Maximal marginal relevance over the sentences that are relevant
 	// enough, near duplicates of a chosen one excluded. Besides MinScore, a
 	// sentence must cover nearly as much of the question as the best one
@@ -342,7 +359,24 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 	}
 	slices.SortFunc(out, func(a, b sentence) int { return cmp.Compare(a.pos, b.pos) })
+	if len(chosen) > 0 && len(out) > 0 {
+		if yn, ok := settles(q, cands[chosen[0]]); ok && !saysYesNo(out[0].text) {
+			out = append([]sentence{{text: yn, pos: out[0].pos - 1}}, out...)
+		}
+	}
 	return out
+}
+
+// settles returns the yes or no that answers q, a yes/no question, when
+// the best sentence c settles it: it holds most of the question (in its
+// text, or its text and the question it answers), and its polarity
+// against the question's says which.
+func settles(q string, c scored) (string, bool) {
+	verb, ok := polar(q)
+	if !ok || c.rel < 0.5 || c.own < 0.25 || c.speaker == speakerHuman {
+		return "", false
+	}
+	return yesNo(verb, negated(c.text) == negated(q)), true
 }
 
 // unbalanced reports whether s opens more brackets or quotes than it
