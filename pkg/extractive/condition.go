@@ -25,9 +25,10 @@ type span struct {
 
 func (s span) holds(v float64) bool { return v >= s.lo && v <= s.hi }
 
-// compatible reports whether two units can be compared: equal, or one of
-// them unknown.
-func compatible(a, b string) bool { return a == "" || b == "" || a == b }
+// compatible reports whether a number the question asks of, in unit
+// asked, can be compared with one in unit u: the same unit, or none named
+// in the question ("groups over 8" and "9 or more guests").
+func compatible(asked, u string) bool { return asked == "" || asked == u }
 
 const num = `(\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百]+)`
 
@@ -51,7 +52,9 @@ var (
 		{regexp.MustCompile(num + `\s*(\p{Han})?\s*(?:以上|及以上|或以上|或更多|起|or more|or older|or over|and over|and above|and up|\+)`), "lo"},
 		{regexp.MustCompile(num + `\s*(\p{Han})?\s*(?:以下|及以下|或以下|以内|之内|or fewer|or less|or younger|or under|and under|and below)`), "hi"},
 	}
-	bareNum = regexp.MustCompile(num)
+	// A bare number is written in digits: a Chinese numeral outside a
+	// bound ("八佾", "一些") is seldom a quantity.
+	bareNum = regexp.MustCompile(`\d+(?:\.\d+)?`)
 )
 
 // zhDigits maps Chinese numerals to their values.
@@ -180,8 +183,8 @@ func spans(s string, bare bool) []span {
 	}
 	if bare {
 		for _, m := range bareNum.FindAllStringIndex(f, -1) {
-			if !free(m[0], m[1]) {
-				continue
+			if !free(m[0], m[1]) || strings.HasSuffix(f[:m[0]], "第") {
+				continue // an ordinal ("第3条") names a part, not a quantity
 			}
 			if v, ok := parseNum(f[m[0]:m[1]]); ok {
 				out = append(out, span{lo: v, hi: v, unit: unitAfter(f, m[1])})
@@ -200,6 +203,8 @@ func askedValues(q string) []span {
 		switch {
 		case math.IsInf(s.lo, -1) && math.IsInf(s.hi, 1):
 			continue
+		case s.lo == s.hi && s.unit == "":
+			continue // a bare number without a unit ("Section 8", "a party of 4") is no condition
 		case math.IsInf(s.lo, -1):
 			v = s.hi
 		case !math.IsInf(s.hi, 1) && s.hi != s.lo:
@@ -219,27 +224,73 @@ func askedValues(q string) []span {
 	return out
 }
 
-// conditionFit says how a sentence's conditions meet the question's
-// values: 1 when one holds them (and none excludes them), -1 when they
-// exclude them, 0 when it names nothing to compare.
-func conditionFit(asked []span, s string) int {
+// conditionFit says how closely a sentence's conditions meet the
+// question's values: 1 when a bounded range (or a number) holds them, less
+// for an open one the further its bound ("满1年后" holds 5 years, less
+// closely than "满5年不满10年"), -1 when one excludes them, 0 when it names
+// nothing to compare.
+func conditionFit(asked []span, s string) float64 {
 	if len(asked) == 0 {
 		return 0
 	}
-	fit := 0
+	fit, excluded := 0.0, false
 	for _, sp := range spans(s, true) {
 		for _, a := range asked {
 			if !compatible(a.unit, sp.unit) || (a.unit == "" && sp.unit == "") {
 				continue
 			}
-			if sp.holds(a.lo) {
-				if fit == 0 {
-					fit = 1
-				}
-			} else {
-				fit = -1
+			v := a.lo
+			switch {
+			case !sp.holds(v):
+				excluded = true
+			case !math.IsInf(sp.lo, 0) && !math.IsInf(sp.hi, 0):
+				fit = 1
+			case !math.IsInf(sp.lo, 0):
+				fit = math.Max(fit, 1/(2+(v-sp.lo)/math.Max(1, math.Abs(v))))
+			default:
+				fit = math.Max(fit, 1/(2+(sp.hi-v)/math.Max(1, math.Abs(v))))
 			}
 		}
 	}
+	if fit == 0 && excluded {
+		return -1
+	}
 	return fit
+}
+
+var (
+	zhHowMany = regexp.MustCompile(`(?:多少|几)(\p{Han})?`)
+	enHowMany = regexp.MustCompile(`how (?:many|much|long|old|often)(?:\s+([a-z]+))?`)
+)
+
+// askedQuantity reads a question that asks for a quantity ("多少天",
+// "几个工作日", "how many days", "how much"): ok, and the unit it names
+// ("" when none).
+func askedQuantity(q string) (unit string, ok bool) {
+	f := strings.ToLower(text.Fold(q))
+	if m := zhHowMany.FindStringSubmatch(f); m != nil {
+		if m[1] == "个" || m[1] == "么" {
+			return "", true
+		}
+		return m[1], true
+	}
+	if m := enHowMany.FindStringSubmatch(f); m != nil {
+		switch m[1] {
+		case "", "is", "are", "does", "do", "did", "will", "would", "can", "should", "was", "were":
+			return "", true
+		}
+		return strings.TrimSuffix(m[1], "s"), true
+	}
+	return "", false
+}
+
+// statesQuantity reports whether s states a number (in unit, when one is
+// given).
+func statesQuantity(s, unit string) bool {
+	for _, sp := range spans(s, true) {
+		if unit == "" || sp.unit == unit {
+			return true
+		}
+	}
+	return false
 }

@@ -132,7 +132,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
 		return nil
 	}
-	sents, asks := shape(sents, isChinese(q, sents))
+	sents, kinds := shape(sents, isChinese(q, sents))
 	asked := askedValues(q)
 	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
@@ -225,6 +225,8 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	}
 	frame := selfFrame(q)
 	cands := make([]scored, len(sents))
+	fits := make([]float64, len(sents))
+	unit, quantity := askedQuantity(q)
 	for i, s := range sents {
 		c := &cands[i]
 		c.sentence = s
@@ -236,16 +238,17 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		if c.rel > 0 && isQuestion(c.text) {
 			c.rank *= 0.75 // a question rarely answers one
 		}
-		if c.heading {
+		if c.heading || kinds[i].kind == kindCells {
 			c.rank *= 0.7 // a heading names what follows; it seldom says it
 		}
-		// A sentence (a table row) whose condition holds for the
-		// question's ("满5年" in "满5年不满10年") answers it; one whose
-		// condition excludes it ("满1年不满5年") answers another case.
-		switch conditionFit(asked, s.text) {
-		case 1:
-			c.rank *= 1.5
-		case -1:
+		// A question of quantity ("多少天") is answered by a sentence that
+		// states one, in its unit; a sentence (a table row) whose
+		// condition excludes the question's ("满1年不满5年" for "满5年")
+		// answers another case.
+		if quantity && statesQuantity(s.text, unit) {
+			c.rank *= 1.3
+		}
+		if fits[i] = conditionFit(asked, s.text); fits[i] < 0 {
 			c.rank *= 0.4
 		}
 		if frame != "" && s.speaker == speakerHuman && strings.Contains(text.Fold(s.text), frame) {
@@ -259,14 +262,51 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cands[b].rank, cands[a].rank) })
+	byRank := func() {
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cands[b].rank, cands[a].rank) })
+	}
+	byRank()
 	if cands[order[0]].rel < m.minScore {
 		return nil
 	}
+	// Of the sentences that hold half as much of the question as the most
+	// relevant one, those whose condition holds for the question's most
+	// closely ("满5年" in "满5年不满10年") come first, and are relevant
+	// enough; those whose condition excludes it answer another case.
+	// A table's rows are as relevant as the table (its most relevant
+	// row): which row answers is the condition's to say.
+	top, topRel, bestFit := 0.0, 0.0, 0.0
+	tableRel := map[int]float64{}
+	for i, c := range cands {
+		top, topRel = max(top, c.rank), max(topRel, c.rel)
+		if t := kinds[i].table; t > 0 {
+			tableRel[t] = max(tableRel[t], c.rel)
+		}
+	}
+	relOfRow := func(i int) float64 { return max(cands[i].rel, tableRel[kinds[i].table]) }
+	for i := range cands {
+		if relOfRow(i) >= 0.5*topRel {
+			bestFit = max(bestFit, fits[i])
+		}
+	}
+	fitting := bestFit > 0
+	fitsBest := func(i int) bool { return fitting && fits[i] == bestFit && relOfRow(i) >= 0.5*topRel }
+	if fitting {
+		for i := range cands {
+			if fitsBest(i) {
+				cands[i].rank += 2 * top
+			}
+		}
+		byRank()
+	}
+	minScore := func(i int) bool { return cands[i].rel >= m.minScore || fitsBest(i) }
 	// A question of the material never answers: the best is the best of
-	// the other sentences.
-	order = slices.DeleteFunc(order, func(i int) bool { return asks[i] })
-	if len(order) == 0 || cands[order[0]].rel < m.minScore {
+	// the other sentences; when one holds the question's condition most
+	// closely, those that hold it less closely go too.
+	order = slices.DeleteFunc(order, func(i int) bool {
+		return kinds[i].kind == kindQuestion || (fitting && fits[i] != 0 && fits[i] < bestFit)
+	})
+	if len(order) == 0 || !minScore(order[0]) {
 		return nil
 	}
 	best := cands[order[0]]
@@ -292,7 +332,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		pickAt, pickScore := -1, math.Inf(-1)
 		for _, i := range order {
 			c := cands[i]
-			if used[i] || c.rel < m.minScore || c.rel < relCut*best.rel || c.own < relCut*best.own || c.rank < rankCut*best.rank {
+			if used[i] || !minScore(i) || c.rel < relCut*best.rel || c.own < relCut*best.own || c.rank < rankCut*best.rank {
 				continue
 			}
 			sim := 0.0
@@ -360,7 +400,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	}
 	slices.SortFunc(out, func(a, b sentence) int { return cmp.Compare(a.pos, b.pos) })
 	if len(chosen) > 0 && len(out) > 0 {
-		if yn, ok := settles(q, cands[chosen[0]]); ok && !saysYesNo(out[0].text) {
+		if yn, ok := settles(q, cands[chosen[0]], kinds[chosen[0]].kind == kindAnswer); ok && !saysYesNo(out[0].text) {
 			out = append([]sentence{{text: yn, pos: out[0].pos - 1}}, out...)
 		}
 	}
@@ -369,11 +409,12 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 
 // settles returns the yes or no that answers q, a yes/no question, when
 // the best sentence c settles it: it holds most of the question (in its
-// text, or its text and the question it answers), and its polarity
-// against the question's says which.
-func settles(q string, c scored) (string, bool) {
+// text and section path, or in the question it answers), its own text a
+// good part of it unless it answers a question of the document, and its
+// polarity against the question's says which.
+func settles(q string, c scored, answer bool) (string, bool) {
 	verb, ok := polar(q)
-	if !ok || c.rel < 0.5 || c.own < 0.25 || c.speaker == speakerHuman {
+	if !ok || c.rel < 0.7 || (c.own < 0.25 && !answer) || c.speaker == speakerHuman {
 		return "", false
 	}
 	return yesNo(verb, negated(c.text) == negated(q)), true

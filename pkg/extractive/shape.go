@@ -15,7 +15,21 @@ import (
 
 // listMarker is a list item's marker at the start of a line: "- ", "* ",
 // "• ", "1. ", "1) ", "(1) ", "（1）", "一、", "1、".
-var listMarker = regexp.MustCompile(`^(?:[-*•·+]\s+|\d{1,3}[.)]\s+|\d{1,3}、\s*|[(（]\d{1,3}[)）]\s*|[一二三四五六七八九十]{1,3}、\s*)`)
+var (
+	listMarker = regexp.MustCompile(`^(?:[-*•·+]\s+|\d{1,3}[.)]\s+|\d{1,3}、\s*|[(（]\d{1,3}[)）]\s*|[一二三四五六七八九十]{1,3}、\s*)`)
+	qMark      = regexp.MustCompile(`^(?:Q|Question|问|問|问题|問題)\s*[:：]\s*`)
+	aMark      = regexp.MustCompile(`^(?:A|Answer|答|回答|答案)\s*[:：]\s*`)
+)
+
+// cutMarker returns s without the marker re finds at its start, and
+// whether there was one (with text after it).
+func cutMarker(re *regexp.Regexp, s string) (string, bool) {
+	loc := re.FindStringIndex(s)
+	if loc == nil || strings.TrimSpace(s[loc[1]:]) == "" {
+		return s, false
+	}
+	return s[loc[1]:], true
+}
 
 // tableCells splits a table row as the loaders write it ("a | b | c"); nil
 // for a line that is not one.
@@ -30,14 +44,29 @@ func tableCells(s string) []string {
 	return cells
 }
 
+// What a sentence is to the question–answer structure of its passage.
+const (
+	kindPlain    = iota
+	kindQuestion // a question of the material: the closest it may come to the question asked, never a reply
+	kindAnswer   // the answer to a question that opens its passage
+	kindCells    // a table's row read alone (its header is not in the passage): ranked as a heading
+)
+
+// role is what a sentence is to the structure of its passage.
+type role struct {
+	kind  int
+	table int // 1 + the index of the table it is a row of, 0 for none
+}
+
 // shape returns the sentences the reading ranks: a copy of sents with
 // tables read by row, list markers removed, and the answers to questions
-// of the documents scoped under them; and which sentences are such
-// questions (they count as the closest the material comes to the question,
-// but are never a reply). zh chooses the separators of a table row's
-// cells.
-func shape(sents []sentence, zh bool) ([]sentence, []bool) {
+// of the documents scoped under them; and the role of each. zh chooses
+// the separators of a table row's cells.
+func shape(sents []sentence, zh bool) ([]sentence, []role) {
 	out := make([]sentence, 0, len(sents))
+	var table []int // per sentence of out: 1 + the index of its table, 0 for none
+	var cells []int // sentences of out that are a table's lone row
+	tables := 0
 	firstOfLine := func(i int) bool { return i == 0 || sents[i-1].line != sents[i].line }
 	wholeLine := func(i int) bool {
 		return firstOfLine(i) && (i+1 == len(sents) || sents[i+1].line != sents[i].line)
@@ -52,7 +81,12 @@ func shape(sents []sentence, zh bool) ([]sentence, []bool) {
 				j++
 			}
 			if j-i >= 2 {
+				tables++
 				for k := i + 1; k < j; k++ {
+					for len(table) < len(out) {
+						table = append(table, 0)
+					}
+					table = append(table, tables)
 					r := sents[k]
 					r.text = tableRow(cells, tableCells(r.text), zh)
 					r.heading = false
@@ -63,8 +97,8 @@ func shape(sents []sentence, zh bool) ([]sentence, []bool) {
 				continue
 			}
 		}
-		if s.heading && strings.Contains(s.text, " | ") {
-			s.heading = false
+		if tableCells(s.text) != nil {
+			cells = append(cells, len(out)) // cells outside a table of rows: no sentence
 		}
 		s.scope = tablelessPath(s.scope)
 		if firstOfLine(i) && s.speaker != speakerHuman {
@@ -74,36 +108,70 @@ func shape(sents []sentence, zh bool) ([]sentence, []bool) {
 		}
 		out = append(out, s)
 	}
-	// A question a document asks (an FAQ's) answers nothing. When it is
-	// the first line of its passage, the rest of the passage (up to a
-	// heading or another question) is its answer, read under it as under
-	// a heading.
-	asks := make([]bool, len(out))
+	// A question–answer pair, as the knowledge base writes an FAQ's ("Q:
+	// …" then "A: …" on the next line, "问：" and "答："): the question
+	// answers nothing, the answer is read under it.
+	for len(table) < len(out) {
+		table = append(table, 0)
+	}
+	kinds := make([]role, len(out))
+	for i, t := range table {
+		kinds[i].table = t
+	}
+	for _, i := range cells {
+		kinds[i].kind = kindCells
+	}
 	for i := 0; i < len(out); i++ {
 		s := out[i]
-		if s.speaker == speakerHuman || !isQuestion(s.text) {
+		if s.speaker != speakerNone || (i > 0 && out[i-1].line == s.line) {
 			continue
 		}
-		asks[i] = true
-		// The question that opens a passage (an FAQ's pair, a section
-		// headed by a question) is what the rest answers.
-		if s.speaker != speakerNone || s.cite == 0 || (i > 0 && out[i-1].cite == s.cite) || (i+1 < len(out) && out[i+1].line == s.line) {
+		q, ok := cutMarker(qMark, s.text)
+		if !ok {
 			continue
 		}
-		q := strings.TrimSpace(s.text)
-		for j := i + 1; j < len(out); j++ {
+		k := i + 1 // the question's line ends before k
+		for k < len(out) && out[k].line == s.line {
+			k++
+		}
+		if k == len(out) || out[k].cite != s.cite || out[k].speaker != s.speaker {
+			continue
+		}
+		if _, ok := cutMarker(aMark, out[k].text); !ok {
+			continue
+		}
+		// A pair: the question never answers; the sentences after it, up
+		// to the next question or heading, are its answer, read under it
+		// as under a heading.
+		out[i].text = q
+		for j := i; j < k; j++ {
+			kinds[j].kind = kindQuestion
+			if j > i {
+				q += " " + out[j].text
+			}
+		}
+		for j := k; j < len(out); j++ {
 			a := &out[j]
-			if a.cite != s.cite || a.speaker != s.speaker || a.heading || isQuestion(a.text) {
+			if a.cite != s.cite || a.speaker != s.speaker || a.heading {
 				break
+			}
+			if j > k && a.line != out[j-1].line {
+				if _, isQ := cutMarker(qMark, a.text); isQ {
+					break
+				}
+			}
+			if t, ok := cutMarker(aMark, a.text); ok && j == k {
+				a.text = t
 			}
 			if a.scope == "" {
 				a.scope = q
 			} else {
 				a.scope += " > " + q
 			}
+			kinds[j].kind = kindAnswer
 		}
 	}
-	return out, asks
+	return out, kinds
 }
 
 // tablelessPath is a section path without the segments a table's rows made

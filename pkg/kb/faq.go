@@ -14,10 +14,11 @@ import (
 
 // This file keeps the question–answer pairs of FAQ documents whole. A pair
 // is one chunk: its text is the question on the first line and the answer
-// below it, so both the lexical and the vector index match the question
-// (and the answer's words), and its metadata "question" holds the question
-// alone. The reader (a model, or the extractive one) sees the question as
-// what the answer under it answers; search_docs shows the pair as it is.
+// on the next ("Q: …\nA: …", "问：…\n答：…"), so both the lexical and the
+// vector index match the question (and the answer's words), and its
+// metadata "question" holds the question alone. The reader (a model, or
+// the extractive one) sees the question as what the answer under it
+// answers; search_docs shows the pair as it is.
 //
 // Pairs are found in
 //   - text (a .txt or .md file, or what the loaders wrote): a line that
@@ -62,18 +63,15 @@ func asks(s string) bool {
 	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？")
 }
 
-// pairText is a pair's chunk text: the question (ending in a question mark
-// when it ends with no punctuation) on the first line, the answer below.
+// pairText is a pair's chunk text: "Q: question\nA: answer", or
+// "问：…\n答：…" for a question in Chinese, the form FAQs are written in
+// and readers (a model, the extractive reader) take as a pair.
 func pairText(q, a string) string {
-	q = strings.TrimSpace(q)
-	if last, _ := utf8.DecodeLastRuneInString(q); q != "" && !strings.ContainsRune("?？.。!！:：;；…)）》」", last) {
-		if text.IsCJK(last) {
-			q += "？"
-		} else {
-			q += "?"
-		}
+	q, a = strings.TrimSpace(q), strings.TrimSpace(a)
+	if c, l := text.CountLetters(q); c > 0 && c >= l {
+		return "问：" + q + "\n答：" + a
 	}
-	return q + "\n" + strings.TrimSpace(a)
+	return "Q: " + q + "\nA: " + a
 }
 
 // faqPart is a run of a document's text: prose, or one pair with the
@@ -239,7 +237,8 @@ func faqParts(t string) []faqPart {
 // question).
 func (s Splitter) splitPairs(ctx context.Context, d Document) ([]Piece, bool, error) {
 	if q, _ := d.Metadata["question"].(string); q != "" {
-		_, a, _ := strings.Cut(d.Text, "\n")
+		_, a, _ := strings.Cut(d.Text, "\n") // pairDoc's text: the answer's marker, then the answer
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "A: "), "答：")
 		ps, err := s.pairPieces(ctx, d.Metadata, nil, q, a)
 		return ps, true, err
 	}

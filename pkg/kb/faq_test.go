@@ -88,7 +88,7 @@ func TestFAQPairs(t *testing.T) {
 					t.Errorf("unexpected pair %q", q)
 					continue
 				}
-				if p.Text != q+"\n"+want {
+				if p.Text != pairText(q, want) {
 					t.Errorf("pair %q: text %q, want the question then %q", q, p.Text, want)
 				}
 				for k, v := range tt.meta[q] {
@@ -129,7 +129,7 @@ func TestFAQLongAnswer(t *testing.T) {
 		t.Fatalf("want the answer cut, got %q", ps)
 	}
 	for _, p := range ps {
-		if !strings.HasPrefix(p.Text, "What happens next?\n") || p.Metadata["question"] != "What happens next?" {
+		if !strings.HasPrefix(p.Text, "Q: What happens next?\nA: ") || p.Metadata["question"] != "What happens next?" {
 			t.Errorf("piece %q (%v) lost its question", p.Text, p.Metadata)
 		}
 	}
