@@ -195,10 +195,12 @@ func spans(s string, bare bool) []span {
 }
 
 // askedValues are the values a question's conditions name: a bound's own
-// number ("满5年" is 5, "over 8" is 9 for whole numbers), a bare number's.
+// number ("满5年" is 5, "over 8" is 9 for whole numbers). A bare number
+// names no condition: in a question it is more often a name's ("18号线",
+// "AK-130", "2010年决赛").
 func askedValues(q string) []span {
 	var out []span
-	for _, s := range spans(q, true) {
+	for _, s := range spans(q, false) {
 		v := s.lo
 		switch {
 		case math.IsInf(s.lo, -1) && math.IsInf(s.hi, 1):
@@ -263,21 +265,17 @@ var (
 	enHowMany = regexp.MustCompile(`how (?:many|much|long|old|often)(?:\s+([a-z]+))?`)
 )
 
-// askedQuantity reads a question that asks for a quantity ("多少天",
-// "几个工作日", "how many days", "how much"): ok, and the unit it names
-// ("" when none).
+// askedQuantity reads a question that asks for a quantity in a unit
+// ("多少天", "几年", "how many days"): the unit, and ok.
 func askedQuantity(q string) (unit string, ok bool) {
 	f := strings.ToLower(text.Fold(q))
-	if m := zhHowMany.FindStringSubmatch(f); m != nil {
-		if m[1] == "个" || m[1] == "么" {
-			return "", true
-		}
+	if m := zhHowMany.FindStringSubmatch(f); m != nil && m[1] != "" && m[1] != "个" && m[1] != "么" {
 		return m[1], true
 	}
 	if m := enHowMany.FindStringSubmatch(f); m != nil {
 		switch m[1] {
 		case "", "is", "are", "does", "do", "did", "will", "would", "can", "should", "was", "were":
-			return "", true
+			return "", false
 		}
 		return strings.TrimSuffix(m[1], "s"), true
 	}

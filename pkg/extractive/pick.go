@@ -225,7 +225,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	}
 	frame := selfFrame(q)
 	cands := make([]scored, len(sents))
-	fits := make([]float64, len(sents))
+	fits, states := make([]float64, len(sents)), make([]bool, len(sents))
 	unit, quantity := askedQuantity(q)
 	for i, s := range sents {
 		c := &cands[i]
@@ -247,6 +247,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		// answers another case.
 		if quantity && statesQuantity(s.text, unit) {
 			c.rank *= 1.3
+			states[i] = true
 		}
 		if fits[i] = conditionFit(asked, s.text); fits[i] < 0 {
 			c.rank *= 0.4
@@ -269,12 +270,15 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	if cands[order[0]].rel < m.minScore {
 		return nil
 	}
-	// Of the sentences that hold half as much of the question as the most
-	// relevant one, those whose condition holds for the question's most
-	// closely ("满5年" in "满5年不满10年") come first, and are relevant
-	// enough; those whose condition excludes it answer another case.
-	// A table's rows are as relevant as the table (its most relevant
-	// row): which row answers is the condition's to say.
+	// Of the sentences that hold enough of the question (condRel of the
+	// most relevant one's relevance), those whose condition holds for the
+	// question's most closely ("满5年" in "满5年不满10年") come first, and
+	// are relevant enough; those whose condition excludes it answer
+	// another case. A table's rows are as relevant as the table (its most
+	// relevant row): which row answers is the condition's to say; a
+	// sentence that states the quantity asked for counts half as much
+	// again.
+	const condRel = 0.4
 	top, topRel, bestFit := 0.0, 0.0, 0.0
 	tableRel := map[int]float64{}
 	for i, c := range cands {
@@ -283,14 +287,20 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 			tableRel[t] = max(tableRel[t], c.rel)
 		}
 	}
-	relOfRow := func(i int) float64 { return max(cands[i].rel, tableRel[kinds[i].table]) }
+	relOfRow := func(i int) float64 {
+		r := max(cands[i].rel, tableRel[kinds[i].table])
+		if states[i] {
+			r *= 1.5 // it states the quantity asked for
+		}
+		return r
+	}
 	for i := range cands {
-		if relOfRow(i) >= 0.5*topRel {
+		if relOfRow(i) >= condRel*topRel {
 			bestFit = max(bestFit, fits[i])
 		}
 	}
 	fitting := bestFit > 0
-	fitsBest := func(i int) bool { return fitting && fits[i] == bestFit && relOfRow(i) >= 0.5*topRel }
+	fitsBest := func(i int) bool { return fitting && fits[i] == bestFit && relOfRow(i) >= condRel*topRel }
 	if fitting {
 		for i := range cands {
 			if fitsBest(i) {

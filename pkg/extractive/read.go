@@ -31,9 +31,6 @@ const maxReplyRunes = 180
 // something: a section path ("a > b"), or a short line that ends no
 // sentence and has no clause punctuation.
 func isHeading(line string) bool {
-	if strings.Contains(line, " | ") {
-		return false // a table's row (see shape.go)
-	}
 	if strings.Contains(line, " > ") {
 		return true
 	}
