@@ -15,15 +15,15 @@ import (
 // gives its chunks as the evidence, each under its section path.
 func kbEvidence(t *testing.T, name string) []llm.Evidence {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
+	data, err := os.ReadFile(filepath.Join("testdata", filepath.FromSlash(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, err := kb.Load(name, data)
+	docs, err := kb.Load(filepath.Base(name), data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	title := strings.TrimSuffix(name, filepath.Ext(name))
+	title := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	var ev []llm.Evidence
 	for i, p := range (kb.Splitter{Size: 250, Overlap: 50}).Split(docs) {
 		path := title
@@ -102,6 +102,29 @@ func TestReadingFAQPairs(t *testing.T) {
 		}
 		if strings.Contains(resp.Text, "?") || strings.Contains(resp.Text, "？") {
 			t.Errorf("%s: reply %q quotes a question", tt.q, resp.Text)
+		}
+	}
+}
+
+// TestReadingFAQFiles asks the FAQ file of each format the knowledge base
+// reads (pkg/kb's fixtures): the reply is the pair's answer, never its
+// question.
+func TestReadingFAQFiles(t *testing.T) {
+	tests := []struct{ file, q, want string }{
+		{"faq.md", "Is parking available for members?", "Yes, members park free of charge in the east garage"},
+		{"faq.md", "会员卡丢了怎么办？", "请携带身份证到前台补办"},
+		{"faq.md", "How can I renew my membership?", "Renew at the front desk"},
+		{"faq.md", "Do you offer lockers?", "Yes. Lockers are available on the second floor"},
+		{"faq.csv", "How do I reset my password?", "Forgot password"},
+		{"faq-noheader.csv", "年假可以跨年使用吗？", "可以，未休完的年假可延至次年三月底"},
+		{"faq.json", "How long does delivery take?", "Delivery takes two to four working days"},
+		{"faq.jsonl", "如何修改收货地址？", "在订单详情页点击修改地址即可"},
+	}
+	m := extractive.New(extractive.Options{})
+	for _, tt := range tests {
+		resp := ask(t, m, llm.Grounding{Question: tt.q, Evidence: kbEvidence(t, "../../kb/testdata/faq/"+tt.file)})
+		if !strings.Contains(resp.Text, tt.want) || strings.ContainsAny(resp.Text, "?？") {
+			t.Errorf("%s: %s → %q, want the answer %q and no question", tt.file, tt.q, resp.Text, tt.want)
 		}
 	}
 }

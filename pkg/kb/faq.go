@@ -284,17 +284,28 @@ func (s Splitter) pairPieces(ctx context.Context, meta map[string]any, headings 
 		return utf8.RuneCountInString(t)
 	}
 	room := s.Size - length(pairText(q, ""))
-	if s.Size <= 0 || length(whole) <= s.Size || room < s.Size/3 {
+	if s.Size <= 0 || length(whole) <= s.Size {
 		return []Piece{{Text: whole, Metadata: m}}, nil
 	}
-	sp.Size, sp.Overlap, sp.TitleEnhance = room, min(s.Overlap, room/4), false
-	cs, err := sp.SplitContext(ctx, strings.TrimSpace(a))
+	sp.TitleEnhance = false
+	under := room >= s.Size/3 // each part of the answer under its question
+	src := strings.TrimSpace(a)
+	if under {
+		sp.Size, sp.Overlap = room, min(s.Overlap, room/4)
+	} else {
+		src = whole // a question too long to repeat: the pair cut as prose
+	}
+	cs, err := sp.SplitContext(ctx, src)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Piece, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, Piece{Text: pairText(q, c.Text), Metadata: maps.Clone(m)})
+		t := c.Text
+		if under {
+			t = pairText(q, t)
+		}
+		out = append(out, Piece{Text: t, Metadata: maps.Clone(m)})
 	}
 	return out, nil
 }

@@ -231,7 +231,10 @@ func LoadText(data []byte) ([]Document, error) {
 
 // LoadMarkdown loads Markdown (CommonMark + GFM tables) as one document of
 // plain text: headings stay "#" lines, links and emphasis lose their
-// markup, code blocks and table cells are kept.
+// markup, code blocks and table cells are kept. Question–answer pairs
+// ("Q: …" and "A: …" lines of a paragraph, a bold question and the
+// paragraph after it) are written as "Q: …" and "A: …" lines for the
+// splitter to keep together (faq.go).
 func LoadMarkdown(data []byte) ([]Document, error) {
 	return loadMarkdown(context.Background(), data)
 }
@@ -417,7 +420,8 @@ func loadHTML(ctx context.Context, data []byte) ([]Document, error) {
 
 // LoadCSV loads a CSV file, one document per row as "column: value" lines
 // (the header names the columns), with metadata "row" (0-based, header
-// excluded).
+// excluded). With a question and an answer column, or two columns and no
+// header whose first asks, each row is a question–answer pair (faq.go).
 func LoadCSV(data []byte) ([]Document, error) { return loadCSV(context.Background(), data) }
 
 func loadCSV(ctx context.Context, data []byte) ([]Document, error) {
@@ -490,7 +494,8 @@ func loadCSV(ctx context.Context, data []byte) ([]Document, error) {
 
 // LoadJSON loads JSON: an array gives one document per element, anything
 // else one document. Objects become "key: value" lines with nested keys
-// joined by dots ("author.name: ...").
+// joined by dots ("author.name: ..."); an element with a question and an
+// answer key is a question–answer pair (faq.go).
 func LoadJSON(data []byte) ([]Document, error) { return loadJSON(context.Background(), data) }
 
 func loadJSON(ctx context.Context, data []byte) ([]Document, error) {
