@@ -158,11 +158,11 @@ func (s *Server) handleListKBs(c *gin.Context) {
 			}
 		}
 		def := s.defaultKBs(names)
-		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, def, s.questions(def)})
+		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, def, s.questions(def), s.kb.Config().EmbedModel})
 		return
 	}
 	def := s.defaultKBs(names)
-	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, def, s.questions(def)})
+	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, def, s.questions(def), s.kb.Config().EmbedModel})
 }
 
 // kbInfo is a knowledge base as list_knowledge_bases?detail=true shows it,
@@ -214,6 +214,11 @@ type listKBsReply struct {
 	// Questions are suggested to a user of the default knowledge bases
 	// (Options.KBQuestions); none without a default.
 	Questions []string `json:"questions"`
+	// EmbedModel is the embedding model this server embeds with now; a
+	// knowledge base indexed with another (its embed_model differs) is
+	// searched again once it is rebuilt with this one
+	// (recreate_vector_store with this embed_model).
+	EmbedModel string `json:"embed_model,omitempty"`
 }
 
 // questions returns the suggested questions of the default knowledge
@@ -356,6 +361,10 @@ type kbDoc struct {
 	Score         float64        `json:"score"`               // Chatchat distance, smaller is closer
 	Relevance     float64        `json:"relevance,omitempty"` // mixchat relevance in [0,1]
 	KnowledgeBase string         `json:"knowledge_base,omitempty"`
+	// Match is "part" for the part of a document the query addresses by
+	// number or name (the first doc), "absent" for the statement that
+	// it does not exist (the only doc), absent for similarity.
+	Match string `json:"match,omitempty"`
 }
 
 // listedScore is the score Chatchat gives documents listed without a query.
@@ -496,6 +505,10 @@ func (s *Server) handleSearchDocs(c *gin.Context, req *searchDocsRequest) {
 		d.Score = kb.RelevanceToDistance(r.Relevance)
 		d.Relevance = r.Relevance
 		d.KnowledgeBase = r.KnowledgeBase
+		d.Match = r.Match
+		if d.ID == "" || r.Match != "" {
+			d.ID = r.ID
+		}
 		docs = append(docs, d)
 	}
 	reply()
