@@ -420,11 +420,12 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 // settles returns the yes or no that answers q, a yes/no question, when
 // the best sentence c settles it: it holds most of the question (in its
 // text and section path, or in the question it answers), its own text a
-// good part of it unless it answers a question of the document, and its
-// polarity against the question's says which.
+// good part of it unless it answers a question of the document, it weighs
+// nothing against anything, and its polarity against the question's says
+// which.
 func settles(q string, c scored, answer bool) (string, bool) {
 	verb, ok := polar(q)
-	if !ok || c.rel < 0.7 || (c.own < 0.25 && !answer) || c.speaker == speakerHuman {
+	if !ok || c.rel < 0.7 || (c.own < 0.25 && !answer) || c.speaker == speakerHuman || contrasts(c.text) {
 		return "", false
 	}
 	return yesNo(verb, negated(c.text) == negated(q)), true

@@ -60,14 +60,39 @@ func polar(q string) (verb string, ok bool) {
 			return "", false // "Is it X or Y?" asks which
 		}
 	}
-	for _, w := range words {
+	for i, w := range words {
 		w = strings.ReplaceAll(w, "’", "'")
 		if enLead[w] {
 			continue
 		}
-		return "", enAux[w]
+		if !enAux[w] {
+			return "", false
+		}
+		// "Can you tell me if …", "Do you know whether …" ask yes or no;
+		// "Can you tell me how big …" asks how.
+		for j := i + 1; j < len(words) && j < i+6; j++ {
+			switch words[j] {
+			case "if", "whether":
+				return "", true
+			case "how", "what", "which", "where", "when", "who", "why":
+				return "", false
+			}
+		}
+		return "", true
 	}
 	return "", false
+}
+
+// contrasts reports whether s weighs one thing against another ("while …",
+// "but …", "虽然…但…"): a sentence that does settles no yes or no.
+func contrasts(s string) bool {
+	f := " " + strings.ToLower(text.Fold(s)) + " "
+	for _, w := range []string{" but ", " while ", " although ", " though ", " however", " whereas ", " except ", "但", "虽然", "不过", "然而", "却"} {
+		if strings.Contains(f, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func zhPolar(f string) (string, bool) {

@@ -57,6 +57,8 @@ func TestReadingAnswersTheQuestionAsked(t *testing.T) {
 		{"group-dining.md", "Are pets allowed in the dining room?", "No. Pets are not allowed", nil, []string{"1."}},
 		{"group-dining.md", "Is there free parking?", "Yes. Free parking is available", nil, nil},
 		{"group-dining.md", "Is the kitchen open late on public holidays?", "", nil, []string{"Yes.", "No."}},
+		{"group-dining.md", "Can you tell me what time the kitchen closes on Sundays?", "The kitchen closes at 22:00 on Sundays", nil, []string{"Yes.", "No."}},
+		{"group-dining.md", "Can you tell me if pets are allowed in the dining room?", "No. Pets are not allowed", nil, nil},
 	}
 	m := extractive.New(extractive.Options{})
 	for _, tt := range tests {
