@@ -234,6 +234,18 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		// for relevance; its own text must answer the rest (the question
 		// about a document's subject asks what the document says of it).
 		c.rel, c.own = relOf(matches[i], match{}), relOf(own[i], scope[i])
+		if kinds[i].kind == kindAnswer {
+			// A pair is one unit: its question counts half toward the
+			// answer's own text.
+			pair := qr.match(kinds[i].question)
+			for k, ok := range own[i].chars {
+				pair.chars[k] = pair.chars[k] || ok
+			}
+			for k, ok := range own[i].grams {
+				pair.grams[k] = pair.grams[k] || ok
+			}
+			c.own = (c.own + relOf(pair, match{})) / 2
+		}
 		c.rank = (c.rel + c.own) / 2 / (1 + 0.5*math.Log1p(float64(matches[i].size)/avg))
 		if c.rel > 0 && isQuestion(c.text) {
 			c.rank *= 0.75 // a question rarely answers one

@@ -54,8 +54,9 @@ const (
 
 // role is what a sentence is to the structure of its passage.
 type role struct {
-	kind  int
-	table int // 1 + the index of the table it is a row of, 0 for none
+	kind     int
+	table    int    // 1 + the index of the table it is a row of, 0 for none
+	question string // the question an answer answers
 }
 
 // shape returns the sentences the reading ranks: a copy of sents with
@@ -168,7 +169,7 @@ func shape(sents []sentence, zh bool) ([]sentence, []role) {
 			} else {
 				a.scope += " > " + q
 			}
-			kinds[j].kind = kindAnswer
+			kinds[j].kind, kinds[j].question = kindAnswer, q
 		}
 	}
 	return out, kinds
