@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mixchat/mixchat/demo"
 	"io"
 	"os"
 	"sort"
@@ -210,13 +211,23 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 	emb := retrieve.NewHashEmbedder(retrieve.DefaultEmbedDim)
 	models := llm.NewRegistry("offline")
 	models.Add("offline", extractive.New(extractive.Options{}))
-	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), emb, models)
+	// The Zhouyi is read through its profile, as the demo's knowledge
+	// base is.
+	prof, err := demo.StructureProfile()
+	if err != nil {
+		return Report{}, err
+	}
+	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), emb, models, kb.WithProfiles(prof))
 	if err != nil {
 		return Report{}, err
 	}
 	defer svc.Close()
 	const name = "evalqa"
-	if _, err := svc.Create(ctx, name, kb.CreateOptions{}); err != nil {
+	var copts kb.CreateOptions
+	if opts.Zhouyi != "" {
+		copts.Profile = prof.Name
+	}
+	if _, err := svc.Create(ctx, name, copts); err != nil {
 		return Report{}, err
 	}
 	const batch = 128
