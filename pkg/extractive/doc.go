@@ -14,8 +14,12 @@
 // an llm.Generator that reads the llm.Grounding an answerer builds beside
 // its prompt. It answers the question from the sentences of the evidence and
 // the conversation (model.go, material.go, pick.go), reads questions whose
-// form the evidence's structure settles (read.go), and fuses the answers of
-// several answerers into one reply (fuse.go).
+// form the evidence's structure settles (read.go), reads the shape of the
+// evidence — FAQ pairs, table rows, list items (shape.go) — and the
+// question's own — a condition, a quantity (condition.go), a yes or a no
+// (polar.go) — and fuses the answers of several answerers into one reply
+// (fuse.go). Its only added words are fixed phrases: who said a sentence,
+// that nothing was found, a yes or a no.
 //
 // The memory half stands in for the conversation memory's model calls
 // behind the interfaces memory declares (memory.Rewriter, memory.Summarizer,

@@ -132,6 +132,8 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
 		return nil
 	}
+	sents, kinds := shape(sents, isChinese(q, sents))
+	asked := askedValues(q)
 	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
 	total := 0
@@ -223,6 +225,8 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	}
 	frame := selfFrame(q)
 	cands := make([]scored, len(sents))
+	fits, states := make([]float64, len(sents)), make([]bool, len(sents))
+	unit, quantity := askedQuantity(q)
 	for i, s := range sents {
 		c := &cands[i]
 		c.sentence = s
@@ -230,12 +234,35 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		// for relevance; its own text must answer the rest (the question
 		// about a document's subject asks what the document says of it).
 		c.rel, c.own = relOf(matches[i], match{}), relOf(own[i], scope[i])
+		if kinds[i].kind == kindAnswer {
+			// A pair is one unit: its question counts half toward the
+			// answer's own text.
+			pair := qr.match(kinds[i].question)
+			for k, ok := range own[i].chars {
+				pair.chars[k] = pair.chars[k] || ok
+			}
+			for k, ok := range own[i].grams {
+				pair.grams[k] = pair.grams[k] || ok
+			}
+			c.own = (c.own + relOf(pair, match{})) / 2
+		}
 		c.rank = (c.rel + c.own) / 2 / (1 + 0.5*math.Log1p(float64(matches[i].size)/avg))
 		if c.rel > 0 && isQuestion(c.text) {
 			c.rank *= 0.75 // a question rarely answers one
 		}
-		if c.heading {
+		if c.heading || kinds[i].kind == kindCells {
 			c.rank *= 0.7 // a heading names what follows; it seldom says it
+		}
+		// A question of quantity ("多少天") is answered by a sentence that
+		// states one, in its unit; a sentence (a table row) whose
+		// condition excludes the question's ("满1年不满5年" for "满5年")
+		// answers another case.
+		if quantity && statesQuantity(s.text, unit) {
+			c.rank *= 1.3
+			states[i] = true
+		}
+		if fits[i] = conditionFit(asked, s.text); fits[i] < 0 {
+			c.rank *= 0.4
 		}
 		if frame != "" && s.speaker == speakerHuman && strings.Contains(text.Fold(s.text), frame) {
 			// "我叫韩梅梅" answers "我叫什么名字？": the user said it of
@@ -248,11 +275,63 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cands[b].rank, cands[a].rank) })
-	best := cands[order[0]]
-	if best.rel < m.minScore {
+	byRank := func() {
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cands[b].rank, cands[a].rank) })
+	}
+	byRank()
+	if cands[order[0]].rel < m.minScore {
 		return nil
 	}
+	// Of the sentences that hold enough of the question (condRel of the
+	// most relevant one's relevance), those whose condition holds for the
+	// question's most closely ("满5年" in "满5年不满10年") come first, and
+	// are relevant enough; those whose condition excludes it answer
+	// another case. A table's rows are as relevant as the table (its most
+	// relevant row): which row answers is the condition's to say; a
+	// sentence that states the quantity asked for counts half as much
+	// again.
+	const condRel = 0.4
+	top, topRel, bestFit := 0.0, 0.0, 0.0
+	tableRel := map[int]float64{}
+	for i, c := range cands {
+		top, topRel = max(top, c.rank), max(topRel, c.rel)
+		if t := kinds[i].table; t > 0 {
+			tableRel[t] = max(tableRel[t], c.rel)
+		}
+	}
+	relOfRow := func(i int) float64 {
+		r := max(cands[i].rel, tableRel[kinds[i].table])
+		if states[i] {
+			r *= 1.5 // it states the quantity asked for
+		}
+		return r
+	}
+	for i := range cands {
+		if relOfRow(i) >= condRel*topRel {
+			bestFit = max(bestFit, fits[i])
+		}
+	}
+	fitting := bestFit > 0
+	fitsBest := func(i int) bool { return fitting && fits[i] == bestFit && relOfRow(i) >= condRel*topRel }
+	if fitting {
+		for i := range cands {
+			if fitsBest(i) {
+				cands[i].rank += 2 * top
+			}
+		}
+		byRank()
+	}
+	minScore := func(i int) bool { return cands[i].rel >= m.minScore || fitsBest(i) }
+	// A question of the material never answers: the best is the best of
+	// the other sentences; when one holds the question's condition most
+	// closely, those that hold it less closely go too.
+	order = slices.DeleteFunc(order, func(i int) bool {
+		return kinds[i].kind == kindQuestion || (fitting && fits[i] != 0 && fits[i] < bestFit)
+	})
+	if len(order) == 0 || !minScore(order[0]) {
+		return nil
+	}
+	best := cands[order[0]]
 	// Maximal marginal relevance over the sentences that are relevant
 	// enough, near duplicates of a chosen one excluded. Besides MinScore, a
 	// sentence must cover nearly as much of the question as the best one
@@ -275,7 +354,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		pickAt, pickScore := -1, math.Inf(-1)
 		for _, i := range order {
 			c := cands[i]
-			if used[i] || c.rel < m.minScore || c.rel < relCut*best.rel || c.own < relCut*best.own || c.rank < rankCut*best.rank {
+			if used[i] || !minScore(i) || c.rel < relCut*best.rel || c.own < relCut*best.own || c.rank < rankCut*best.rank {
 				continue
 			}
 			sim := 0.0
@@ -342,7 +421,26 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 	}
 	slices.SortFunc(out, func(a, b sentence) int { return cmp.Compare(a.pos, b.pos) })
+	if len(chosen) > 0 && len(out) > 0 {
+		if yn, ok := settles(q, cands[chosen[0]], kinds[chosen[0]].kind == kindAnswer); ok && !saysYesNo(out[0].text) {
+			out = append([]sentence{{text: yn, pos: out[0].pos - 1}}, out...)
+		}
+	}
 	return out
+}
+
+// settles returns the yes or no that answers q, a yes/no question, when
+// the best sentence c settles it: it holds most of the question (in its
+// text and section path, or in the question it answers), its own text a
+// good part of it unless it answers a question of the document, it weighs
+// nothing against anything, and its polarity against the question's says
+// which.
+func settles(q string, c scored, answer bool) (string, bool) {
+	verb, ok := polar(q)
+	if !ok || c.rel < 0.7 || (c.own < 0.25 && !answer) || c.speaker == speakerHuman || contrasts(c.text) {
+		return "", false
+	}
+	return yesNo(verb, negated(c.text) == negated(q)), true
 }
 
 // unbalanced reports whether s opens more brackets or quotes than it

@@ -143,6 +143,8 @@ type base struct {
 	// be rebuilt (clear): a replica that sees another epoch rebuilds its
 	// indexes from the rows rather than comparing chunk ids.
 	epoch string
+	// vecEncoding is how the HNSW snapshot keeps vectors (kb.vector_encoding).
+	vecEncoding string
 
 	// dbOriginals: the originals live in the database (the originals
 	// table of a SharedCatalog's), not in dir/content.
@@ -643,7 +645,7 @@ func (m *MemIndex) reserve(dim, n int) {
 	defer m.mu.Unlock()
 	if m.vecs == nil {
 		m.dim = dim
-		m.vecs = retrieve.NewHNSW(dim, retrieve.HNSWParams{})
+		m.vecs = retrieve.NewHNSW(dim, memHNSW)
 	}
 	if m.dim == dim {
 		m.vecs.Reserve(n)
@@ -659,7 +661,7 @@ func (m *MemIndex) addVectors(ctx context.Context, ids []string, vecs [][]float3
 	defer m.mu.Unlock()
 	if m.vecs == nil {
 		m.dim = len(vecs[0])
-		m.vecs = retrieve.NewHNSW(m.dim, retrieve.HNSWParams{})
+		m.vecs = retrieve.NewHNSW(m.dim, memHNSW)
 	}
 	return m.vecs.AddBatch(ids, vecs)
 }
@@ -676,7 +678,7 @@ func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay ma
 	m.mu.Lock()
 	if m.vecs == nil {
 		m.dim = l.dim
-		m.vecs = retrieve.NewHNSW(m.dim, retrieve.HNSWParams{})
+		m.vecs = retrieve.NewHNSW(m.dim, memHNSW)
 	}
 	m.vecs.Reserve(len(pay))
 	m.mu.Unlock()

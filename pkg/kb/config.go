@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mixchat/mixchat/pkg/retrieve"
 )
 
 // Vector stores a knowledge base can keep its vectors in.
@@ -39,6 +41,13 @@ type Config struct {
 	// VectorStore is where new knowledge bases keep their vectors:
 	// "embedded" or "qdrant". A request may pick another per KB.
 	VectorStore string       `yaml:"vector_store"`
+	// VectorEncoding is how the embedded index's snapshot (vectors.hnsw)
+	// keeps the vectors: "float32" (exact), or "int8" (one byte a
+	// dimension and a scale per vector: the snapshot about a third of the
+	// size, the vectors read back within half a step of 1/127 of their
+	// largest value). Only the snapshot is encoded: the vector log and
+	// memory hold float32.
+	VectorEncoding string `yaml:"vector_encoding"`
 	Qdrant      QdrantConfig `yaml:"qdrant"`
 	// EmbedModel names the embedder given to New; it is recorded in every
 	// KB built with it, and a KB built with another model refuses queries.
@@ -141,6 +150,7 @@ func DefaultConfig() Config {
 	return Config{
 		Dir:              "data/kb",
 		VectorStore:      StoreEmbedded,
+		VectorEncoding:   retrieve.Float32,
 		Qdrant:           QdrantConfig{Addr: "localhost:6334", CollectionPrefix: "mixchat_", Timeout: DefaultQdrantTimeout},
 		EmbedModel:       "hash-512",
 		EmbedBatch:       32,
@@ -181,6 +191,11 @@ func (c Config) Validate() error {
 	case StoreEmbedded, StoreQdrant:
 	default:
 		bad("kb.vector_store is %q: use %q or %q", c.VectorStore, StoreEmbedded, StoreQdrant)
+	}
+	switch c.VectorEncoding {
+	case "", retrieve.Float32, retrieve.Int8:
+	default:
+		bad("kb.vector_encoding is %q: use %q or %q", c.VectorEncoding, retrieve.Float32, retrieve.Int8)
 	}
 	if c.VectorStore == StoreQdrant && strings.TrimSpace(c.Qdrant.Addr) == "" {
 		bad("kb.qdrant.addr is empty: set host:port of Qdrant's gRPC port (6334)")

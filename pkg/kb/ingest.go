@@ -57,6 +57,7 @@ const (
 type ingestJob struct {
 	name   string
 	data   []byte     // the original; nil for custom docs without a file
+	path   string     // a spooled original, read into data when the job runs
 	docs   []Document // custom docs; nil to load data
 	save   bool       // store data as the original (content folder or database)
 	force  bool       // re-index even when unchanged

@@ -160,6 +160,7 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kb: create %s: %w", cfg.Dir, err)
 	}
+	removeStaleSpools(cfg.Dir, time.Now())
 	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared,
 		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
 		replicas: replicas{synced: map[string]syncState{}},
@@ -533,7 +534,7 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 
 // openBase opens the KB whose database is db (closed on failure).
 func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base, error) {
-	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil}
+	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil, vecEncoding: s.cfg.VectorEncoding}
 	if err := b.load(ctx, s.vs.newStore); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)

@@ -231,7 +231,10 @@ func LoadText(data []byte) ([]Document, error) {
 
 // LoadMarkdown loads Markdown (CommonMark + GFM tables) as one document of
 // plain text: headings stay "#" lines, links and emphasis lose their
-// markup, code blocks and table cells are kept.
+// markup, code blocks and table cells are kept. Question–answer pairs
+// ("Q: …" and "A: …" lines of a paragraph, a bold question and the
+// paragraph after it) are written as "Q: …" and "A: …" lines for the
+// splitter to keep together (faq.go).
 func LoadMarkdown(data []byte) ([]Document, error) {
 	return loadMarkdown(context.Background(), data)
 }
@@ -242,16 +245,30 @@ func loadMarkdown(ctx context.Context, data []byte) ([]Document, error) {
 	doc := md.Parser().Parse(gtext.NewReader(src))
 	var b strings.Builder
 	var block func(n ast.Node, prefix string)
+	answering := false // the last paragraph was a bold question standing alone
 	block = func(n ast.Node, prefix string) {
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 			if ctx.Err() != nil {
 				return
 			}
+			if _, ok := c.(*ast.Paragraph); !ok {
+				answering = false
+			}
 			switch v := c.(type) {
 			case *ast.Heading:
 				b.WriteString(strings.Repeat("#", v.Level) + " " + inlineText(v, src) + "\n\n")
 			case *ast.Paragraph, *ast.TextBlock:
-				b.WriteString(prefix + inlineText(v, src) + "\n")
+				t := inlineText(v, src)
+				if qa, ok := qaParagraph(v, src); ok {
+					t = qa // "Q: …" and "A: …" on lines of their own (faq.go)
+				} else if answering && prefix == "" {
+					t = "A: " + t // the answer under a bold question
+				}
+				answering = false
+				if q, ok := boldQuestion(v, src); ok && prefix == "" {
+					t, answering = "Q: "+q, true
+				}
+				b.WriteString(prefix + t + "\n")
 				if _, ok := v.(*ast.Paragraph); ok {
 					b.WriteString("\n")
 				}
@@ -305,7 +322,11 @@ func loadMarkdown(ctx context.Context, data []byte) ([]Document, error) {
 }
 
 // inlineText is the plain text of n's inline children.
-func inlineText(n ast.Node, src []byte) string {
+func inlineText(n ast.Node, src []byte) string { return joinWrapped(inlineRaw(n, src)) }
+
+// inlineRaw is the plain text of n's inline children, its soft and hard
+// line breaks kept.
+func inlineRaw(n ast.Node, src []byte) string {
 	var b strings.Builder
 	var walk func(n ast.Node)
 	walk = func(n ast.Node) {
@@ -328,7 +349,7 @@ func inlineText(n ast.Node, src []byte) string {
 		}
 	}
 	walk(n)
-	return joinWrapped(b.String())
+	return b.String()
 }
 
 // joinWrapped joins hard-wrapped lines of one paragraph: without a space
@@ -399,7 +420,8 @@ func loadHTML(ctx context.Context, data []byte) ([]Document, error) {
 
 // LoadCSV loads a CSV file, one document per row as "column: value" lines
 // (the header names the columns), with metadata "row" (0-based, header
-// excluded).
+// excluded). With a question and an answer column, or two columns and no
+// header whose first asks, each row is a question–answer pair (faq.go).
 func LoadCSV(data []byte) ([]Document, error) { return loadCSV(context.Background(), data) }
 
 func loadCSV(ctx context.Context, data []byte) ([]Document, error) {
@@ -416,8 +438,18 @@ func loadCSV(ctx context.Context, data []byte) ([]Document, error) {
 	for i, h := range header {
 		header[i] = strings.TrimSpace(h)
 	}
+	// A question and an answer column make each row a pair (faq.go); so
+	// do two columns without a header whose first one asks.
+	qi, ai := qaColumns(header)
 	var docs []Document
-	for row := 0; ; row++ {
+	if qi < 0 && len(header) == 2 && asks(header[0]) {
+		qi, ai = 0, 1
+		if d, ok := pairDoc(header[0], header[1], nil, map[string]any{"row": 0}); ok {
+			docs = append(docs, d)
+		}
+		header = nil
+	}
+	for row := len(docs); ; row++ {
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
 		}
@@ -427,6 +459,18 @@ func loadCSV(ctx context.Context, data []byte) ([]Document, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: csv: %v", ErrCorrupt, err)
+		}
+		if qi >= 0 && qi < len(rec) && ai < len(rec) {
+			other := map[string]string{}
+			for i, v := range rec {
+				if i != qi && i != ai && i < len(header) {
+					other[header[i]] = v
+				}
+			}
+			if d, ok := pairDoc(rec[qi], rec[ai], other, map[string]any{"row": row}); ok {
+				docs = append(docs, d)
+				continue
+			}
 		}
 		var b strings.Builder
 		for i, v := range rec {
@@ -450,7 +494,8 @@ func loadCSV(ctx context.Context, data []byte) ([]Document, error) {
 
 // LoadJSON loads JSON: an array gives one document per element, anything
 // else one document. Objects become "key: value" lines with nested keys
-// joined by dots ("author.name: ...").
+// joined by dots ("author.name: ..."); an element with a question and an
+// answer key is a question–answer pair (faq.go).
 func LoadJSON(data []byte) ([]Document, error) { return loadJSON(context.Background(), data) }
 
 func loadJSON(ctx context.Context, data []byte) ([]Document, error) {
@@ -469,7 +514,7 @@ func loadJSON(ctx context.Context, data []byte) ([]Document, error) {
 			if err := context.Cause(ctx); err != nil {
 				return nil, err
 			}
-			docs = append(docs, Document{Text: flattenJSON(e), Metadata: map[string]any{"seq_num": i}})
+			docs = append(docs, jsonDoc(e, i))
 		}
 		return docs, nil
 	}
@@ -495,9 +540,40 @@ func loadJSONL(ctx context.Context, data []byte) ([]Document, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("%w: jsonl line %d: %v", ErrCorrupt, i+1, err)
 		}
-		docs = append(docs, Document{Text: flattenJSON(v), Metadata: map[string]any{"seq_num": i}})
+		docs = append(docs, jsonDoc(v, i))
 	}
 	return docs, nil
+}
+
+// jsonDoc is the document of the i-th record: a pair (faq.go) when it is
+// an object with a question and an answer key, its flattened lines
+// otherwise.
+func jsonDoc(v any, i int) Document {
+	if obj, ok := v.(map[string]any); ok {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if qi, ai := qaColumns(keys); qi >= 0 {
+			q, qok := obj[keys[qi]].(string)
+			a, aok := obj[keys[ai]].(string)
+			other := map[string]string{}
+			for k, x := range obj {
+				if k != keys[qi] && k != keys[ai] {
+					if s, ok := x.(string); ok {
+						other[k] = s
+					} else if n, ok := x.(json.Number); ok {
+						other[k] = n.String()
+					}
+				}
+			}
+			if d, ok := pairDoc(q, a, other, map[string]any{"seq_num": i}); ok && qok && aok {
+				return d
+			}
+		}
+	}
+	return Document{Text: flattenJSON(v), Metadata: map[string]any{"seq_num": i}}
 }
 
 func flattenJSON(v any) string {

@@ -36,7 +36,7 @@ func TestLoad(t *testing.T) {
 		{file: "sample.docx", docs: 1, want: []string{"# 周易概述", "## 乾卦", "乾，元亨，利贞。", "卦名 | 卦辞", "坤 | 元亨，利牝马之贞"}},
 		{file: "sample.csv", docs: 2, want: []string{"卦名: 乾\n卦辞: 元亨，利贞\n象: 天行健", "卦名: 坤"}, meta: map[string]any{"row": 0}},
 		{file: "sample.json", docs: 2, want: []string{"name: 乾", "lines[0]: 潜龙勿用", "meta.element: 地"}},
-		{file: "sample.jsonl", docs: 2, want: []string{"a: 元亨利贞", "q: 坤卦的卦辞"}},
+		{file: "sample.jsonl", docs: 2, want: []string{"问：乾卦的卦辞\n答：元亨利贞", "问：坤卦的卦辞\n答：元亨，利牝马之贞"}, meta: map[string]any{"question": "乾卦的卦辞"}}, // q and a keys: pairs (faq.go)
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

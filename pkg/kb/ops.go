@@ -13,10 +13,13 @@ import (
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
-// FileData is an uploaded document.
+// FileData is an uploaded document: its bytes, or the file a server
+// spooled them to (see SpoolDir), read when the document's turn comes so
+// that a request holds one document in memory at a time, not all.
 type FileData struct {
 	Name string
 	Data []byte
+	Path string // the spooled upload, when Data is nil
 }
 
 // SplitOptions override the configured chunking for one request; zero
@@ -121,12 +124,19 @@ func (s *Service) AddFiles(ctx context.Context, name string, files []FileData, o
 			w.res.Failed[f.Name] = err
 			continue
 		}
-		if err := b.checkOriginalSize(s.cfg, name, len(f.Data)); err != nil {
+		size, err := f.size()
+		if err == nil {
+			err = b.checkOriginalSize(s.cfg, name, size)
+		}
+		if err != nil {
 			w.res.Failed[f.Name] = err
 			continue
 		}
 		job := w.job(name)
 		job.data, job.save = f.Data, true
+		if f.Data == nil {
+			job.path = f.Path
+		}
 		job.docs = opts.Docs[f.Name]
 		w.jobs = append(w.jobs, job)
 	}
@@ -257,6 +267,17 @@ func (s *Service) runJobs(ctx context.Context, w *writeBatch, progress func(Prog
 	for i, job := range w.jobs {
 		if err := ctx.Err(); err != nil {
 			return w.res, err
+		}
+		if job.path != "" {
+			// A spooled upload is read now, and dropped with job after
+			// its turn.
+			data, err := os.ReadFile(job.path)
+			if err != nil {
+				w.res.Failed[job.name] = fmt.Errorf("read upload %s: %w", job.name, err)
+				report(progress, Progress{File: job.name, Index: i + 1, Total: len(w.jobs), Stage: StageFailed, Err: w.res.Failed[job.name]})
+				continue
+			}
+			job.data = data
 		}
 		if handle != nil && handle(i, job) {
 			continue

@@ -103,7 +103,7 @@ func (b *base) saveSnapshots() error {
 	}
 	if b.mem != nil {
 		if h := b.mem.graph(); h != nil {
-			if err := writeSnapshot(filepath.Join(b.dir, vecSnapshot), b.epoch, "", h); err != nil {
+			if err := writeSnapshot(filepath.Join(b.dir, vecSnapshot), b.epoch, "", h.Encoded(b.vecEncoding)); err != nil {
 				return fmt.Errorf("save hnsw snapshot: %w", err)
 			}
 			if b.log != nil {

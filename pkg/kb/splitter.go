@@ -11,7 +11,8 @@ import (
 // Splitter cuts documents into chunks: it is text.Splitter (sentence,
 // paragraph and heading boundaries, Size and Overlap measured by Len,
 // Chinese title enhancement) applied to each document, with the document's
-// metadata carried onto its pieces. The search answerer cuts web pages with
+// metadata carried onto its pieces. A question–answer pair of an FAQ
+// document is a piece of its own (see faq.go). The search answerer cuts web pages with
 // the same text.Splitter.
 type Splitter text.Splitter
 
@@ -31,6 +32,12 @@ func (s Splitter) Split(docs []Document) []Piece {
 func (s Splitter) SplitContext(ctx context.Context, docs []Document) ([]Piece, error) {
 	var out []Piece
 	for _, d := range docs {
+		if ps, ok, err := s.splitPairs(ctx, d); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, ps...)
+			continue
+		}
 		cs, err := text.Splitter(s).SplitContext(ctx, d.Text)
 		if err != nil {
 			return nil, err

@@ -62,8 +62,13 @@ func nonSpace(s string) int {
 
 // FuzzSplit checks the splitter's invariants on any text: chunks are not
 // empty, never longer than the size, and together hold every non-space
-// character of the input (overlap may repeat some).
+// character of the input (overlap may repeat some). Text with
+// question–answer pairs is held otherwise (the pairs' markers are written
+// anew, a heading over pairs alone goes to their metadata): every pair's
+// answer is there, under its question.
 func FuzzSplit(f *testing.F) {
+	f.Add("# FAQ\n\nQ: Is it open?\nA: Yes, every day.\n\n问题：几点关门？\n答：晚上九点。\n\nprose after.", 12, 3)
+	f.Add("## How do I apply?\n\nFill in the form.\n\n**Why?**", 30, 5)
 	f.Add("乾，元亨，利贞。初九：潜龙勿用。", 10, 3)
 	f.Add("# A\n\ntext. more text!\n\n## B\n\n第一章 总则\n\n正文。", 8, 2)
 	f.Add(strings.Repeat("word ", 40), 12, 5)
@@ -84,6 +89,18 @@ func FuzzSplit(f *testing.F) {
 				t.Fatalf("chunk %d has %d runes > size %d: %q", i, n, size, p.Text)
 			}
 			total += nonSpace(p.Text)
+		}
+		if parts := faqParts(text); parts != nil {
+			for _, p := range parts {
+				found := false
+				for _, c := range ps {
+					found = found || (c.Metadata["question"] == strings.TrimSpace(p.q))
+				}
+				if p.prose == "" && !found {
+					t.Fatalf("pair %q lost: %q", p.q, ps)
+				}
+			}
+			return
 		}
 		if total < nonSpace(text) {
 			t.Fatalf("chunks hold %d non-space runes, the text %d", total, nonSpace(text))

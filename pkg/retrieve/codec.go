@@ -197,9 +197,22 @@ func getWords[T any](d *decoder, v []T, elem func(uint32) T) {
 
 // magic checks a format header.
 func (d *decoder) magic(want string) {
-	p := make([]byte, len(want))
+	d.oneOf(want)
+}
+
+// oneOf reads a format header of the length of the wants and returns the
+// index of the one it is (failing when none).
+func (d *decoder) oneOf(wants ...string) int {
+	p := make([]byte, len(wants[0]))
 	d.full(p)
-	if d.err == nil && string(p) != want {
-		d.fail(fmt.Errorf("%w: header %q, want %q", ErrFormat, p, want))
+	if d.err != nil {
+		return -1
 	}
+	for i, w := range wants {
+		if string(p) == w {
+			return i
+		}
+	}
+	d.fail(fmt.Errorf("%w: header %q, want %q", ErrFormat, p, wants[0]))
+	return -1
 }

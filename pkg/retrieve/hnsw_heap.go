@@ -98,9 +98,11 @@ type visitSet struct {
 	cands minHeap
 	res   maxHeap
 	buf   []uint32
-	cs    []cand // connect's candidates
-	sel   []cand // insert's selection
-	sel2  []cand // connect's selection
+	cs    []cand   // connect's candidates
+	sel   []cand   // insert's selection
+	sel2  []cand   // connect's selection
+	todo  []uint32 // searchLayer's unvisited neighbours of a node
+	sink  float32  // touch's sums
 }
 
 func (h *HNSW) getVisited() *visitSet {

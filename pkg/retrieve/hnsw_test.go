@@ -365,3 +365,51 @@ func TestHNSWReserve(t *testing.T) {
 		t.Errorf("BM25: Has(a) %v, Has(b) %v, ids %v", b.Has("a"), b.Has("b"), b.IDs())
 	}
 }
+
+// An index saved with int8 vectors reads back a quarter of the vectors'
+// size, each vector within half a step of its original, with the same
+// graph and about the recall of the float32 one against exact search
+// (0.988 against 0.999 on these tight clusters).
+func TestHNSWInt8RoundTrip(t *testing.T) {
+	ids, vecs, queries := smallSet(1500, 100, 64)
+	truth := exactTruth(ids, vecs, queries, nil)
+	h := NewHNSW(64, HNSWParams{ExactBelow: -1, EfConstruction: 64, EfSearch: 64})
+	if err := h.AddBatch(ids, vecs); err != nil {
+		t.Fatal(err)
+	}
+	var f32, i8 bytes.Buffer
+	if _, err := h.WriteTo(&f32); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Encoded(Int8).WriteTo(&i8); err != nil {
+		t.Fatal(err)
+	}
+	if saved := f32.Len() - i8.Len(); saved < 1500*(64*3-4) {
+		t.Errorf("int8 file %d bytes, float32 %d: want 3 bytes a dimension less", i8.Len(), f32.Len())
+	}
+	g, err := ReadHNSW(&i8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range ids {
+		v, w := h.vec(uint32(n)), g.vec(uint32(n))
+		var m float32
+		for _, x := range v {
+			m = max(m, abs32(x))
+		}
+		for i := range v {
+			if d := abs32(v[i] - w[i]); d > m/254*1.001 {
+				t.Fatalf("vector %d dimension %d: %g read back as %g", n, i, v[i], w[i])
+			}
+		}
+	}
+	r32, r8 := hnswRecall(h, truth, queries, nil), hnswRecall(g, truth, queries, nil)
+	if r8 < r32-0.02 {
+		t.Errorf("recall@10 %.3f with int8 vectors, %.3f with float32", r8, r32)
+	}
+	// A zero vector stays zero.
+	codes := make([]byte, 4)
+	if s := encodeInt8(codes, make([]float32, 4)); s != 0 {
+		t.Errorf("zero vector scale %g", s)
+	}
+}

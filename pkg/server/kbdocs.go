@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -107,9 +107,14 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 	cfg := s.kb.Config()
 	limit := cfg.MaxUploadBytes
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-	tooManyFiles := &Error{Status: http.StatusRequestEntityTooLarge,
-		Msg: fmt.Sprintf("upload of more than %d files (kb.max_upload_files): split it into several requests", cfg.MaxUploadFiles)}
-	if err := c.Request.ParseMultipartForm(32 << 20); err != nil {
+	spool, err := s.kb.SpoolDir()
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	defer os.RemoveAll(spool)
+	form, err := readUpload(c.Request, spool, cfg.MaxUploadFiles)
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
@@ -117,29 +122,19 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 		case errors.Is(err, errSlowBody):
 			writeError(c, &Error{Status: http.StatusRequestTimeout,
 				Msg: fmt.Sprintf("upload body slower than %d bytes a second (server.min_transfer_rate)", s.opts.Conns.MinTransferRate)})
-		case errors.Is(err, multipart.ErrMessageTooLarge):
-			// mime/multipart's own cap: more than 1000 parts.
-			writeError(c, tooManyFiles)
+		case errors.Is(err, errTooManyFiles):
+			writeError(c, &Error{Status: http.StatusRequestEntityTooLarge,
+				Msg: fmt.Sprintf("upload of more than %d files (kb.max_upload_files): split it into several requests", cfg.MaxUploadFiles)})
+		case errors.Is(err, errSpool):
+			writeError(c, err)
 		default:
 			writeError(c, errBadRequest("send multipart/form-data with files and knowledge_base_name: %v", err))
 		}
 		return
 	}
-	form := c.Request.MultipartForm
-	defer form.RemoveAll()
-	if len(form.File["files"]) > cfg.MaxUploadFiles {
-		writeError(c, tooManyFiles)
-		return
-	}
-	val := func(k string) string {
-		if v := form.Value[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
+	val := func(k string) string { return form.values[k] }
 	name := val("knowledge_base_name")
 	var opts kb.AddOptions
-	var err error
 	var toVS bool
 	var size, overlap int
 	var zh *bool
@@ -183,20 +178,8 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 		writeError(c, errBadRequest("docs must be a JSON object of file name → [{page_content, metadata}]: %v", err))
 		return
 	}
-	var files []kb.FileData
 	failed := map[string]string{}
-	for _, fh := range form.File["files"] {
-		data, err := readPart(fh)
-		if err != nil {
-			failed[fh.Filename] = fmt.Sprintf("%s 文件上传失败，报错信息为: %v", fh.Filename, err)
-			if wantsEnglish(c) {
-				failed[fh.Filename] = fmt.Sprintf("The upload of %s failed: %v", fh.Filename, err)
-			}
-			continue
-		}
-		files = append(files, kb.FileData{Name: uploadName(fh), Data: data})
-	}
-	res, err := s.kb.AddFiles(c.Request.Context(), name, files, opts, nil)
+	res, err := s.kb.AddFiles(c.Request.Context(), name, form.files, opts, nil)
 	if err != nil {
 		kbFail(c, name, err, gin.H{"failed_files": failed})
 		return
@@ -252,24 +235,15 @@ func joinFailures(failed map[string]string) string {
 
 // uploadName is the document name of an uploaded part: the file name as
 // the client sent it, folders included ("wiki/Home.md", as Chatchat keeps
-// them; mime/multipart's FileHeader.Filename drops them), with Windows
+// them; mime/multipart's Part.FileName drops them), with Windows
 // separators turned into "/". Names that could leave the KB folder are
 // refused by the knowledge base.
-func uploadName(fh *multipart.FileHeader) string {
-	n := fh.Filename
-	if _, params, err := mime.ParseMediaType(fh.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
+func uploadName(p *multipart.Part) string {
+	n := p.FileName()
+	if _, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
 		n = params["filename"]
 	}
 	return strings.ReplaceAll(n, "\\", "/")
-}
-
-func readPart(fh *multipart.FileHeader) ([]byte, error) {
-	f, err := fh.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 type deleteDocsRequest struct {
