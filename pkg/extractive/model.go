@@ -143,7 +143,19 @@ func (m *Model) answer(g llm.Grounding, maxTokens int) llm.Response {
 	}
 	q, sents, lines := material(g)
 	zh := isChinese(q, sents)
+	if s, ok := absentStatement(g.Evidence); ok {
+		// What the question addresses does not exist, and saying so
+		// answers it: not NothingFound, which would make the answer a
+		// refusal that fusion drops (llm.Draft.Refusal) in favour of
+		// another answerer's neighbour or namesake of the absent part.
+		return m.respond(g, endSentence(s), false)
+	}
 	reply, ok := readStructured(q, lines)
+	if reply == "" {
+		if e, found := addressedPart(g.Evidence); found {
+			reply, ok = readPart(e, zh), true
+		}
+	}
 	if !ok {
 		if holds := partHolder(q); holds != nil {
 			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return !holds(s.text, s.scope) })

@@ -1,0 +1,76 @@
+package extractive_test
+
+import (
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/extractive"
+	"github.com/mixchat/mixchat/pkg/llm"
+	"github.com/mixchat/mixchat/pkg/rag"
+)
+
+// part is evidence retrieval found as the part a question addresses.
+func part(id int, path, text string) llm.Evidence {
+	return llm.Evidence{ID: id, Path: path, Text: text, From: "kb", Match: rag.MatchPart}
+}
+
+// TestAddressedPart: the part retrieval resolved is the reply from its
+// label on (its heading kept, list markers dropped), quoted from its start,
+// whatever the similarity of other passages to the question.
+func TestAddressedPart(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	law := part(1, "劳动法 > 第四章 工作时间和休息休假 > 第三十六条",
+		"第三十六条 国家实行劳动者每日工作时间不超过八小时、平均每周工作时间不超过四十四小时的工时制度。")
+	cites := chunk(2, "劳动法 > 第四章 工作时间和休息休假 > 第四十一条\n第四十一条 用人单位由于生产经营需要，经与工会和劳动者协商后可以延长工作时间，但不得违反本法第三十六条规定的工时制度。")
+	amend := part(1, "United States Constitution > Amendments > Amendment IV",
+		"The right of the people to be secure in their persons, houses, papers, and effects, against unreasonable searches and seizures, shall not be violated, and no Warrants shall issue, but upon probable cause, supported by Oath or affirmation, and particularly describing the place to be searched, and the persons or things to be seized.")
+	heading := part(1, "United States Constitution > Amendments > Amendment IV",
+		"### Amendment IV\n- The right of the people to be secure in their persons, houses, papers, and effects, against unreasonable searches and seizures, shall not be violated.")
+	lunyu := part(3, "论语 > 学而篇第一 > 1.3", "1.3 子曰：“巧言令色，鲜矣仁！”")
+	article := part(1, "United States Constitution > Article I",
+		"## Article I\n### Section 1\nAll legislative Powers herein granted shall be vested in a Congress of the United States, which shall consist of a Senate and House of Representatives.\n### Section 2\nThe House of Representatives shall be composed of Members chosen every second Year.")
+	chapter := part(1, "论语 > 学而篇第一",
+		"1.1 子曰：“学而时习之，不亦说乎？有朋自远方来，不亦乐乎？人不知而不愠，不亦君子乎？”\n1.2 有子曰：“其为人也孝弟，而好犯上者，鲜矣；不好犯上而好作乱者，未之有也。君子务本，本立而道生。孝弟也者，其为仁之本与！”")
+	tests := []struct {
+		name string
+		ev   []llm.Evidence
+		q    string
+		want string
+	}{
+		{"labelled paragraph", []llm.Evidence{law, cites}, "劳动法第三十六条规定了什么？",
+			"第三十六条 国家实行劳动者每日工作时间不超过八小时、平均每周工作时间不超过四十四小时的工时制度[1]。"},
+		{"heading from the path", []llm.Evidence{amend}, "What is Amendment IV?",
+			"Amendment IV: The right of the people to be secure in their persons, houses, papers, and effects, against unreasonable searches and seizures, shall not be violated, and no Warrants shall issue, but upon probable cause, supported by Oath or affirmation, and particularly describing the place to be searched, and the persons or things to be seized [1]."},
+		{"heading in the text, list marker", []llm.Evidence{heading}, "What does the Fourth Amendment say?",
+			"Amendment IV: The right of the people to be secure in their persons, houses, papers, and effects, against unreasonable searches and seizures, shall not be violated [1]."},
+		{"dotted label", []llm.Evidence{lunyu}, "《论语》1.3是什么？", "1.3 子曰：“巧言令色，鲜矣仁[3]！”"},
+		{"part with sections", []llm.Evidence{article}, "What does Article I say?",
+			"Article I, Section 1: All legislative Powers herein granted shall be vested in a Congress of the United States, which shall consist of a Senate and House of Representatives [1]."},
+		{"long part from its start", []llm.Evidence{chapter}, "学而篇是什么？",
+			"学而篇第一：1.1 子曰：“学而时习之，不亦说乎？有朋自远方来，不亦乐乎？人不知而不愠，不亦君子乎[1]？”"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := ask(t, m, llm.Grounding{Question: tt.q, Evidence: tt.ev})
+			if resp.Text != tt.want || resp.NothingFound {
+				t.Errorf("%s\n got %q (nothing found %v)\nwant %q", tt.q, resp.Text, resp.NothingFound, tt.want)
+			}
+		})
+	}
+}
+
+// TestAbsentPart: the statement that the addressed part does not exist is
+// the reply, and nothing else; it answers the question (not NothingFound).
+func TestAbsentPart(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	tests := []struct{ q, statement string }{
+		{"What does Article IX say?", "United States Constitution has no Article IX; its articles run from I to VII."},
+		{"劳动法第一百零八条是什么？", "《劳动法》没有第一百零八条，它的条从第一条到第一百零七条。"},
+	}
+	for _, tt := range tests {
+		ev := []llm.Evidence{{ID: 1, Text: tt.statement, From: "kb", Match: rag.MatchAbsent}}
+		resp := ask(t, m, llm.Grounding{Question: tt.q, Evidence: ev})
+		if resp.Text != tt.statement || resp.NothingFound {
+			t.Errorf("%s → %q (nothing found %v), want %q", tt.q, resp.Text, resp.NothingFound, tt.statement)
+		}
+	}
+}
