@@ -157,6 +157,9 @@ func (m *Model) answer(g llm.Grounding, maxTokens int) llm.Response {
 		}
 	}
 	if !ok {
+		if asksWhereFrom(q) {
+			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return s.speaker == speakerHuman })
+		}
 		if holds := partHolder(q); holds != nil {
 			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return !holds(s.text, s.scope) })
 		}

@@ -20,6 +20,8 @@ type ctxLine struct {
 	path  string // the section path: its evidence's, then the headings above it, " > " between
 	cite  int    // its evidence's citation number, 0 when it has none
 	entry int    // index of its entry (a passage, or a message)
+	// speaker is who said it: speakerNone for the evidence.
+	speaker int
 }
 
 // maxReplyRunes is the length the generic reading keeps a reply within
@@ -139,6 +141,8 @@ var (
 	strictSource = regexp.MustCompile(`出自|出处|语出|源自|哪一卦|哪个卦|哪卦|何卦`)
 	// unquotedSource asks where an unquoted phrase before it comes from.
 	unquotedSource = regexp.MustCompile(`出自|出处|语出|源自|是哪一卦|是哪个卦|是哪卦|是何卦`)
+	// deixis ends an unquoted passage: "…这句话出自哪一章？", "…上述文字出自哪里？".
+	deixis = regexp.MustCompile(`[，,。\s]*(?:上面|上述|以上|前面)?(?:的)?(?:这一?句话?|这一?段话?|这段文字|这些文字|这些话|此句|此语|此段|文字|话|内容)$`)
 	asksHex        = regexp.MustCompile(`哪一卦|哪个卦|哪卦|何卦|什么卦`)
 	asksMeaning    = regexp.MustCompile(`意思|含义|何意|意为|怎么理解|如何理解|解释|指什么`)
 	hexPart        = regexp.MustCompile(`卦(?:的|之)?(卦辞|彖传|彖辞|彖|大象传|大象|象传|象辞|象|初[六九]|[六九][二三四五]|上[六九]|用[六九]|第[一二三四五六]爻)`)
@@ -156,6 +160,14 @@ var (
 func readStructured(q string, lines []ctxLine) (string, bool) {
 	if len(lines) == 0 {
 		return "", false
+	}
+	if p, kind, ok := whereFromEnglish(q); ok {
+		nq := foldNorm(p)
+		for _, i := range hitLines(lines, nq) {
+			if r := sayWhereFrom(p, lines[i], kind, false, false); r != "" {
+				return r, true
+			}
+		}
 	}
 	fq := text.Fold(q)
 	if r, ok := readQuote(fq, lines); ok {
@@ -183,6 +195,7 @@ func readQuote(fq string, lines []ctxLine) (string, bool) {
 		}
 		phrase := strings.TrimRightFunc(fq[:a[0]], func(r rune) bool { return !unicode.IsLetter(r) || strings.ContainsRune("是在为", r) })
 		phrase = strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(phrase, "请问"), "这句话"), "，, ")
+		phrase = trimDeixis(phrase)
 		if utf8.RuneCountInString(foldNorm(phrase)) < 4 {
 			return "", false
 		}
@@ -195,12 +208,7 @@ func readQuote(fq string, lines []ctxLine) (string, bool) {
 		return "", false
 	}
 	rest := fq[:m[0]] + fq[m[1]:]
-	var hits []int
-	for i, l := range lines {
-		if strings.Contains(foldNorm(l.text), nq) {
-			hits = append(hits, i)
-		}
-	}
+	hits := hitLines(lines, nq)
 	if len(hits) == 0 {
 		// Where a quoted phrase comes from is not said by a passage
 		// without it: nothing found (rather than a sentence that shares
@@ -209,19 +217,25 @@ func readQuote(fq string, lines []ctxLine) (string, bool) {
 	}
 	switch {
 	case asksSource.MatchString(rest):
+		kind := askedKind(rest)
+		for _, i := range hits { // a path with a part of the kind asked
+			if r := sayWhereFrom(quote, lines[i], kind, true, true); r != "" {
+				return r, true
+			}
+		}
 		wantHex := asksHex.MatchString(rest)
 		for _, i := range hits {
 			l := lines[i]
 			src := sourceOf(l.path, wantHex)
-			if src == "" {
+			if src == "" || hexName(l.path) == "" {
 				continue
 			}
 			return "「" + quote + "」出自" + src + "：" + withCite(quoteSpan(l.text, nq, 0), l.cite), true
 		}
-		l := lines[hits[0]]
-		if src := sourceOf(l.path, false); src != "" {
-			return "「" + quote + "」出自" + src + "：" + withCite(quoteSpan(l.text, nq, 0), l.cite), true
+		if r := sayWhereFrom(quote, lines[hits[0]], kind, true, false); r != "" {
+			return r, true
 		}
+		l := lines[hits[0]]
 		return withCite(quoteSpan(l.text, nq, 0), l.cite), true
 	case asksMeaning.MatchString(rest):
 		// The sentence that holds the phrase and the one after it, which
