@@ -142,14 +142,14 @@ var (
 	// unquotedSource asks where an unquoted phrase before it comes from.
 	unquotedSource = regexp.MustCompile(`出自|出处|语出|源自|是哪一卦|是哪个卦|是哪卦|是何卦`)
 	// deixis ends an unquoted passage: "…这句话出自哪一章？", "…上述文字出自哪里？".
-	deixis = regexp.MustCompile(`[，,。\s]*(?:上面|上述|以上|前面)?(?:的)?(?:这一?句话?|这一?段话?|这段文字|这些文字|这些话|此句|此语|此段|文字|话|内容)$`)
-	asksHex        = regexp.MustCompile(`哪一卦|哪个卦|哪卦|何卦|什么卦`)
-	asksMeaning    = regexp.MustCompile(`意思|含义|何意|意为|怎么理解|如何理解|解释|指什么`)
-	hexPart        = regexp.MustCompile(`卦(?:的|之)?(卦辞|彖传|彖辞|彖|大象传|大象|象传|象辞|象|初[六九]|[六九][二三四五]|上[六九]|用[六九]|第[一二三四五六]爻)`)
-	hexWhole       = regexp.MustCompile(`^(?:什么是|何为|何谓|请问|介绍一下|介绍)?\p{Han}{1,2}(卦)(?:是什么卦|是什么|是啥|讲什么|说什么|指什么|的意思|是什么意思)?[？?。！!]*$`)
-	ordinals       = map[string]string{"一": "初", "二": "二", "三": "三", "四": "四", "五": "五", "六": "上"}
-	linePos        = regexp.MustCompile(`^(初[六九]|[六九][二三四五]|上[六九]|用[六九])[：:，]`)
-	greatImage     = regexp.MustCompile(`(君子|先王|后|大人|上)以`)
+	deixis      = regexp.MustCompile(`[，,。\s]*(?:上面|上述|以上|前面)?(?:的)?(?:这一?句话?|这一?段话?|这段文字|这些文字|这些话|此句|此语|此段|文字|话|内容)$`)
+	asksHex     = regexp.MustCompile(`哪一卦|哪个卦|哪卦|何卦|什么卦`)
+	asksMeaning = regexp.MustCompile(`意思|含义|何意|意为|怎么理解|如何理解|解释|指什么`)
+	hexPart     = regexp.MustCompile(`卦(?:的|之)?(卦辞|彖传|彖辞|彖|大象传|大象|象传|象辞|象|初[六九]|[六九][二三四五]|上[六九]|用[六九]|第[一二三四五六]爻)`)
+	hexWhole    = regexp.MustCompile(`^(?:什么是|何为|何谓|请问|介绍一下|介绍)?\p{Han}{1,2}(卦)(?:是什么卦|是什么|是啥|讲什么|说什么|指什么|的意思|是什么意思)?[？?。！!]*$`)
+	ordinals    = map[string]string{"一": "初", "二": "二", "三": "三", "四": "四", "五": "五", "六": "上"}
+	linePos     = regexp.MustCompile(`^(初[六九]|[六九][二三四五]|上[六九]|用[六九])[：:，]`)
+	greatImage  = regexp.MustCompile(`(君子|先王|后|大人|上)以`)
 )
 
 // readStructured answers a question whose form the material's structure
