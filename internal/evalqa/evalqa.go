@@ -24,6 +24,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/demo"
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -209,7 +211,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 	cfg.Dir = dir
 	emb := retrieve.NewHashEmbedder(retrieve.DefaultEmbedDim)
 	models := llm.NewRegistry("offline")
-	models.Add("offline", extractive.New(extractive.Options{}))
+	profile, err := demo.StructureProfile()
+	if err != nil {
+		return Report{}, err
+	}
+	models.Add("offline", extractive.New(extractive.Options{Profiles: []*docstruct.Profile{profile}}))
 	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), emb, models)
 	if err != nil {
 		return Report{}, err

@@ -175,7 +175,7 @@ func headingLabel(seg string) (partLabel, bool) {
 }
 
 // withName adds to a segment labelled with a CJK kind its name and kind as
-// one says them ("第四卦蒙山水蒙…" names 蒙 of kind 卦: "蒙卦（第四卦蒙山水蒙…）"),
+// one says them ("第四回NAME…" of kind 回: "NAME回（第四回NAME…）"),
 // unless the segment already says so ("学而篇第一").
 func withName(seg string, lb partLabel) string {
 	k, _ := utf8.DecodeRuneInString(lb.Kind)
