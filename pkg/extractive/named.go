@@ -94,7 +94,7 @@ func (nm *vocab) lineLabelled(l string) string {
 }
 
 // partName is the name of the part a section path is in, by a classifier
-// (simplified): a heading labelled with a classifier ("第四卦蒙山水蒙…"), or a
+// (simplified): a heading labelled with a classifier and a name, or a
 // file name one of the profiles' file-name forms reads. heading reports
 // the former.
 func (nm *vocab) partName(path string) (name string, heading bool) {
