@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/mixchat/mixchat/pkg/llm/llmtest"
 )
 
 // screensDir is where TestScreens writes its screenshots: the folder
@@ -191,4 +192,34 @@ func TestKBChunks(t *testing.T) {
 	p.clickWhenThere(`#chunk-list li:last-child [data-action="delete-chunk"]`)
 	p.waitJS(`document.querySelectorAll('#chunk-list li').length === 2`, "the chunk deleted")
 	p.waitJS(`document.querySelector('#kb-files button[data-chunks="yizhuan-simplified/序卦传-上篇.txt"]').textContent === '2'`, "the file table to count 2 chunks")
+}
+
+// TestKBEmbedderChange: a knowledge base indexed with another embedder
+// than the server's now says so on its page and offers the server's; the
+// rebuild uses it, and afterwards the page and search agree.
+func TestKBEmbedderChange(t *testing.T) {
+	dir := t.TempDir()
+	first := startServerWith(t, dir, "demo: true\n")
+	first.Stop()
+	up := llmtest.NewServer(t, llmtest.WithEmbedDim(64))
+	srv := startServerWith(t, dir, fmt.Sprintf("demo: true\nembed:\n  base_url: %q\n  model: embed-64\n", up.URL()))
+	p := openPage(t, srv, 1366, 900, false)
+	p.choose("#lang-select", "en")
+	p.do(chromedp.Navigate(srv.URL + "/#/kb"))
+	p.clickWhenThere(`#kb-list a, #kb-list button`)
+	p.waitJS(`!document.querySelector('#kb-embed-note').hidden`, "the note that the embedder changed")
+	if note := eval[string](p, `document.querySelector('#kb-embed-note').textContent`); !strings.Contains(note, "embed-64") || !strings.Contains(note, "hash-") {
+		t.Errorf("note %q, want both embedders named", note)
+	}
+	if v := eval[string](p, `document.querySelector('#kb-embed-model').value`); v != "embed-64" {
+		t.Errorf("embedder offered %q, want the server's embed-64", v)
+	}
+	p.clickWhenThere(`#kb-rebuild`)
+	p.waitJS(`document.querySelector('#confirm-dialog').open`, "the rebuild confirmation")
+	p.clickWhenThere(`#confirm-ok`)
+	p.waitJS(`document.querySelector('#rebuild-label').textContent.startsWith('Index rebuilt')`, "the rebuild to finish")
+	p.waitJS(`document.querySelector('#kb-index-facts').textContent.includes('embed-64') && document.querySelector('#kb-embed-note').hidden`, "the facts to name the new embedder")
+	if hits := srv.searchDocs(t, "zhouyi", "乾卦的卦辞"); len(hits) == 0 {
+		t.Error("the base rebuilt with the new embedder finds nothing")
+	}
 }

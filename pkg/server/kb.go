@@ -158,11 +158,11 @@ func (s *Server) handleListKBs(c *gin.Context) {
 			}
 		}
 		def := s.defaultKBs(names)
-		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, def, s.questions(def)})
+		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, def, s.questions(def), s.kb.Config().EmbedModel})
 		return
 	}
 	def := s.defaultKBs(names)
-	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, def, s.questions(def)})
+	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, def, s.questions(def), s.kb.Config().EmbedModel})
 }
 
 // kbInfo is a knowledge base as list_knowledge_bases?detail=true shows it,
@@ -214,6 +214,11 @@ type listKBsReply struct {
 	// Questions are suggested to a user of the default knowledge bases
 	// (Options.KBQuestions); none without a default.
 	Questions []string `json:"questions"`
+	// EmbedModel is the embedding model this server embeds with now; a
+	// knowledge base indexed with another (its embed_model differs) is
+	// searched again once it is rebuilt with this one
+	// (recreate_vector_store with this embed_model).
+	EmbedModel string `json:"embed_model,omitempty"`
 }
 
 // questions returns the suggested questions of the default knowledge

@@ -81,10 +81,27 @@ async function loadInfo() {
     const info = ((data && data.data) || []).find((x) => x && x.kb_name === name);
     if (!info || name !== current) return;
     $('#kb-info').value = info.kb_info || '';
+    showEmbedder(info.embed_model || '', (data && data.embed_model) || '');
     $('#kb-index-facts').textContent = t('kbFacts', { files: info.file_count ?? '?', chunks: info.docs_count ?? '?', embed: info.embed_model || '?', vs: info.vs_type || '?' });
   } catch (err) {
     $('#kb-index-facts').textContent = err.message;
   }
+}
+
+// showEmbedder offers the embedding models a rebuild can use: the one the
+// base was indexed with and the one the server embeds with now. When they
+// differ the base cannot be searched until it is rebuilt with the
+// server's, which the select then proposes.
+function showEmbedder(indexed, server) {
+  const sel = $('#kb-embed-model');
+  const names = [...new Set([indexed, server].filter(Boolean))];
+  sel.replaceChildren(...names.map((n) => h('option', { value: n }, n)));
+  const stale = indexed && server && indexed !== server;
+  sel.value = stale ? server : (indexed || server);
+  sel.disabled = names.length < 2;
+  const note = $('#kb-embed-note');
+  note.hidden = !stale;
+  note.textContent = stale ? t('embedStale', { indexed, server }) : '';
 }
 
 async function saveInfo(e) {
@@ -108,6 +125,7 @@ async function rebuild() {
   const overlap = Number($('#kb-chunk-overlap').value);
   if ($('#kb-chunk-size').value !== '' && size > 0) body.chunk_size = size;
   if ($('#kb-chunk-overlap').value !== '' && overlap >= 0) body.chunk_overlap = overlap;
+  if ($('#kb-embed-model').value) body.embed_model = $('#kb-embed-model').value;
   const status = $('#rebuild-status');
   const bar = $('#rebuild-progress');
   const label = $('#rebuild-label');
