@@ -219,10 +219,19 @@ func sayWhereFrom(quote string, l ctxLine, kind string, zh, strict bool) string 
 	if (doc == "" && len(parts) == 0) || (strict && kind != "" && !atKind) {
 		return ""
 	}
+	// The sentence that holds the passage follows the name, as the
+	// evidence for it, when it says more than the passage.
+	span := strings.TrimSpace(dropListMarker(quoteSpan(l.text, foldNorm(quote), 0)))
+	if foldNorm(span) == foldNorm(quote) || utf8.RuneCountInString(span) > maxFirstRunes {
+		span = ""
+	}
 	if zh {
 		name := strings.Join(parts, " ")
 		if doc != "" && (!atKind || len(parts) == 0) {
 			name = "《" + strings.Trim(doc, "《》") + "》" + name
+		}
+		if span != "" {
+			return endSentence(withCite("「"+quote+"」出自"+name+"："+span, l.cite))
 		}
 		return withCite("「"+quote+"」出自"+name, l.cite) + "。"
 	}
@@ -230,7 +239,15 @@ func sayWhereFrom(quote string, l ctxLine, kind string, zh, strict bool) string 
 	if doc != "" {
 		names = append([]string{doc}, parts...)
 	}
-	return withCite("\""+quote+"\" is in "+strings.Join(names, ", "), l.cite) + "."
+	out := "\"" + quote + "\" is in " + strings.Join(names, ", ")
+	if span != "" {
+		out += ": " + span
+	}
+	out = endSentence(withCite(out, l.cite))
+	if last, _ := utf8.DecodeLastRuneInString(out); !strings.ContainsRune(".!?\"'”’", last) {
+		out += "."
+	}
+	return out
 }
 
 // trimDeixis drops the words that point back at an unquoted passage from

@@ -33,16 +33,16 @@ func TestWhereFrom(t *testing.T) {
 		q    string
 		want string
 	}{
-		{"anywhere: path and label", lunyu, nil, "「人不知而不愠」出自哪里？", "「人不知而不愠」出自《论语》学而篇第一 1.1 [1]。"},
-		{"the chapter", lunyu, nil, "「居其所而众星共之」出自哪一篇？", "「居其所而众星共之」出自为政篇第二[2]。"},
-		{"the book", lunyu, nil, "“巧言令色”出自哪一部书？", "「巧言令色」出自《论语》[1]。"},
-		{"unquoted, this sentence", lunyu, nil, "巧言令色，鲜矣仁这句话出自哪一篇？", "「巧言令色，鲜矣仁」出自学而篇第一[1]。"},
-		{"the article", law, nil, "「每周至少休息一日」出自哪一条？", "「每周至少休息一日」出自第三十八条[1]。"},
-		{"the chapter of a law", law, nil, "「每周至少休息一日」出自哪一章？", "「每周至少休息一日」出自第四章 工作时间和休息休假[1]。"},
+		{"anywhere: path and label", lunyu, nil, "「人不知而不愠」出自哪里？", "「人不知而不愠」出自《论语》学而篇第一 1.1：人不知而不愠，不亦君子乎[1]？”"},
+		{"the chapter", lunyu, nil, "「居其所而众星共之」出自哪一篇？", "「居其所而众星共之」出自为政篇第二：2.1 子曰：“为政以德，譬如北辰，居其所而众星共之[2]。”"},
+		{"the book", lunyu, nil, "“巧言令色”出自哪一部书？", "「巧言令色」出自《论语》：1.3 子曰：“巧言令色，鲜矣仁[1]！”"},
+		{"unquoted, this sentence", lunyu, nil, "巧言令色，鲜矣仁这句话出自哪一篇？", "「巧言令色，鲜矣仁」出自学而篇第一：1.3 子曰：“巧言令色，鲜矣仁[1]！”"},
+		{"the article", law, nil, "「每周至少休息一日」出自哪一条？", "「每周至少休息一日」出自第三十八条：第三十八条 用人单位应当保证劳动者每周至少休息一日[1]。"},
+		{"the chapter of a law", law, nil, "「每周至少休息一日」出自哪一章？", "「每周至少休息一日」出自第四章 工作时间和休息休假：第三十八条 用人单位应当保证劳动者每周至少休息一日[1]。"},
 		{"which section", usc, nil, "Which section says \"but no Appropriation of Money to that Use\"?",
-			"\"but no Appropriation of Money to that Use\" is in United States Constitution, Article I, Section 8 [1]."},
+			"\"but no Appropriation of Money to that Use\" is in United States Constitution, Article I, Section 8: To raise and support Armies, but no Appropriation of Money to that Use shall be for a longer Term than two Years [1]."},
 		{"which amendment, unquoted", usc, nil, "Which amendment says that the right of citizens of the United States, who are eighteen years of age or older, to vote shall not be denied?",
-			"\"the right of citizens of the United States, who are eighteen years of age or older, to vote shall not be denied\" is in United States Constitution, Amendments, Amendment XXVI [2]."},
+			"\"the right of citizens of the United States, who are eighteen years of age or older, to vote shall not be denied\" is in United States Constitution, Amendments, Amendment XXVI: The right of citizens of the United States, who are eighteen years of age or older, to vote shall not be denied or abridged by the United States or by any State on account of age [2]."},
 		{"said before by the user, not in the evidence", lunyu, dialog("我很喜欢「温故而知新」这句话。", "好的。"), "「温故而知新」出自哪里？", nothingZH},
 	}
 	for _, tt := range tests {
