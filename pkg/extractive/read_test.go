@@ -33,7 +33,7 @@ func TestReadsStructure(t *testing.T) {
 		{"「利用刑人」出自哪一卦？", "「利用刑人」出自蒙卦（《易經》第四卦蒙山水蒙艮上坎下）：初六：發蒙，利用刑人，用說桎梏，以往吝[2]。"},
 		{"“履霜坚冰”出自哪里？", "「履霜坚冰」出自《zhouyi》坤卦（《易經》第二卦坤 坤為地 坤上坤下）：初六：履霜，堅冰至[1]。"},
 		{"蒙卦是什么？", "《易經》第四卦蒙山水蒙艮上坎下\n蒙，亨。匪我求童蒙，童蒙求我[2]。"},
-		{"「潜龙勿用」出自哪一卦？", nothingZH},                               // not in the context: no sentence sharing 出自
+		{"「潜龙勿用」出自哪一卦？", nothingZH},                                                   // not in the context: no sentence sharing 出自
 		{"利用刑人用说桎梏出自哪一卦？", "「利用刑人用说桎梏」出自蒙卦（《易經》第四卦蒙山水蒙艮上坎下）：初六：發蒙，利用刑人，用說桎梏，以往吝[2]。"}, // unquoted
 	}
 	expectReplies(t, m, zhouyiChunks, tests)
