@@ -161,7 +161,7 @@ func (m *Model) answer(g llm.Grounding, maxTokens int) llm.Response {
 	reply, ok := readStructured(q, lines, m.vocab)
 	if reply == "" {
 		if e, found := addressedPart(g.Evidence); found {
-			reply, ok = readPart(e, zh), true
+			reply, ok = readPart(q, e, zh), true
 		}
 	}
 	if !ok {

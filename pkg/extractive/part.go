@@ -79,7 +79,7 @@ func dropListMarker(l string) string {
 // segment of its path, when its text does not start with it) and its
 // headings, then its text from the start, whole when short, else its first
 // sentences within maxReplyRunes, with its citation.
-func readPart(e llm.Evidence, zh bool) string {
+func readPart(q string, e llm.Evidence, zh bool) string {
 	lines, heads := partLines(e.Text)
 	if len(lines) == 0 {
 		return ""
@@ -94,6 +94,7 @@ func readPart(e llm.Evidence, zh bool) string {
 	}
 	body := ""
 	n := 0
+	used := map[string]bool{}
 	first, firstOK := partLabel{}, false
 	if i < len(lines) {
 		first, firstOK = lineLabel(lines[i])
@@ -108,6 +109,7 @@ func readPart(e llm.Evidence, zh bool) string {
 				i = len(lines)
 				break
 			}
+			used[s] = true
 			if body == "" && r > maxFirstRunes {
 				s = cutAtClause(s, maxReplyRunes)
 			}
@@ -127,6 +129,9 @@ func readPart(e llm.Evidence, zh bool) string {
 	body = strings.TrimSpace(body)
 	if strings.HasSuffix(body, "…") && utf8.RuneCountInString(body) <= 1 {
 		body = ""
+	}
+	if more := within(q, e, lines, used); more != "" {
+		body += sepOf(zh, " … ", "……") + more
 	}
 	head := strings.Join(label, sepOf(zh, ", ", " "))
 	out := body
@@ -193,4 +198,79 @@ func lineLabel(l string) (partLabel, bool) {
 func sameStyle(first partLabel, line string) bool {
 	lb, ok := lineLabel(line)
 	return ok && docstruct.SameKind(lb.Kind, first.Kind) && (lb.Path == nil) == (first.Path == nil)
+}
+
+// askWords are the words of a question that ask for a part's text rather
+// than for something in it ("规定了什么", "what does it say").
+var askWords = strings.NewReplacer("规定", "", "内容", "", "条文", "", "原文", "", "全文", "", "具体", "", "讲", "", "说", "",
+	"写", "", "意思", "", "什么", "", "哪些", "")
+
+var askWordsEN = map[string]bool{"say": true, "said": true, "state": true, "provide": true, "mean": true, "contain": true,
+	"text": true, "content": true, "full": true, "whole": true, "read": true, "word": true}
+
+// within is the sentence of the part e, besides its opening (used), that
+// holds what the question asks besides the part's address: the words of q
+// that neither the part's path nor its opening hold, when there are such
+// (at least two CJK characters or one word) and one sentence holds 0.6 of
+// them; "" else.
+func within(q string, e llm.Evidence, lines []string, used map[string]bool) string {
+	rest := strings.ToLower(text.Fold(q))
+	for _, seg := range strings.Split(e.Path, " > ") {
+		if seg = strings.ToLower(text.Fold(strings.TrimSpace(seg))); seg != "" {
+			rest = strings.ReplaceAll(rest, seg, " ")
+		}
+	}
+	if lb, ok := lineLabel(lines[0]); ok {
+		rest = strings.ReplaceAll(rest, strings.ToLower(text.Fold(lb.String())), " ")
+	}
+	rest = askWords.Replace(rest)
+	var kept []string
+	for _, w := range strings.Fields(rest) {
+		if !askWordsEN[strings.TrimSuffix(strings.Trim(w, "?？.,!"), "s")] {
+			kept = append(kept, w)
+		}
+	}
+	qr := newQuery(strings.Join(kept, " "))
+	if len(qr.words) == 0 && qr.nChar < 2 {
+		return ""
+	}
+	// Terms the address or the opening already hold are not asked.
+	known := qr.match(e.Path)
+	var open strings.Builder
+	for s := range used {
+		open.WriteString(s)
+		open.WriteString(" ")
+	}
+	opened := qr.match(open.String())
+	var want []int
+	for k := range qr.nChar {
+		if !known.chars[k] && !opened.chars[k] {
+			want = append(want, k)
+		}
+	}
+	if len(want) == 0 || (len(want) < 2 && len(qr.words) == 0) {
+		return ""
+	}
+	best, bestShare := "", 0.0
+	for _, l := range lines {
+		for _, s := range text.Sentences(l) {
+			if used[s] || utf8.RuneCountInString(s) > maxFirstRunes {
+				continue
+			}
+			mt := qr.match(s)
+			n := 0
+			for _, k := range want {
+				if mt.chars[k] {
+					n++
+				}
+			}
+			if share := float64(n) / float64(len(want)); share > bestShare {
+				best, bestShare = s, share
+			}
+		}
+	}
+	if bestShare < 0.6 {
+		return ""
+	}
+	return strings.TrimSpace(best)
 }

@@ -30,6 +30,10 @@ func TestAddressedPart(t *testing.T) {
 		"## Article I\n### Section 1\nAll legislative Powers herein granted shall be vested in a Congress of the United States, which shall consist of a Senate and House of Representatives.\n### Section 2\nThe House of Representatives shall be composed of Members chosen every second Year.")
 	chapter := part(1, "论语 > 学而篇第一",
 		"1.1 子曰：“学而时习之，不亦说乎？有朋自远方来，不亦乐乎？人不知而不愠，不亦君子乎？”\n1.2 有子曰：“其为人也孝弟，而好犯上者，鲜矣；不好犯上而好作乱者，未之有也。君子务本，本立而道生。孝弟也者，其为仁之本与！”")
+	section8 := part(1, "United States Constitution > Article I > Section 8",
+		"The Congress shall have Power To lay and collect Taxes, Duties, Imposts and Excises, to pay the Debts and provide for the common Defence and general Welfare of the United States; but all Duties, Imposts and Excises shall be uniform throughout the United States;\n- To borrow Money on the credit of the United States;\n- To regulate Commerce with foreign Nations, and among the several States, and with the Indian Tribes;\n- To establish Post Offices and post Roads;")
+	pay := part(1, "劳动法 > 第四章 工作时间和休息休假 > 第四十四条",
+		"第四十四条 有下列情形之一的，用人单位应当按照下列标准支付高于劳动者正常工作时间工资的工资报酬：\n（一）安排劳动者延长工作时间的，支付不低于工资的百分之一百五十的工资报酬；\n（二）休息日安排劳动者工作又不能安排补休的，支付不低于工资的百分之二百的工资报酬；\n（三）法定休假日安排劳动者工作的，支付不低于工资的百分之三百的工资报酬。")
 	tests := []struct {
 		name string
 		ev   []llm.Evidence
@@ -45,6 +49,12 @@ func TestAddressedPart(t *testing.T) {
 		{"dotted label", []llm.Evidence{lunyu}, "《论语》1.3是什么？", "1.3 子曰：“巧言令色，鲜矣仁[3]！”"},
 		{"part with sections", []llm.Evidence{article}, "What does Article I say?",
 			"Article I, Section 1: All legislative Powers herein granted shall be vested in a Congress of the United States, which shall consist of a Senate and House of Representatives [1]."},
+		{"the part's opening, then what is asked within it", []llm.Evidence{section8}, "What does Article I, Section 8 say about post offices?",
+			"Section 8: The Congress shall have Power To lay and collect Taxes, Duties, Imposts and Excises, to pay the Debts and provide for the common Defence and general Welfare of the United States; … To establish Post Offices and post Roads [1]."},
+		{"the part's opening only, when it says it all", []llm.Evidence{section8}, "What does Article I, Section 8 say?",
+			"Section 8: The Congress shall have Power To lay and collect Taxes, Duties, Imposts and Excises, to pay the Debts and provide for the common Defence and general Welfare of the United States [1]."},
+		{"a short part whole, items included", []llm.Evidence{pay}, "劳动法第四十四条中法定休假日工作的工资是多少？",
+			"第四十四条 有下列情形之一的，用人单位应当按照下列标准支付高于劳动者正常工作时间工资的工资报酬：\n（一）安排劳动者延长工作时间的，支付不低于工资的百分之一百五十的工资报酬；\n（二）休息日安排劳动者工作又不能安排补休的，支付不低于工资的百分之二百的工资报酬；\n（三）法定休假日安排劳动者工作的，支付不低于工资的百分之三百的工资报酬[1]。"},
 		{"long part from its start", []llm.Evidence{chapter}, "学而篇是什么？",
 			"学而篇第一：1.1 子曰：“学而时习之，不亦说乎？有朋自远方来，不亦乐乎？人不知而不愠，不亦君子乎[1]？”"},
 	}
