@@ -2,6 +2,7 @@ package extractive
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/docstruct"
@@ -89,7 +90,7 @@ func readPart(q string, e llm.Evidence, zh bool) string {
 		label = append(label, strings.TrimSpace(strings.TrimLeft(l, "# ")))
 	}
 	i := 0
-	for ; i < len(lines) && (heads[i] || (i+1 < len(lines) && isHeading(lines[i]) && isLabelLine(lines[i]))); i++ {
+	for ; i < len(lines) && (heads[i] || (i+1 < len(lines) && isHeading(lines[i]))); i++ {
 		label = append(label, lines[i])
 	}
 	body := ""
@@ -103,7 +104,13 @@ func readPart(q string, e llm.Evidence, zh bool) string {
 		if i > start && (heads[i] || (firstOK && sameStyle(first, lines[i]))) {
 			break // the next sub-part: the opening ends
 		}
+		carry := ""
 		for _, s := range text.Sentences(lines[i]) {
+			if bareLabel(s) { // "1." before its item's text: one with it
+				carry += s + " "
+				continue
+			}
+			s, carry = carry+s, ""
 			r := utf8.RuneCountInString(s)
 			if body != "" && n+r > maxReplyRunes {
 				i = len(lines)
@@ -152,12 +159,19 @@ func sepOf(zh bool, en, cjk string) string {
 	return en
 }
 
-// isLabelLine reports whether a short line is a label on its own ("第一章",
-// "Section 8"): it starts with a digit, 第, or a capitalised word followed
-// by a number.
-func isLabelLine(l string) bool {
-	r, _ := utf8.DecodeRuneInString(l)
-	return r == '第' || (r >= '0' && r <= '9') || (r >= 'A' && r <= 'Z')
+// bareLabel reports whether a sentence is only a label ("1.", "(a)", "IV."):
+// no letter in it but those of a label that takes it whole.
+func bareLabel(s string) bool {
+	s = strings.TrimSpace(s)
+	if lb, n, ok := docstruct.ParseLabel(s, false, nil); ok && !lb.IsZero() && strings.TrimSpace(strings.Trim(s[n:], ".)）、")) == "" {
+		return true
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // cutAtClause shortens s to its clauses within max runes, ending in "…"; a

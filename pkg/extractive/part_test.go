@@ -34,6 +34,9 @@ func TestAddressedPart(t *testing.T) {
 		"The Congress shall have Power To lay and collect Taxes, Duties, Imposts and Excises, to pay the Debts and provide for the common Defence and general Welfare of the United States; but all Duties, Imposts and Excises shall be uniform throughout the United States;\n- To borrow Money on the credit of the United States;\n- To regulate Commerce with foreign Nations, and among the several States, and with the Indian Tribes;\n- To establish Post Offices and post Roads;")
 	pay := part(1, "劳动法 > 第四章 工作时间和休息休假 > 第四十四条",
 		"第四十四条 有下列情形之一的，用人单位应当按照下列标准支付高于劳动者正常工作时间工资的工资报酬：\n（一）安排劳动者延长工作时间的，支付不低于工资的百分之一百五十的工资报酬；\n（二）休息日安排劳动者工作又不能安排补休的，支付不低于工资的百分之二百的工资报酬；\n（三）法定休假日安排劳动者工作的，支付不低于工资的百分之三百的工资报酬。")
+	numbered := part(1, "United States Constitution > Amendments > Amendment XIII",
+		"1. Neither slavery nor involuntary servitude, except as a punishment for crime whereof the party shall have been duly convicted, shall exist within the United States, or any place subject to their jurisdiction.\n2. Congress shall have power to enforce this article by appropriate legislation.")
+	plainHeading := part(2, "论语 > 学而篇第一", "学而篇第一\n\n1.1 子曰：“学而时习之，不亦说乎？”\n\n1.2 有子曰：“其为人也孝弟。”")
 	tests := []struct {
 		name string
 		ev   []llm.Evidence
@@ -55,6 +58,10 @@ func TestAddressedPart(t *testing.T) {
 			"Section 8: The Congress shall have Power To lay and collect Taxes, Duties, Imposts and Excises, to pay the Debts and provide for the common Defence and general Welfare of the United States [1]."},
 		{"a short part whole, items included", []llm.Evidence{pay}, "劳动法第四十四条中法定休假日工作的工资是多少？",
 			"第四十四条 有下列情形之一的，用人单位应当按照下列标准支付高于劳动者正常工作时间工资的工资报酬：\n（一）安排劳动者延长工作时间的，支付不低于工资的百分之一百五十的工资报酬；\n（二）休息日安排劳动者工作又不能安排补休的，支付不低于工资的百分之二百的工资报酬；\n（三）法定休假日安排劳动者工作的，支付不低于工资的百分之三百的工资报酬[1]。"},
+		{"numbered items: the number stays with its text", []llm.Evidence{numbered}, "What is Amendment XIII?",
+			"Amendment XIII: 1. Neither slavery nor involuntary servitude, except as a punishment for crime whereof the party shall have been duly convicted, shall exist within the United States, or any place subject to their jurisdiction [1]."},
+		{"a heading line without Markdown", []llm.Evidence{plainHeading}, "论语学而篇是什么？",
+			"学而篇第一：1.1 子曰：“学而时习之，不亦说乎[2]？”"},
 		{"long part from its start", []llm.Evidence{chapter}, "学而篇是什么？",
 			"学而篇第一：1.1 子曰：“学而时习之，不亦说乎？有朋自远方来，不亦乐乎？人不知而不愠，不亦君子乎[1]？”"},
 	}
