@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mixchat/mixchat/pkg/docstruct"
 )
 
 // profileJSON is the demo knowledge base's profile: who the fusion prompt
@@ -31,6 +34,18 @@ func KBProfile() (Profile, error) {
 	var p Profile
 	if err := json.Unmarshal(profileJSON, &p); err != nil {
 		return Profile{}, fmt.Errorf("demo: read profile: %w", err)
+	}
+	return p, nil
+}
+
+// StructureProfile returns the demo knowledge base's profile as the
+// knowledge bases read it (docstruct.LoadProfile): the names of its parts,
+// its classifiers, its heading and file-name forms. A knowledge base names
+// it by its Name.
+func StructureProfile() (*docstruct.Profile, error) {
+	p, err := docstruct.LoadProfile(bytes.NewReader(profileJSON))
+	if err != nil {
+		return nil, fmt.Errorf("demo: read profile: %w", err)
 	}
 	return p, nil
 }

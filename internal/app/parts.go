@@ -3,12 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/mixchat/mixchat/demo"
 	"log/slog"
 	"net/http"
 	"os"
 	"time"
 
-	"github.com/mixchat/mixchat/demo"
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/auth"
 	"github.com/mixchat/mixchat/pkg/docstruct"

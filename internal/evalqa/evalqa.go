@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mixchat/mixchat/demo"
 	"io"
 	"os"
 	"sort"
@@ -24,7 +25,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mixchat/mixchat/demo"
 	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
