@@ -91,8 +91,10 @@ func contextEntry(n int, r Result) string {
 func entryText(r Result) (path, text string) {
 	text = r.Text
 	p := titleOf(r.File, r.Metadata)
-	if p == "" {
-		return "", text
+	if p == "" || r.Match != "" {
+		// An addressed part keeps its label; an absent statement is
+		// whole.
+		return p, text
 	}
 	last := p
 	if i := strings.LastIndex(p, " > "); i >= 0 {
@@ -131,7 +133,7 @@ func Request(req ChatRequest, results []Result) (llm.Request, llm.Grounding, boo
 		data.Context = FormatContext(results)
 		for i, r := range results {
 			path, text := entryText(r)
-			g.Evidence = append(g.Evidence, llm.Evidence{ID: i + 1, Title: titleOf(r.File, nil), Path: path, Text: text, From: rag.KB})
+			g.Evidence = append(g.Evidence, llm.Evidence{ID: i + 1, Title: titleOf(r.File, nil), Path: path, Text: text, From: rag.KB, Match: r.Match})
 		}
 	}
 	text, err := prompts.Render(PromptGroup, name, data)
@@ -154,8 +156,11 @@ func Sources(rs []Result) []rag.Source {
 	out := make([]rag.Source, len(rs))
 	for i, r := range rs {
 		out[i] = rag.Source{
-			Title: r.File, URL: DownloadPath(r.KnowledgeBase, r.File), Snippet: r.Text,
-			Score: r.Relevance, KB: r.KnowledgeBase, File: r.File,
+			Title: r.File, Snippet: r.Text,
+			Score: r.Relevance, KB: r.KnowledgeBase, File: r.File, Path: r.Path, Match: r.Match,
+		}
+		if r.File != "" {
+			out[i].URL = DownloadPath(r.KnowledgeBase, r.File)
 		}
 	}
 	return out

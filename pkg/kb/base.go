@@ -15,8 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/store/sqlrows"
@@ -34,6 +36,9 @@ type Info struct {
 	Files       int
 	Chunks      int
 	CreatedAt   time.Time
+	// Profile names the profile the documents are read with ("" for
+	// none; see WithProfiles).
+	Profile string
 }
 
 // lexVersion names the term function below; a KB whose stored terms were
@@ -152,6 +157,13 @@ type base struct {
 	// unembedded are the chunks whose vectors load found nowhere (see
 	// reembed).
 	unembedded []string
+
+	// prof is the profile the documents are read with (nil: none);
+	// structs the structure index (structure.go); stopBuild stops its
+	// build at open.
+	prof      atomic.Pointer[docstruct.Profile]
+	structs   *structIndex
+	stopBuild context.CancelFunc
 }
 
 // changed records n chunks added or removed since the last snapshot.
@@ -220,6 +232,8 @@ func (b *base) readInfo(ctx context.Context) (Info, uint64, error) {
 			info.VectorStore = v
 		case "embed_model":
 			info.EmbedModel = v
+		case "profile":
+			info.Profile = v
 		case "dim":
 			info.Dim, _ = strconv.Atoi(v)
 		case "created_at":
@@ -557,6 +571,14 @@ func (b *base) refreshTerms(ctx context.Context) error {
 	return err
 }
 
+// stopBackground stops the base's background work (the structure
+// index's build at open).
+func (b *base) stopBackground() {
+	if b.stopBuild != nil {
+		b.stopBuild()
+	}
+}
+
 // acquire holds the KB open for one operation; release with b.life.RUnlock.
 func (b *base) acquire() error {
 	b.life.RLock()
@@ -569,6 +591,7 @@ func (b *base) acquire() error {
 
 // close waits for running operations, saves the snapshots and closes.
 func (b *base) close() error {
+	b.stopBackground()
 	b.life.Lock()
 	defer b.life.Unlock()
 	if b.closed {

@@ -99,6 +99,11 @@ type Config struct {
 	History bool `yaml:"history"`
 
 	Reranker RerankerConfig `yaml:"reranker"`
+
+	// ProfilesDir is a folder of profiles (*.json, the format of
+	// docs/structure.md) a knowledge base may name besides the built-in
+	// ones; "" for none.
+	ProfilesDir string `yaml:"profiles_dir"`
 }
 
 // QdrantConfig locates a Qdrant server.
@@ -236,6 +241,11 @@ func (c Config) Validate() error {
 	}
 	if c.Reranker.Candidates < 0 || c.Reranker.Candidates > 1000 {
 		bad("kb.reranker.candidates is %d: use 0..1000 (0 means 20)", c.Reranker.Candidates)
+	}
+	if c.ProfilesDir != "" {
+		if _, err := LoadProfiles(c.ProfilesDir); err != nil {
+			bad("kb.profiles_dir %s: %v", c.ProfilesDir, err)
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalidConfig, strings.Join(errs, "; "))

@@ -148,6 +148,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	if err != nil {
 		return ingestResult{}, err
 	}
+	stxt, sfm := structText(job.name, job.data, docs)
 	docs = nil
 	if len(pieces) == 0 {
 		return ingestResult{}, fmt.Errorf("%w: nothing to index after splitting", ErrNoText)
@@ -304,6 +305,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 		}
 	}
 	b.applyFile(ctx, old, job.name, ids, pieces, log, logStart, gen)
+	b.putStruct(parseStruct(job.name, hash, stxt, sfm, b.profile()))
 	return ingestResult{chunks: len(pieces)}, nil
 }
 
@@ -323,6 +325,10 @@ const ingestGroup = 512
 // A heading that repeats the one before it (a Markdown file whose first
 // heading is its own title) is said once.
 func titleOf(file string, meta map[string]any) string {
+	if file == "" {
+		t, _ := meta["section"].(string)
+		return t
+	}
 	base := path.Base(file)
 	doc := strings.TrimSuffix(base, path.Ext(base))
 	t, _ := meta["section"].(string)
@@ -574,6 +580,7 @@ func (b *base) deleteFile(ctx context.Context, name string, deleteContent bool) 
 		return err
 	}
 	b.lexRemove(ids...)
+	b.structs.invalidate()
 	if len(ids) > 0 {
 		_ = b.vec.Delete(context.WithoutCancel(ctx), Filter{IDs: ids})
 	}
@@ -625,6 +632,7 @@ func (b *base) clear(ctx context.Context, settings map[string]string) error {
 		return err
 	}
 	b.lexRemove(ids...)
+	b.structs.invalidate()
 	if err := b.vec.Drop(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("drop vectors: %w", err)
 	}

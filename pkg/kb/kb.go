@@ -56,6 +56,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
@@ -118,6 +119,9 @@ type Service struct {
 
 	mu   sync.Mutex
 	open map[string]*base
+	// profiles are those a knowledge base may name (profiles.go).
+	profiles map[string]*docstruct.Profile
+
 	// opening holds, for each KB being opened, a channel closed when it
 	// is open (or failed to open): the slow part of opening (reading the
 	// indexes, refilling Qdrant) runs without mu, so requests to other
@@ -159,11 +163,17 @@ func New(cfg Config, cat Catalog, embedder llm.Embedder, models llm.Models, opts
 	s := &Service{cfg: cfg, emb: embedder, models: models, cat: cat, shared: shared,
 		vs:       vectorStores{cfg: cfg.Qdrant, ownQdrant: true},
 		replicas: replicas{synced: map[string]syncState{}},
-		open:     map[string]*base{}, opening: map[string]chan struct{}{}, deleting: map[string]bool{}}
+		open:     map[string]*base{}, opening: map[string]chan struct{}{}, deleting: map[string]bool{},
+		profiles: map[string]*docstruct.Profile{}}
 	s.stop, s.stopNow = context.WithCancelCause(context.Background())
 	for _, o := range opts {
 		o(s)
 	}
+	ps, err := LoadProfiles(cfg.ProfilesDir)
+	if err != nil {
+		return nil, fmt.Errorf("kb.profiles_dir: %w", err)
+	}
+	WithProfiles(ps...)(s)
 	var cal retrieve.Calibration
 	if c, ok := embedder.(Calibrated); ok {
 		cal = c.Calibration()
@@ -517,11 +527,13 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 
 // openBase opens the KB whose database is db (closed on failure).
 func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base, error) {
-	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil}
+	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil, structs: newStructIndex()}
 	if err := b.load(ctx, s.vs.newStore); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)
 	}
+	b.prof.Store(s.profiles[b.info.Profile])
+	b.buildStructAtOpen()
 	// Best effort: an embedder that is unreachable now leaves those chunks
 	// to the lexical index until the next open tries again.
 	_ = b.reembed(ctx, s.emb, s.cfg.EmbedBatch)
@@ -557,6 +569,7 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 		delete(s.deleting, name)
 		s.mu.Unlock()
 	}()
+	b.stopBackground()
 	b.life.Lock()
 	b.closed = true
 	derr := b.vec.Drop(ctx)

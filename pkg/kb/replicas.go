@@ -220,10 +220,12 @@ func (s *Service) refresh(ctx context.Context, b *base) error {
 		}
 	}
 	b.mu.Lock()
-	b.info.Info, b.info.Dim, b.info.EmbedModel = info.Info, info.Dim, info.EmbedModel
+	b.info.Info, b.info.Dim, b.info.EmbedModel, b.info.Profile = info.Info, info.Dim, info.EmbedModel, info.Profile
 	b.mu.Unlock()
+	b.prof.Store(s.profiles[info.Profile])
 	b.gen = gen
 	b.epoch = epoch
+	b.structs.invalidate() // the files may have changed too
 	s.replicas.setSynced(b, gen)
 	return nil
 }

@@ -36,8 +36,17 @@ type Result struct {
 	KnowledgeBase string `json:"knowledge_base"`
 	// Relevance is in [0,1], higher is more relevant: the hybrid score of
 	// BM25 and vector similarity, or the reranker's score when one is
-	// configured.
+	// configured; 1 for an addressed part or an absent statement.
 	Relevance float64 `json:"relevance"`
+	// Match says how the result was found: rag.MatchPart for the part of
+	// a document the question addresses by number or name (the first
+	// result), rag.MatchAbsent for the statement that the part or the
+	// document addressed does not exist (then the only result), "" for
+	// similarity.
+	Match string `json:"match,omitempty"`
+	// Path is the result's section path: the document's title, then the
+	// headings it is under (also its metadata's "path").
+	Path string `json:"path,omitempty"`
 }
 
 // DefaultMinRelevance is the relevance threshold of the configured
@@ -176,6 +185,16 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, floa
 			return nil, 0, err
 		}
 	}
+	if req.File == "" && len(req.Metadata) == 0 {
+		// A filtered search asks for chunks, not for an addressed part.
+		a, err := s.addressed(ctx, bases, req.Query, all)
+		if err != nil {
+			return nil, 0, err
+		}
+		if a != nil {
+			all = withAddressed(a, all)
+		}
+	}
 	best := 0.0
 	if len(all) > 0 {
 		best = all[0].Relevance
@@ -261,9 +280,10 @@ func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qv
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		meta["path"] = titleOf(c.File, c.Metadata)
+		pth := titleOf(c.File, c.Metadata)
+		meta["path"] = pth
 		c.Metadata = meta
-		out = append(out, Result{Chunk: c, KnowledgeBase: b.name, Relevance: s.scale().apply(h.Score)})
+		out = append(out, Result{Chunk: c, KnowledgeBase: b.name, Relevance: s.scale().apply(h.Score), Path: pth})
 	}
 	return out, nil
 }

@@ -361,6 +361,10 @@ type kbDoc struct {
 	Score         float64        `json:"score"`               // Chatchat distance, smaller is closer
 	Relevance     float64        `json:"relevance,omitempty"` // mixchat relevance in [0,1]
 	KnowledgeBase string         `json:"knowledge_base,omitempty"`
+	// Match is "part" for the part of a document the query addresses by
+	// number or name (the first doc), "absent" for the statement that
+	// it does not exist (the only doc), absent for similarity.
+	Match string `json:"match,omitempty"`
 }
 
 // listedScore is the score Chatchat gives documents listed without a query.
@@ -501,6 +505,10 @@ func (s *Server) handleSearchDocs(c *gin.Context, req *searchDocsRequest) {
 		d.Score = kb.RelevanceToDistance(r.Relevance)
 		d.Relevance = r.Relevance
 		d.KnowledgeBase = r.KnowledgeBase
+		d.Match = r.Match
+		if d.ID == "" || r.Match != "" {
+			d.ID = r.ID
+		}
 		docs = append(docs, d)
 	}
 	reply()
