@@ -174,7 +174,11 @@ func Marker(dataDir string) (knowledgeBase string, done bool, err error) {
 // false and leaves it to that one.
 func createKB(ctx context.Context, kbs KnowledgeBases) (bool, error) {
 	info := "周易（经与十翼），公有领域文本 / The Zhouyi (I Ching) with the Ten Wings, public domain"
-	if _, err := kbs.Create(ctx, KnowledgeBase, kb.CreateOptions{Info: info}); err != nil {
+	prof, err := StructureProfile()
+	if err != nil {
+		return false, err
+	}
+	if _, err := kbs.Create(ctx, KnowledgeBase, kb.CreateOptions{Info: info, Profile: prof.Name}); err != nil {
 		if names, nerr := kbs.Names(ctx); nerr == nil && slices.Contains(names, KnowledgeBase) {
 			return false, nil
 		}

@@ -21,7 +21,11 @@ func newKB(t *testing.T, dataDir string) *kb.Service {
 	t.Helper()
 	cfg := kb.DefaultConfig()
 	cfg.Dir = filepath.Join(dataDir, "kb")
-	s, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(512), nil)
+	prof, err := StructureProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(512), nil, kb.WithProfiles(prof))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +55,9 @@ func TestBootstrapFirstRun(t *testing.T) {
 	}
 	if res.KnowledgeBase != KnowledgeBase || !res.CreatedKB || res.Pages != len(wings) {
 		t.Fatalf("first run: %+v, want the %s knowledge base created and %d pages", res, KnowledgeBase, len(wings))
+	}
+	if info, err := kbs.Info(ctx, KnowledgeBase); err != nil || info.Profile != "zhouyi" {
+		t.Errorf("the demo's knowledge base names the profile %q (%v), want zhouyi", info.Profile, err)
 	}
 
 	rs, err := kbs.Search(ctx, kb.SearchRequest{Query: "乾卦的卦辞是什么？", KnowledgeBases: []string{KnowledgeBase}, TopK: 3})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mixchat/mixchat/demo"
 	"io"
 	"net/http"
 	"sort"
@@ -201,7 +202,13 @@ func evalFollowUps(ctx context.Context, o fuOptions, progress io.Writer) (fuRepo
 		return fuReport{}, err
 	}
 	defer a.close()
-	if _, err := a.KB.Create(ctx, fuKB, kb.CreateOptions{}); err != nil {
+	// The Zhouyi is read through its profile, as the demo's knowledge
+	// base is.
+	prof, err := demo.StructureProfile()
+	if err != nil {
+		return fuReport{}, err
+	}
+	if _, err := a.KB.Create(ctx, fuKB, kb.CreateOptions{Profile: prof.Name}); err != nil {
 		return fuReport{}, err
 	}
 	res, err := a.KB.AddFiles(ctx, fuKB, files, kb.AddOptions{}, nil)

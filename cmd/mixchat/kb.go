@@ -116,8 +116,9 @@ func parseArgs(fs *flag.FlagSet, args []string, atLeast, atMost int, want string
 func kbCreate(fs *flag.FlagSet) kbRun {
 	info := fs.String("info", "", "a description of the knowledge base")
 	store := fs.String("vector-store", "", "embedded or qdrant (default: kb.vector_store)")
+	profile := fs.String("profile", "", "the structure profile its documents are read with (the demo's zhouyi, or one of kb.profiles_dir)")
 	return func(ctx context.Context, svc *kb.Service, pos []string, stdout, _ io.Writer) error {
-		created, err := svc.Create(ctx, pos[0], kb.CreateOptions{VectorStore: *store, Info: *info})
+		created, err := svc.Create(ctx, pos[0], kb.CreateOptions{VectorStore: *store, Info: *info, Profile: *profile})
 		if err != nil {
 			return fmt.Errorf("kb create: %w", err)
 		}

@@ -127,6 +127,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		return nil, err
 	}
 	a.closers = append(a.closers, a.KB.Close)
+	if cfg.Demo {
+		demoNamesProfile(ctx, a.KB, cfg.Server.DataDir, log)
+	}
 	vocab.set(a.KB)
 	a.closers = append(a.closers, vocab.close) // before the knowledge bases close
 

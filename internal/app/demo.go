@@ -8,6 +8,7 @@ import (
 
 	"github.com/mixchat/mixchat/demo"
 	"github.com/mixchat/mixchat/internal/config"
+	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/mix"
 )
@@ -91,4 +92,27 @@ func kbExists(ctx context.Context, cfg config.Config, name string) (bool, error)
 		return false, fmt.Errorf("demo: knowledge base %s: %w", name, err)
 	}
 	return ok, nil
+}
+
+// demoNamesProfile makes the demo's knowledge base, made by an earlier
+// version before knowledge bases named profiles, name the demo's profile,
+// as a new one does. A base that names one already (or none on purpose,
+// after update_info) is left alone: only a base that never recorded a
+// profile setting is changed, once. Failures are logged: the base works
+// without its profile, with the general reading of structure.
+func demoNamesProfile(ctx context.Context, kbs *kb.Service, dataDir string, log *slog.Logger) {
+	made, done, err := demo.Marker(dataDir)
+	if err != nil || !done || made == "" {
+		return
+	}
+	if ok, err := kbs.Exists(ctx, made); err != nil || !ok {
+		return
+	}
+	prof, err := demo.StructureProfile()
+	if err != nil {
+		return
+	}
+	if err := kbs.AdoptProfile(ctx, made, prof.Name); err != nil {
+		log.Warn("demo: the knowledge base could not name its profile", "knowledge_base", made, "profile", prof.Name, "err", err)
+	}
 }

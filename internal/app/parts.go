@@ -159,11 +159,16 @@ func NewEmbedder(cfg config.Config) llm.Embedder {
 // NewKB opens the knowledge bases; opts configure the service further.
 func NewKB(cfg config.Config, models *llm.Registry, opts ...kb.Option) (*kb.Service, error) {
 	kcfg := cfg.KBConfig()
+	// The demo's profile is built in: any knowledge base may name it.
+	prof, err := demo.StructureProfile()
+	if err != nil {
+		return nil, err
+	}
 	cat, err := OpenKBCatalog(kcfg)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge bases: %w", err)
 	}
-	svc, err := kb.New(kcfg, cat, NewEmbedder(cfg), models, opts...)
+	svc, err := kb.New(kcfg, cat, NewEmbedder(cfg), models, append([]kb.Option{kb.WithProfiles(prof)}, opts...)...)
 	if err != nil {
 		cat.Close()
 		return nil, fmt.Errorf("knowledge bases: %w", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/text"
@@ -27,7 +28,9 @@ type kbLister interface {
 // kbVocabulary is the offline rewriter's Vocabulary (extractive.NewRewriter) over
 // the knowledge bases: their names, their documents' titles and their
 // section headings, which the offline follow-up rewrite prefers as
-// referents.
+// referents; and its Documents: the documents' titles, aliases and kinds
+// of parts with the profile in force (docstruct.Known), and what each
+// document says its subject is (vocab_docs.go).
 //
 // It is never built on the request path: a goroutine started when the
 // knowledge bases are set (the memory is made before them) builds it, and
@@ -45,7 +48,7 @@ type kbVocabulary struct {
 	every  time.Duration
 	settle time.Duration
 
-	names   atomic.Pointer[[]vocabName]
+	names   atomic.Pointer[vocabSnapshot]
 	checked atomic.Int64 // when the last check was asked for, Unix ns
 	kick    chan struct{}
 
@@ -60,6 +63,12 @@ type kbVocabulary struct {
 	start  sync.Once
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// vocabSnapshot is what one build made: the names and the documents.
+type vocabSnapshot struct {
+	names []vocabName
+	docs  vocabDocs
 }
 
 // vocabName is one known name and its lower-cased form.
@@ -161,10 +170,10 @@ func (v *kbVocabulary) run(ctx context.Context, kbs kbLister) {
 		v.mu.Lock()
 		target := v.asked
 		v.mu.Unlock()
-		var names []vocabName
-		stamp, names = v.refresh(ctx, kbs, stamp)
-		if names != nil {
-			v.names.Store(&names)
+		var snap *vocabSnapshot
+		stamp, snap = v.refresh(ctx, kbs, stamp)
+		if snap != nil {
+			v.names.Store(snap)
 		}
 		v.mu.Lock()
 		v.built = max(v.built, target)
@@ -223,32 +232,53 @@ func (v *kbVocabulary) NamesIn(s string) []string {
 // current returns the names as last built (nil before the first build),
 // nudging the builder when the last check is older than v.every.
 func (v *kbVocabulary) current() []vocabName {
+	if p := v.snapshot(); p != nil {
+		return p.names
+	}
+	return nil
+}
+
+// snapshot returns the last build (nil before the first), nudging the
+// builder when the last check is older than v.every.
+func (v *kbVocabulary) snapshot() *vocabSnapshot {
 	if last := v.checked.Load(); last != 0 && time.Since(time.Unix(0, last)) >= v.every {
 		v.nudge()
 	}
-	if p := v.names.Load(); p != nil {
-		return *p
+	return v.names.Load()
+}
+
+// Structure is what the documents say of their structure as last built
+// (zero before the first build): extractive.Documents.
+func (v *kbVocabulary) Structure() docstruct.Known {
+	if p := v.snapshot(); p != nil {
+		return p.docs.known
+	}
+	return docstruct.Known{}
+}
+
+// Named returns the things of the documents s names, as last built (none
+// before the first build): extractive.Documents.
+func (v *kbVocabulary) Named(s string) []extractive.Named {
+	if p := v.snapshot(); p != nil {
+		return p.docs.things.Named(s)
 	}
 	return nil
 }
 
 // refresh returns the stamp of the knowledge bases and, when it differs
-// from old, the names built from them; on error, old and nil.
-func (v *kbVocabulary) refresh(ctx context.Context, kbs kbLister, old string) (string, []vocabName) {
+// from old, what is built from them; on error, old and nil.
+func (v *kbVocabulary) refresh(ctx context.Context, kbs kbLister, old string) (string, *vocabSnapshot) {
 	ctx, cancel := context.WithTimeout(ctx, vocabularyBuildTimeout)
 	defer cancel()
 	stamp, files, err := kbStamp(ctx, kbs)
 	if err != nil || stamp == old {
 		return old, nil
 	}
-	names, err := buildVocabulary(ctx, kbs, files)
+	names, docs, err := buildVocabulary(ctx, kbs, files)
 	if err != nil {
 		return old, nil
 	}
-	if names == nil {
-		names = []vocabName{} // built, and empty
-	}
-	return stamp, names
+	return stamp, &vocabSnapshot{names: names, docs: docs}
 }
 
 // close stops the builder, cancelling a build in flight, and waits for it.
@@ -291,8 +321,9 @@ func kbStamp(ctx context.Context, kbs kbLister) (string, map[string][]kb.FileInf
 
 // buildVocabulary collects the knowledge bases' names, their documents'
 // titles (the file name without folder and extension, with - and _ read as
-// spaces) and their chunks' section headings and page titles.
-func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.FileInfo) ([]vocabName, error) {
+// spaces) and their chunks' section headings and page titles; and reads
+// the documents from their chunks (buildDocs).
+func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.FileInfo) ([]vocabName, vocabDocs, error) {
 	seen := map[string]bool{}
 	var out []vocabName
 	add := func(s string) {
@@ -320,14 +351,16 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 			add(titleSpaces.Replace(title))
 		}
 	}
+	read := map[string][]kb.Chunk{}
 	for _, n := range kbNames {
 		if chunkCount(files[n]) > maxHeadingChunks {
 			continue // its titles and name only: reading every chunk costs too much
 		}
 		chunks, err := kbs.ListChunks(ctx, n, "", nil)
 		if err != nil {
-			return nil, err
+			return nil, vocabDocs{}, err
 		}
+		read[n] = chunks
 		for _, c := range chunks {
 			if sec, ok := c.Metadata["section"].(string); ok {
 				for _, h := range strings.Split(sec, " > ") {
@@ -339,7 +372,10 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 			}
 		}
 	}
-	return out, nil
+	if out == nil {
+		out = []vocabName{} // built, and empty
+	}
+	return out, buildDocs(kbNames, files, read, profilesOf(ctx, kbs)), nil
 }
 
 // titleSpaces reads - and _ in a document title as spaces.
@@ -363,7 +399,7 @@ func cleanName(s string) string {
 	if cjk < 2 && letters < 3 {
 		return ""
 	}
-	// A Chinese heading of several parts ("《易經》第一卦乾 乾為天 乾上乾下")
+	// A Chinese heading of several parts ("《劳动法》第四章 工作时间 和 休息休假")
 	// or of many characters is a label, not a name a follow-up's 它 stands
 	// for.
 	if cjk > 0 && (strings.ContainsRune(s, ' ') || cjk > maxCJKNameRunes) {

@@ -211,18 +211,25 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 	cfg.Dir = dir
 	emb := retrieve.NewHashEmbedder(retrieve.DefaultEmbedDim)
 	models := llm.NewRegistry("offline")
-	profile, err := demo.StructureProfile()
+	// The Zhouyi is read through its profile, as the demo's knowledge
+	// base is, and the offline model names its parts with it as the app's
+	// does.
+	prof, err := demo.StructureProfile()
 	if err != nil {
 		return Report{}, err
 	}
-	models.Add("offline", extractive.New(extractive.Options{Profiles: []*docstruct.Profile{profile}}))
-	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), emb, models)
+	models.Add("offline", extractive.New(extractive.Options{Profiles: []*docstruct.Profile{prof}}))
+	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), emb, models, kb.WithProfiles(prof))
 	if err != nil {
 		return Report{}, err
 	}
 	defer svc.Close()
 	const name = "evalqa"
-	if _, err := svc.Create(ctx, name, kb.CreateOptions{}); err != nil {
+	var copts kb.CreateOptions
+	if opts.Zhouyi != "" {
+		copts.Profile = prof.Name
+	}
+	if _, err := svc.Create(ctx, name, copts); err != nil {
 		return Report{}, err
 	}
 	const batch = 128

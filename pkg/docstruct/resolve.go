@@ -61,8 +61,8 @@ func Resolve(d *Doc, a Address) Result {
 		asked, has := text.Fold(a.Steps[n-1].Name), text.Fold(scope.Label.Name)
 		if asked != "" && has != "" && a.Steps[n-1].HasNumber() && asked != has {
 			// Only a name that labels parts elsewhere is another
-			// part's name ("九二" labels other hexagrams' second lines;
-			// "第二爻" labels none).
+			// part's name (a profile's position name that labels the
+			// second item of other parts; "第二项" labels none).
 			d.Root.Walk(func(p *Part) bool {
 				if SameKind(p.Label.Kind, scope.Label.Kind) && text.Fold(p.Label.Name) == asked {
 					res.Renamed = a.Steps[n-1].Name

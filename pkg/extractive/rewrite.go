@@ -87,6 +87,19 @@ func init() {
 // bases know (a known name written capitalised or of several words): it
 // asks about that thing.
 func (r *Rewriter) asksOfKnownSubject(history []llm.Message, question string) bool {
+	if docs := documentsOf(r.vocab); docs != nil && !text.MostlyCJK(question) && asksEN(question) {
+		// A question after turns naming a thing of the documents (in the
+		// last two exchanges), that names none in full ("Are the bathrooms clean?", "Does Pizza
+		// hut deliver?"), asks about that thing.
+		if len(docs.Named(question)) > 0 {
+			return false
+		}
+		for _, h := range recentMessages(history, 4) {
+			if len(docs.Named(h.Content)) > 0 {
+				return true
+			}
+		}
+	}
 	if r.vocab == nil || text.MostlyCJK(question) || !theNoun.MatchString(question) ||
 		len(r.vocab.NamesIn(question)) > 0 || len(text.ProperNouns(question)) > 0 {
 		return false
@@ -99,6 +112,16 @@ func (r *Rewriter) asksOfKnownSubject(history []llm.Message, question string) bo
 		}
 	}
 	return false
+}
+
+// asksEN reports whether an English sentence is a question: it ends with
+// a question mark or starts with a question word.
+func asksEN(q string) bool {
+	if strings.HasSuffix(strings.TrimSpace(q), "?") {
+		return true
+	}
+	ws := text.Words(strings.ToLower(q))
+	return len(ws) > 0 && questionWords[ws[0]]
 }
 
 // theNoun matches "the" before a word.

@@ -11,10 +11,11 @@ import (
 )
 
 // Elliptical follow-ups that name only what changes ("那九二呢？" after
-// "乾卦的初九爻辞是什么？", "那坤卦呢？" after "乾卦的卦辞是什么？", "上海呢？"
-// after "北京的人口是多少？") stand for the previous question with one of
-// its parts swapped: the rewrite is that question with the part replaced,
-// not the fragment with a topic in front.
+// "什么是九一？", "那坤呢？" after "什么是乾？", "上海呢？" after "北京的人口
+// 是多少？") stand for the previous question with one of its parts swapped:
+// the rewrite is that question with the part replaced, not the fragment
+// with a topic in front. (A follow-up naming a part of a document is
+// followStructure's.)
 
 // reZhEllipsis matches "那X呢？", "那么X呢", "X呢？", "还有X呢？", "换成X呢".
 var reZhEllipsis = regexp.MustCompile(`^(?:那么|那|还有|而|换成|如果是|要是)?\s*([^，,。？?！!\s]{1,12}?)\s*(?:的呢|呢)\s*[？?]?$`)
@@ -27,13 +28,13 @@ var zhNotSwap = []string{"什么", "怎么", "如何", "为何", "哪", "谁", "
 // question with its counterpart of the named part replaced (see
 // counterpartZH), the previous question first made standalone itself. It
 // reports false when q is not such a follow-up or no counterpart is found.
-func swapEllipsisZH(f memory.FollowUp, q string, vocab Vocabulary) (string, bool) {
+func (st *rwState) swapEllipsisZH(f memory.FollowUp, q string) (string, bool) {
 	m := reZhEllipsis.FindStringSubmatch(q)
 	if m == nil {
 		return "", false
 	}
 	x := m[1]
-	for _, ws := range [][]string{zhNotSwap, zhPronouns} {
+	for _, ws := range [][]string{zhNotSwap, zhPronounsOf(st.classifiers())} {
 		for _, w := range ws {
 			if strings.Contains(x, w) {
 				return "", false
@@ -45,29 +46,36 @@ func swapEllipsisZH(f memory.FollowUp, q string, vocab Vocabulary) (string, bool
 		return "", false
 	}
 	// The previous question as it stood alone (it may itself say 它).
-	if at > 0 {
-		prev = RewriteFollowUp(memory.FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
-	}
-	// The thing the conversation is about. A bare name of its kind takes
-	// its classifier ("那坤呢？" after 乾卦 asks about 坤卦).
-	subject := referentZH(memory.FollowUp{Topic: f.Topic, History: f.History}, vocab, "", false)
-	if r := []rune(x); strings.HasSuffix(subject, "卦") && len(r) <= 2 && text.AllCJK(x) && !strings.HasSuffix(x, "卦") && !ofAKind(x) {
-		x += "卦"
-	}
-	part, kind := counterpartZH(prev, x, subject, vocab)
-	if part == "" && kind && (wholeMatch(zhKinds[0], x) || wholeMatch(zhKinds[1], x)) {
-		// A line or an ordinal the previous question has none of: that
-		// part of what the conversation is about ("乾卦的卦辞是什么？" +
-		// "那九二呢？" → "乾卦的九二是什么？").
-		if ent := referentZH(memory.FollowUp{Topic: f.Topic, History: f.History}, vocab, "卦", false); ent != "" {
-			return ent + "的" + x + "是什么？", true
-		}
+	prev = st.standaloneAt(f, at)
+	if strings.Contains(prev, x) {
 		return "", false
 	}
+	// The thing the conversation is about. A bare name of its kind takes
+	// its classifier (with the classifier 篇, "那为政呢？" after 学而篇).
+	subject := st.referentZH(memory.FollowUp{Topic: f.Topic, History: f.History}, nil, false)
+	if r := []rune(x); len(r) <= 2 && text.AllCJK(x) && !ofAKind(x) {
+		for _, c := range st.classifiers() {
+			if strings.HasSuffix(subject, c) && !strings.HasSuffix(x, c) {
+				x += c
+				break
+			}
+		}
+	}
+	part, kind := st.counterpartZH(prev, x, subject)
 	if part == "" && !kind && subject != "" && strings.Contains(prev, subject) {
 		// The subject, when the previous question names it: "北京的人口是
 		// 多少？" + "上海呢？".
 		part = subject
+	}
+	if part == "" && !kind {
+		// The name the previous question asks about ("什么是太极？" +
+		// "那坤呢？" → "什么是坤？").
+		if ns := zhNames(prev, st.classifiers()); len(ns) > 0 {
+			n := strings.TrimPrefix(strings.TrimPrefix(ns[0], zhWork), zhPerson)
+			if strings.Contains(prev, n) && n != x {
+				part = n
+			}
+		}
 	}
 	if part == "" {
 		return "", false
@@ -90,23 +98,22 @@ func lastUserQuestion(history []llm.Message) (string, int) {
 }
 
 // zhKinds are forms of parts that a follow-up swaps for another of the
-// same form: a line of a hexagram (初九, 九二, 上六, 用九), an ordinal
-// (第三章, 第二卦), a number with its unit (2021年, 三次).
+// same form: an ordinal (第三章), a number with its unit (2021年, 三次).
 var zhKinds = []*regexp.Regexp{
-	regexp.MustCompile(hexagramLine),
-	regexp.MustCompile(`第[一二三四五六七八九十百零〇两\d]+[章节回卦篇卷条部集季课期届]?`),
+	regexp.MustCompile(`第[一二三四五六七八九十百零〇两\d]+[章节回篇卷条部集季课期届]?`),
 	regexp.MustCompile(`[一二三四五六七八九十百千万两\d]+[年月日号岁个次位本]`),
 }
 
 // counterpartZH returns the part of prev that x takes the place of: a name
-// of vocab in prev when x is one too; else the first part of prev of x's
-// form (zhKinds; kind is true when x has one, and then no other part
-// stands for it); else the conversation's subject when prev names it and
-// it ends as x does ("履卦" for "小畜卦": names of a kind differ in
-// length); else a stretch of prev as long as x that shares a character
-// with it at the same place ("乾卦" for "坤卦"), the most such characters
-// first, then the earliest.
-func counterpartZH(prev, x, subject string, vocab Vocabulary) (part string, kind bool) {
+// of the vocabulary in prev when x is one too; else the first part of
+// prev of x's form (zhKinds; kind is true when x has one, and then no
+// other part stands for it); else the conversation's subject when prev
+// names it and it ends as x does (names of one kind, with one classifier,
+// differ in length); else a stretch of prev as long as x that shares a
+// character with it at the same place ("学而篇" for "为政篇"), the most
+// such characters first, then the earliest.
+func (st *rwState) counterpartZH(prev, x, subject string) (part string, kind bool) {
+	vocab := st.vocab
 	if vocab != nil && len(vocab.NamesIn(x)) > 0 {
 		for _, n := range vocab.NamesIn(prev) {
 			if n != x && !strings.Contains(x, n) && !strings.Contains(n, x) {

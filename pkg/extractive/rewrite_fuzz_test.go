@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -24,6 +25,9 @@ func FuzzRewrite(f *testing.F) {
 	f.Add("乾卦的卦辞是什么？", "乾：元亨利贞。", "那九二呢？")
 	f.Add("坤卦讲的是什么？", "坤为地，厚德载物。", "它的象辞呢？")
 	f.Add("What about Golden Wok?", "Golden Wok opens at noon.", "And Pizza Hut?")
+	f.Add("劳动法第三条是什么？", "第三条 劳动者享有平等就业的权利。", "下一条呢？")
+	f.Add("What does Article I, Section 8 say?", "The Congress shall have Power", "What about Section 9?")
+	f.Add("I need a guesthouse.", "I have Allenbell and Acorn Guest House.", "Does either of these have parking?")
 	f.Add("", "", "why?")
 	f.Add("\xff\xfe", "它\x80", "这\xc3个呢？")
 	f.Fuzz(func(t *testing.T, q1, a1, q string) {
@@ -34,7 +38,16 @@ func FuzzRewrite(f *testing.F) {
 			vocab = append(vocab, fs[len(fs)/2])
 		}
 		read := len(q1) + len(a1) + len(q)
-		for _, r := range []*extractive.Rewriter{extractive.NewRewriter(nil, nil), extractive.NewRewriter(vocab, nil)} {
+		// A vocabulary that knows documents too: the word as a title and
+		// a thing, the demo's profile, kinds of parts.
+		docs := zhouyi(t)
+		docs.Names = vocab
+		if len(vocab) > 0 {
+			docs.Known.Titles = []docstruct.Title{{Title: vocab[0], Aliases: []string{strings.ToLower(vocab[0])}}}
+			docs.Things = extractive.NewNameIndex([]extractive.Thing{{Name: vocab[0], Kind: "place"}})
+		}
+		docs.Known.Kinds = []string{"条", "章", "section", "article"}
+		for _, r := range []*extractive.Rewriter{extractive.NewRewriter(nil, nil), extractive.NewRewriter(vocab, nil), extractive.NewRewriter(docs, nil)} {
 			for _, always := range []bool{false, true} {
 				c, err := r.Rewrite(context.Background(), memory.FollowUp{History: history, Recent: recent, Question: q, Always: always})
 				if err != nil {
@@ -50,9 +63,11 @@ func FuzzRewrite(f *testing.F) {
 				}
 			}
 		}
-		out := extractive.RewriteFollowUp(memory.FollowUp{History: history, Question: q}, vocab)
-		if !utf8.ValidString(out) || len(out) > 2*read+64 {
-			t.Errorf("RewriteFollowUp(%q after %q, %q) = %q", q, q1, a1, out)
+		for _, v := range []extractive.Vocabulary{vocab, docs} {
+			out := extractive.RewriteFollowUp(memory.FollowUp{History: history, Question: q}, v)
+			if !utf8.ValidString(out) || len(out) > 2*read+64 {
+				t.Errorf("RewriteFollowUp(%q after %q, %q) = %q", q, q1, a1, out)
+			}
 		}
 	})
 }

@@ -2,7 +2,7 @@ package extractive
 
 import (
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,8 +13,10 @@ import (
 )
 
 // The offline follow-up rewrite: a pronoun, a demonstrative ("that one",
-// "the hotel", "这个", "这卦") or an ellipsis is replaced by the most
-// salient entity of the recent turns, so the question stands alone.
+// "the place", "这个", a demonstrative and a profile's classifier) or an
+// ellipsis is replaced by the most salient entity of the recent turns, so
+// the question stands alone; "the X", where the documents say a thing
+// named in the conversation is an X, by the last such thing named.
 
 // Vocabulary tells the rewrite which names the knowledge bases know (file
 // titles, section headings, frequent proper nouns): such names are
@@ -42,8 +44,8 @@ func (l NameList) NamesIn(s string) []string {
 }
 
 // RewriteFollowUp is the offline rewrite of f.Question: its first pronoun
-// or demonstrative ("it", "his", "that one", "the hotel", "它", "其",
-// "这卦") is replaced by the most salient entity — the topic, or the name
+// or demonstrative ("it", "his", "that one", "它", "其", "这家") is
+// replaced by the most salient entity — the topic, or the name
 // the recent turns (of either speaker) mention most and last, known names
 // of vocab (may be nil) first; a partial name ("Yoko") is completed; an
 // elliptical question gets the entity ("What happened in 1998?" → "What
@@ -55,10 +57,18 @@ func RewriteFollowUp(f memory.FollowUp, vocab Vocabulary) string {
 	if q == "" {
 		return q
 	}
-	if text.MostlyCJK(q) {
-		return rewriteZH(f, q, vocab)
+	return newRWState(vocab).rewrite(f, q)
+}
+
+// rewrite is RewriteFollowUp of the valid, trimmed, non-empty q.
+func (st *rwState) rewrite(f memory.FollowUp, q string) string {
+	if out, ok := st.followStructure(f, q); ok {
+		return out
 	}
-	return rewriteEN(f, q, vocab)
+	if text.MostlyCJK(q) {
+		return st.rewriteZH(f, q)
+	}
+	return st.rewriteEN(f, q)
 }
 
 // salience scores candidate referents.
@@ -88,6 +98,10 @@ func (s *salience) best() string {
 	return best
 }
 
+// thingDecay is how fast a thing of the documents named in an earlier
+// message loses weight, message by message.
+const thingDecay = 1.5
+
 // Weights of salience: a topic name outweighs a name mentioned once or
 // twice in passing; a name the knowledge bases know counts double; the
 // latest message counts most.
@@ -112,22 +126,48 @@ func recentMessages(history []llm.Message, n int) []llm.Message {
 	return out
 }
 
-// referentEN finds the most salient entity of f in English.
-func referentEN(f memory.FollowUp, vocab Vocabulary) string {
+// referentEN finds the most salient entity of f in English. Things the
+// documents name (Documents.Named) count as known names, as the documents
+// write them, however the conversation writes them ("allenbell").
+func (st *rwState) referentEN(f memory.FollowUp) string {
+	vocab := st.vocab
 	s := &salience{score: map[string]float64{}, first: map[string]int{}}
+	topics := map[string]bool{}
 	for i, t := range f.Topic {
 		t = cleanTopic(t)
 		if t == "" || text.MostlyCJK(t) != text.MostlyCJK(f.Question) {
 			continue
 		}
+		topics[t] = true
 		s.add(t, topicWeight/float64(i+1))
 	}
 	known := map[string]bool{}
+	display := map[string]string{} // a thing's name → how to write it
 	for i, h := range recentMessages(f.History, 6) {
 		w := 1 / (1 + 0.5*float64(i))
 		seen := map[string]bool{}
+		var written []string // how the things named are written here
+		if st.docs != nil {
+			for _, n := range st.docs.Named(h.Content) {
+				written = append(written, strings.ToLower(n.As))
+				known[n.Name] = true
+				if _, ok := display[n.Name]; !ok {
+					display[n.Name] = displayName(n)
+				}
+				if !seen[n.Name] {
+					seen[n.Name] = true
+					// The thing the latest turns name outweighs one
+					// named more often before ("not Golden Wok, anything
+					// else?" "The Nirala is …").
+					s.add(n.Name, knownFactor/(1+thingDecay*float64(i)))
+				}
+			}
+		}
 		if vocab != nil {
 			for _, n := range vocab.NamesIn(h.Content) {
+				if coveredBy(n, written) {
+					continue
+				}
 				if !hasUpper(n) && !strings.Contains(n, " ") {
 					// "outdoor dining space" does not name the knowledge
 					// base "dining"; "golden wok" in lower-cased text is
@@ -143,7 +183,7 @@ func referentEN(f memory.FollowUp, vocab Vocabulary) string {
 		}
 		for _, sent := range text.Sentences(h.Content) {
 			for _, n := range names(sent, known) {
-				if seen[n] || notNames[n] || !known[n] && strings.ContainsAny(n, "0123456789") || n == "AM" || n == "PM" {
+				if seen[n] || coveredBy(n, written) || notNames[n] || !known[n] && strings.ContainsAny(n, "0123456789") || n == "AM" || n == "PM" {
 					continue
 				}
 				seen[n] = true
@@ -157,7 +197,55 @@ func referentEN(f memory.FollowUp, vocab Vocabulary) string {
 		}
 	}
 	s.preferLonger(known)
-	return s.best()
+	if len(display) > 0 {
+		// Turns naming things of the documents speak of them: a
+		// capitalised word of an answer ("Reference number …",
+		// "British food") stands for none of them.
+		for n := range s.score {
+			if _, thing := display[n]; !thing && !topics[n] {
+				delete(s.score, n)
+			}
+		}
+	}
+	best := s.best()
+	if d, ok := display[best]; ok {
+		return d
+	}
+	return best
+}
+
+// displayName is how a rewrite writes a thing named: as the conversation
+// wrote it when that is the whole name with a capital ("Gonville Hotel"),
+// else as its document does, in title case when the document writes it in
+// capitals ("allenbell" and "Efes" → "Allenbell", "Efes Restaurant").
+func displayName(n Named) string {
+	if hasUpper(n.As) && strings.Join(nameWords(n.As), "") == strings.Join(nameWords(n.Name), "") {
+		if strings.HasPrefix(strings.ToLower(n.Name), "the ") && !strings.HasPrefix(strings.ToLower(n.As), "the ") {
+			return "The " + n.As // "The Nirala"
+		}
+		return n.As
+	}
+	if strings.IndexFunc(n.Name, unicode.IsLower) < 0 && !text.MostlyCJK(n.Name) {
+		ws := strings.Fields(strings.ToLower(n.Name))
+		for i, w := range ws {
+			ws[i] = titleCase(w)
+		}
+		return strings.Join(ws, " ")
+	}
+	return n.Name
+}
+
+// coveredBy reports whether the name n is written within one of written
+// (lower case): "the Allenbell" within "allenbell" is that thing.
+func coveredBy(n string, written []string) bool {
+	ln := strings.ToLower(n)
+	ln = strings.TrimPrefix(ln, "the ")
+	for _, w := range written {
+		if strings.Contains(w, ln) || strings.Contains(ln, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasUpper reports whether s has an upper-case letter.
@@ -206,15 +294,18 @@ var (
 	// Words after "her" that make it an object, not a possessive.
 	herObject = map[string]bool{"to": true, "in": true, "on": true, "at": true, "for": true, "with": true, "and": true,
 		"from": true, "about": true, "as": true, "after": true, "before": true, "by": true, "into": true, "over": true}
-	// Demonstrative phrases standing for an entity.
-	enDemonstrative = regexp.MustCompile(`(?i)\b(?:that|this|the) (?:one|hotel|restaurant|place|guest ?house|museum|attraction|shop|store|venue|company|product|book|film|movie|album|song|band|show|series)\b`)
+	// Demonstrative phrases standing for an entity whatever it is ("the
+	// restaurant" stands for one when a document says what is one:
+	// kindReferent).
+	enDemonstrative = regexp.MustCompile(`(?i)\b(?:that|this|the) (?:one|place)\b`)
 	// "there" as a place: not "is there", "there is".
 	enThere = regexp.MustCompile(`(?i)\b(get|go|going|getting|from|stay|staying|eat|eating|park|parking|arrive) there\b`)
 	// "there" closing a question ("How much is a pizza there?"), unless it
 	// follows a form of "be" ("Is there?", "What is there?").
 	enThereEnd = regexp.MustCompile(`(?i)\s+there\s*([?.!]*)\s*$`)
-	// "there" after what is booked or had there ("a table there for 2").
-	enThereObject = regexp.MustCompile(`(?i)\b(?:table|tables|room|rooms|seat|seats|reservation|booking|food|meal|dinner|lunch|breakfast|parking|wifi)\s+(there)\b`)
+	// "there" after a thing had or booked there ("a table there for 2",
+	// "the parking there").
+	enThereObject = regexp.MustCompile(`(?i)\b(?:a|an|the|any|some|your|their)\s+\pL+\s+(there)\b`)
 	// "that" standing for a thing: after a form of "be" or a verb of
 	// booking, before the question's end or a preposition ("What area is
 	// that in?", "Is that in the centre?", "please book that.").
@@ -225,11 +316,17 @@ var (
 	enTokens = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’][\p{L}]+)?|\s+|.`)
 )
 
-func rewriteEN(f memory.FollowUp, q string, vocab Vocabulary) string {
-	if out, ok := swapEllipsisEN(f, q, vocab); ok {
+func (st *rwState) rewriteEN(f memory.FollowUp, q string) string {
+	if out, ok := st.swapEllipsisEN(f, q); ok {
 		return out
 	}
-	ent := referentEN(f, vocab)
+	if out, ok := st.severalReferent(f, q); ok {
+		return out
+	}
+	if out, ok := st.kindReferent(f, q); ok {
+		return out
+	}
+	ent := st.referentEN(f)
 	if ent == "" {
 		return q
 	}
@@ -260,6 +357,12 @@ func rewriteEN(f memory.FollowUp, q string, vocab Vocabulary) string {
 			// "What area is that in?", "Yes please book that."
 			out, done = out[:m[2]]+ent+out[m[3]:], true
 		}
+	}
+	if !done {
+		out, done = saidKind(f, out, ent)
+	}
+	if !done && st.docs != nil {
+		out, done = completeThing(out, ent)
 	}
 	if !done {
 		out, done = completeName(out, ent)
@@ -350,6 +453,44 @@ func completeName(q, ent string) (string, bool) {
 	return q, false
 }
 
+// completeThing replaces the longest run of q's words that is a run of
+// the name ent's words, whatever their case ("Pizza hut" of "PIZZA HUT FEN
+// DITTON"), by ent: a run of two words or more, or one capitalised word,
+// with a word of four letters or more that joins nothing.
+func completeThing(q, ent string) (string, bool) {
+	ews := nameWords(ent)
+	qws := spanWords(q)
+	bi, bj := -1, -1
+	for i := range qws {
+		for j := i; j < len(qws); j++ {
+			run := make([]string, 0, j-i+1)
+			for _, w := range qws[i : j+1] {
+				run = append(run, strings.ToLower(w.s))
+			}
+			if !containsRun(ews, run) {
+				break
+			}
+			if len(run) == 1 && !startsUpper(qws[i].s) {
+				continue
+			}
+			if !slices.ContainsFunc(run, func(w string) bool { return utf8.RuneCountInString(w) >= 4 && !nameJoiners[w] }) {
+				continue
+			}
+			if bi < 0 || j-i > bj-bi {
+				bi, bj = i, j
+			}
+		}
+	}
+	if bi < 0 {
+		return q, false
+	}
+	start, end := qws[bi].start, qws[bj].end
+	if start >= 4 && strings.EqualFold(q[start-4:start], "the ") {
+		start -= 4
+	}
+	return q[:start] + ent + q[end:], true
+}
+
 // sharesWord reports whether q has a word of name (of three letters or
 // more).
 func sharesWord(q, name string) bool {
@@ -417,226 +558,4 @@ func isRefusal(s string) bool {
 		}
 	}
 	return false
-}
-
-// Chinese.
-
-// zhPronouns are the referring words, longest first. A demonstrative with
-// a classifier or noun ("这卦", "这家") is replaced whole.
-var zhPronouns = []string{"这个", "那个", "这家", "那家", "这卦", "那卦", "该卦", "此卦", "这位", "那位", "这本", "这部", "它们", "他们", "她们",
-	"它的", "他的", "她的", "它", "他", "她", "其", "此", "该"}
-
-// zhNotPronoun are words holding a pronoun's character that refer to
-// nothing ("其他", "因此", "应该").
-var zhNotPronoun = []string{"其他", "其它", "其实", "其中", "其余", "尤其", "极其", "与其", "此外", "因此", "如此", "彼此", "从此", "此时", "由此",
-	"应该", "活该", "他人", "其次", "此后", "自此", "就此", "为此", "对此", "在此", "她人", "它人"}
-
-// zhName finds entity names in a Chinese sentence: quoted titles and
-// the subjects of definitional patterns ("什么是太极", "太极是什么",
-// "推荐全聚德", "全聚德是一家…").
-var zhNamePatterns = []*regexp.Regexp{
-	regexp.MustCompile(`《([^》]{1,20})》`),
-	regexp.MustCompile(`[“「]([^”」]{1,12})[”」]`),
-	regexp.MustCompile(`(?:什么是|何为|何谓|介绍一下|讲讲|说说|推荐|叫做|名叫|叫|就是|选)([\p{Han}A-Za-z0-9·]{2,8})`),
-	regexp.MustCompile(`^(\p{Han}{2,3}?)(?:写了|写过|写的|说过|说|著有|作|认为|提出|发明|创立|创建|出生|生于|死于|住在|来自)`),
-	regexp.MustCompile(`^(?:请问)?((?:[^\P{Han}是的有]|[A-Za-z0-9·]){2,8}?)(?:的|是什么|是谁|是哪|是一|是个|是位|是本|是部|是座|是家|怎么样|有什么|指什么)`),
-	// A hexagram named anywhere in a clause ("出自乾卦", "读既济卦").
-	regexp.MustCompile(`(?:^|[自是的和与及读看在为于说到了即从比])(\p{Han}{1,2}?卦)`),
-}
-
-// zhWork and zhPerson prefix the names zhNames found as titles of works
-// and as the subjects of what people do ("孔子写了…").
-const (
-	zhWork   = "\x00"
-	zhPerson = "\x01"
-)
-
-// zhStop are pieces the patterns catch that name nothing.
-var zhStop = map[string]bool{"什么": true, "这个": true, "那个": true, "一下": true, "我们": true, "你们": true, "他们": true, "它们": true,
-	"一个": true, "一家": true, "一些": true, "哪些": true, "哪个": true, "怎么": true, "为什么": true}
-
-// zhNames returns the names of s; works and people are marked (zhWork,
-// zhPerson) so that 他/她 do not resolve to a book nor 它 to a person.
-func zhNames(s string) []string {
-	var out []string
-	for _, sent := range text.Sentences(s) {
-		for _, clause := range strings.FieldsFunc(sent, func(r rune) bool { return strings.ContainsRune("，,；;：:。！？?!、", r) }) {
-			for _, p := range zhNamePatterns {
-				for _, m := range p.FindAllStringSubmatch(clause, -1) {
-					n := strings.TrimRight(m[1], "的了吗呢吧")
-					if utf8.RuneCountInString(n) >= 2 && !zhStop[n] && !startsWithPronoun(n) {
-						switch p {
-						case zhNamePatterns[0]:
-							n = zhWork + n
-						case zhNamePatterns[3]:
-							n = zhPerson + n
-						}
-						out = append(out, n)
-					}
-				}
-			}
-		}
-	}
-	return out
-}
-
-func startsWithPronoun(n string) bool {
-	for _, p := range []string{"它", "他", "她", "这", "那", "其", "此", "该", "我", "你", "哪", "每", "某", "一", "第"} {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func referentZH(f memory.FollowUp, vocab Vocabulary, suffix string, person bool) string {
-	s := &salience{score: map[string]float64{}, first: map[string]int{}}
-	for i, t := range f.Topic {
-		if t = cleanTopic(t); t != "" && text.MostlyCJK(t) {
-			s.add(t, topicWeight/float64(i+1))
-		}
-	}
-	asked := false // the latest user message is seen
-	for i, h := range recentMessages(f.History, 6) {
-		w := 1 / (1 + 0.5*float64(i))
-		if h.Role == llm.RoleUser && !asked {
-			// What the user just asked to have explained ("什么是太极？") is
-			// what their next 它 most likely means, over names said more
-			// often before.
-			asked = true
-			if zhDefines.MatchString(h.Content) {
-				w *= lastAskedFactor
-			}
-		}
-		seen := map[string]bool{}
-		if vocab != nil {
-			for _, n := range vocab.NamesIn(h.Content) {
-				if !seen[n] {
-					seen[n] = true
-					s.add(n, knownFactor*w)
-				}
-			}
-		}
-		for _, n := range zhNames(h.Content) {
-			work, human := strings.HasPrefix(n, zhWork), strings.HasPrefix(n, zhPerson)
-			n = strings.TrimPrefix(strings.TrimPrefix(n, zhWork), zhPerson)
-			if work && person || human && !person {
-				continue
-			}
-			if work {
-				n = "《" + n + "》"
-			}
-			if !seen[n] {
-				seen[n] = true
-				s.add(n, w)
-			}
-		}
-	}
-	// A classifier pronoun ("这卦") prefers a name of its kind ("乾卦").
-	if suffix != "" {
-		var kind []string
-		for n := range s.score {
-			if strings.HasSuffix(n, suffix) {
-				kind = append(kind, n)
-			}
-		}
-		if len(kind) > 0 {
-			sort.Slice(kind, func(a, b int) bool {
-				if s.score[kind[a]] != s.score[kind[b]] {
-					return s.score[kind[a]] > s.score[kind[b]]
-				}
-				return s.first[kind[a]] < s.first[kind[b]]
-			})
-			return kind[0]
-		}
-	}
-	return s.best()
-}
-
-func rewriteZH(f memory.FollowUp, q string, vocab Vocabulary) string {
-	if out, ok := swapEllipsisZH(f, q, vocab); ok {
-		return out
-	}
-	at, p := zhPronoun(q)
-	suffix := ""
-	if p != "" {
-		if r := []rune(p); len(r) == 2 && strings.ContainsRune("卦", r[1]) {
-			suffix = string(r[1])
-		}
-		// 它 of a part of a hexagram ("它的彖传") stands for a hexagram.
-		if suffix == "" && hexagramPart.MatchString(q[at+len(p):]) {
-			suffix = "卦"
-		}
-	}
-	person := strings.HasPrefix(p, "他") || strings.HasPrefix(p, "她")
-	ent := referentZH(f, vocab, suffix, person)
-	if ent == "" || strings.Contains(q, ent) {
-		return q
-	}
-	if p != "" {
-		rep := ent
-		switch {
-		case p == "其":
-			rep = ent + "的"
-		case strings.HasSuffix(p, "的"):
-			rep = ent + "的"
-		}
-		return q[:at] + rep + q[at+len(p):]
-	}
-	// An elliptical question ("为什么？", "具体呢？"); a statement, or a
-	// question about the speaker ("我叫什么名字？"), stays as it is.
-	if !zhAsks(q) || strings.Contains(q, "我") {
-		return q
-	}
-	return "关于" + ent + "，" + q
-}
-
-// zhDefines matches a question asking what something is.
-var zhDefines = regexp.MustCompile(`^\s*(?:请问)?(?:什么是|何为|何谓|介绍一下|讲讲|说说|解释一下)|是什么[？?]?\s*$`)
-
-// hexagramPart matches the parts of a hexagram a question may ask for.
-var hexagramPart = regexp.MustCompile(`^的?(?:卦辞|彖|象|大象|爻|` + hexagramLine + `)`)
-
-// hexagramLine matches a line's position in a hexagram (初九, 六二, 上六,
-// 用九).
-const hexagramLine = `[初上][六九]|[六九][二三四五]|用[六九]`
-
-// zhAsks reports whether a Chinese sentence asks something.
-func zhAsks(q string) bool {
-	if strings.ContainsAny(q, "？?") {
-		return true
-	}
-	for _, w := range []string{"吗", "呢", "什么", "怎么", "为什么", "如何", "哪", "谁", "几", "多少", "是否"} {
-		if strings.Contains(q, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// zhPronoun returns the byte offset and text of q's first referring word,
-// or -1 and "".
-func zhPronoun(q string) (int, string) {
-	for i := 0; i < len(q); {
-		rest := q[i:]
-		skip := false
-		for _, w := range zhNotPronoun {
-			if strings.HasPrefix(rest, w) {
-				i += len(w)
-				skip = true
-				break
-			}
-		}
-		if skip {
-			continue
-		}
-		for _, p := range zhPronouns {
-			if strings.HasPrefix(rest, p) {
-				return i, p
-			}
-		}
-		_, n := utf8.DecodeRuneInString(rest)
-		i += n
-	}
-	return -1, ""
 }

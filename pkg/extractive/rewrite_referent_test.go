@@ -39,8 +39,9 @@ func TestRewriteFollowUp(t *testing.T) {
 			"Does La Margherita have a nice outdoor dining space?"},
 		{"possessive", memory.FollowUp{History: restaurants, Question: "What are its opening hours?"}, nil,
 			"What are La Margherita's opening hours?"},
-		{"demonstrative noun", memory.FollowUp{History: hotels, Question: "How many stars does the hotel have?"}, nil,
-			"How many stars does Acorn Guest House have?"},
+		{"a kind the documents give", memory.FollowUp{History: hotels, Question: "How many stars does the hotel have?"},
+			places(extractive.Thing{Name: "Acorn Guest House", Kind: "hotel"}), "How many stars does Acorn Guest House have?"},
+		{"the place", memory.FollowUp{History: hotels, Question: "Is the place expensive?"}, nil, "Is Acorn Guest House expensive?"},
 		{"there", memory.FollowUp{History: hotels, Question: "How do I get there?"}, nil,
 			"How do I get to Acorn Guest House?"},
 		{"latest name wins", memory.FollowUp{History: msgs("Tell me about Pizza Hut.", "Pizza Hut is in the centre.",
@@ -71,9 +72,9 @@ func TestRewriteFollowUp(t *testing.T) {
 		{"zh possessive 其", memory.FollowUp{History: msgs("什么是太极？", "易有太极。"), Question: "其含义是什么？"}, nil,
 			"太极的含义是什么？"},
 		{"zh classifier prefers its kind", memory.FollowUp{History: msgs("乾卦和太极有什么关系？", "乾卦象征天，太极是本原。"),
-			Question: "这卦的卦辞是什么？"}, extractive.NameList{"乾卦", "太极"}, "乾卦的卦辞是什么？"},
+			Question: "这卦的卦辞是什么？"}, zhouyi(t, "乾卦", "太极"), "乾卦的卦辞是什么？"},
 		{"zh known name from the assistant", memory.FollowUp{History: msgs("有什么适合初学者的卦？", "可以先读坤卦，卦辞浅显。"),
-			Question: "该卦讲什么？"}, extractive.NameList{"坤卦"}, "坤卦讲什么？"},
+			Question: "该卦讲什么？"}, zhouyi(t, "坤卦"), "坤卦讲什么？"},
 		{"zh person is not a book", memory.FollowUp{History: msgs("孔子写了什么？", "孔子作《春秋》。"), Question: "他生于哪一年？"}, nil,
 			"孔子生于哪一年？"},
 		{"zh it may be a book", memory.FollowUp{History: msgs("孔子写了什么？", "孔子作《春秋》。"), Question: "它讲什么？"}, nil,
@@ -166,5 +167,95 @@ func TestRewriteFollowUpBeyond(t *testing.T) {
 		if got := extractive.RewriteFollowUp(tt.f, nil); got != tt.want {
 			t.Errorf("%s: RewriteFollowUp(%q) =\n %q, want\n %q", tt.name, tt.f.Question, got, tt.want)
 		}
+	}
+}
+
+// places is a vocabulary of things the documents are about.
+func places(things ...extractive.Thing) *extractive.Catalog {
+	return &extractive.Catalog{Things: extractive.NewNameIndex(things)}
+}
+
+// TestRewriteNamesAsWritten: things are found however a conversation writes
+// them (case, "&", words run together, a distinctive part), "the X" is the
+// last thing named that a document says is an X, and "either of these"
+// asks of each of the things named.
+func TestRewriteNamesAsWritten(t *testing.T) {
+	v := places(
+		extractive.Thing{Name: "ALLENBELL", Kind: "hotel"},
+		extractive.Thing{Name: "A AND B GUEST HOUSE", Kind: "hotel"},
+		extractive.Thing{Name: "ACORN GUEST HOUSE", Kind: "hotel"},
+		extractive.Thing{Name: "EFES RESTAURANT", Kind: "restaurant"},
+		extractive.Thing{Name: "PIZZA HUT CITY CENTRE", Kind: "restaurant"},
+		extractive.Thing{Name: "PIZZA HUT FEN DITTON", Kind: "restaurant"},
+		extractive.Thing{Name: "BEDOUIN", Kind: "restaurant"},
+		extractive.Thing{Name: "THE CAMBRIDGE BELFRY", Kind: "hotel"},
+		extractive.Thing{Name: "全聚德", Kind: "餐厅"},
+	)
+	for _, tt := range []struct {
+		name    string
+		history []string
+		q       string
+		want    string
+	}{
+		{"lower case", []string{"Can you suggest a place to stay?", "Yes, I would suggest allenbell"},
+			"Are the bathrooms clean in this hotel?", "Are the bathrooms clean in Allenbell?"},
+		{"an ampersand and words run together", []string{"Any guesthouse in the east?", "I recommend the A & B Guesthouse in the east."},
+			"Will the room have a view?", "Will the room have a view of A & B Guesthouse?"},
+		{"a distinctive part", []string{"I am looking for a turkish place.", "Efes is a turkish restaurant in the centre."},
+			"Do they have vegetarian food?", "Do Efes Restaurant have vegetarian food?"},
+		{"the restaurant after a hotel and a restaurant", []string{"I am staying at the Cambridge Belfry.", "Great. How can I help?",
+			"Is there a restaurant near it?", "the Bedouin is close by."}, "Does the restaurant serve beer?", "Does Bedouin serve beer?"},
+		{"the hotel after a hotel and a restaurant", []string{"I am staying at the Cambridge Belfry.", "Great. How can I help?",
+			"Is there a restaurant near it?", "the Bedouin is close by."}, "Does the hotel have parking?", "Does The Cambridge Belfry have parking?"},
+		{"a part of a name many share is the one named before", []string{"Where can I get pizza?", "Pizza Hut Fen Ditton is in the east.",
+			"Is it cheap?", "Yes."}, "Does Pizza hut deliver?", "Does Pizza Hut Fen Ditton deliver?"},
+		{"the Bedouin", []string{"Is there a restaurant near the Cambridge Belfry?", "Yes, the Bedouin."}, "Is the Bedouin open late?",
+			"Is the Bedouin open late?"},
+		{"either of these", []string{"I need a guesthouse in the north.", "I have Allenbell and Acorn Guest House."},
+			"Does either of these have free wifi?", "Does Allenbell or Acorn Guest House have free wifi?"},
+		{"any of those places", []string{"Any italian place in the centre?", "Yes: Pizza Hut City Centre and Efes."},
+			"Do any of those places have nice decor?", "Do Pizza Hut City Centre or Efes Restaurant have nice decor?"},
+		{"which one", []string{"Any italian place in the centre?", "Yes: Pizza Hut City Centre and Efes."},
+			"Which one has the best view?", "Which of Pizza Hut City Centre or Efes Restaurant has the best view?"},
+		{"the latest named over the more often named", []string{"I need a restaurant in the north.", "Efes is in the north.",
+			"No, not Efes, anything else?", "Bedouin is also in the north."}, "Do they serve beer?", "Do Bedouin serve beer?"},
+		{"which place", []string{"Any italian place in the centre?", "Yes: Pizza Hut City Centre and Efes."},
+			"Which place is the quietest?", "Which of Pizza Hut City Centre or Efes Restaurant is the quietest?"},
+		{"a capitalised word of an answer is no thing of the documents", []string{"Book Allenbell for two nights.",
+			"Booked. Reference number is XK42."}, "Does it have a good view?", "Does Allenbell have a good view?"},
+		{"they both", []string{"I need a guesthouse in the north.", "I have Allenbell and Acorn Guest House."},
+			"Do they both have parking?", "Do Allenbell and Acorn Guest House both have parking?"},
+		{"zh a name of the documents", []string{"推荐一家北京的烤鸭店。", "推荐全聚德，它是百年老字号。"}, "它几点开门？", "全聚德几点开门？"},
+	} {
+		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
+		if got := extractive.RewriteFollowUp(f, v); got != tt.want {
+			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestKindIn: what a text says a thing is, for "the X" to stand for it.
+func TestKindIn(t *testing.T) {
+	for _, tt := range []struct {
+		text  string
+		names []string
+		want  string
+	}{
+		{"# Efes\n\nEfes is a turkish restaurant in the centre.", []string{"Efes"}, "restaurant"},
+		{"INXS were an Australian rock band, formed in Sydney.", []string{"INXS"}, "band"},
+		{"The Lucky Star is a chinese restaurant.", []string{"THE LUCKY STAR"}, "restaurant"},
+		{"Name: Archway\nCategory: guest house\n", []string{"Archway"}, "guest house"},
+		{"全聚德是一家烤鸭店，在前门。", []string{"全聚德"}, "烤鸭店"},
+		{"Golden Wok is a restaurant.", []string{"Efes"}, ""},
+		{"Efes serves Turkish food.", []string{"Efes"}, ""},
+	} {
+		if got := extractive.KindIn(tt.text, tt.names); got != tt.want {
+			t.Errorf("KindIn(%q, %q) = %q, want %q", tt.text, tt.names, got, tt.want)
+		}
+	}
+	f := memory.FollowUp{Topic: []string{"INXS"}, History: msgs("How did they start?", "INXS were an Australian rock band, formed in Sydney."),
+		Question: "Did the band tour?"}
+	if got := extractive.RewriteFollowUp(f, nil); got != "Did INXS tour?" {
+		t.Errorf("the band, said to be one: %q, want %q", got, "Did INXS tour?")
 	}
 }

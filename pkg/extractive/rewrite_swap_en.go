@@ -21,7 +21,8 @@ var reWhatAbout = regexp.MustCompile(`(?i)^\s*(?:(?:and\s+)?(?:what|how)\s+about
 // (made standalone) with its subject replaced by X, when X is a known name
 // (isKnownName) and the previous question names the subject. It reports
 // false otherwise.
-func swapEllipsisEN(f memory.FollowUp, q string, vocab Vocabulary) (string, bool) {
+func (st *rwState) swapEllipsisEN(f memory.FollowUp, q string) (string, bool) {
+	vocab := st.vocab
 	m := reWhatAbout.FindStringSubmatch(q)
 	if m == nil {
 		return "", false
@@ -36,11 +37,11 @@ func swapEllipsisEN(f memory.FollowUp, q string, vocab Vocabulary) (string, bool
 	if prev == "" || text.MostlyCJK(prev) || asksBeyond(prev) {
 		return "", false
 	}
-	prev = RewriteFollowUp(memory.FollowUp{Topic: f.Topic, History: f.History[:at], Question: prev}, vocab)
+	prev = st.standaloneAt(f, at)
 	if !strings.HasSuffix(strings.TrimSpace(prev), "?") || text.ContainsWord(prev, x) {
 		return "", false
 	}
-	ent := referentEN(memory.FollowUp{Topic: f.Topic, History: f.History}, vocab)
+	ent := st.referentEN(memory.FollowUp{Topic: f.Topic, History: f.History})
 	if ent == "" || !text.ContainsWord(prev, ent) {
 		return "", false
 	}

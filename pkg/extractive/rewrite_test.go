@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -129,6 +130,37 @@ func TestRewriterNeededPairs(t *testing.T) {
 			if want := i < len(c.want); strings.Contains(got.Context, w) != want {
 				t.Errorf("%s: context holds %q: %v, want %v: %q", c.name, w, !want, want, got.Context)
 			}
+		}
+	}
+}
+
+// TestRewriterWithDocuments: with a vocabulary that knows documents, a
+// question naming none of their things after turns naming one is asked of
+// that thing, however the turns wrote its name; a question naming one, or
+// addressing a part by itself, stands alone.
+func TestRewriterWithDocuments(t *testing.T) {
+	ctx := context.Background()
+	v := places(extractive.Thing{Name: "ALLENBELL", Kind: "hotel"}, extractive.Thing{Name: "ACORN GUEST HOUSE", Kind: "hotel"})
+	v.Known.Titles = []docstruct.Title{{Title: "中华人民共和国劳动法", Aliases: []string{"劳动法"}}}
+	r := extractive.NewRewriter(v, nil)
+	for _, tt := range []struct {
+		history []string
+		q, want string
+		skipped bool
+	}{
+		{[]string{"Can you make a suggestion?", "Yes, I would suggest allenbell"}, "Are the bathrooms clean?",
+			"Are the bathrooms clean of Allenbell?", false},
+		{[]string{"Can you make a suggestion?", "Yes, I would suggest allenbell"}, "Is Acorn Guest House cheaper?",
+			"Is Acorn Guest House cheaper?", true},
+		{[]string{"劳动法第三条是什么？", "第三条 劳动者享有平等就业的权利。"}, "那第四条呢？", "劳动法第四条是什么？", false},
+		{[]string{"乾卦的卦辞是什么？", "乾：元亨利贞。", "什么是太极？", "易有太极，是生两仪。"}, "那坤卦呢？", "什么是坤卦？", false},
+	} {
+		c, err := r.Rewrite(ctx, followUp(msgs(tt.history...), tt.q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Standalone != tt.want || c.Skipped != tt.skipped {
+			t.Errorf("Rewrite(%q) = %q (skipped %v), want %q (skipped %v)", tt.q, c.Standalone, c.Skipped, tt.want, tt.skipped)
 		}
 	}
 }

@@ -63,10 +63,29 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 	if len(docs) == 0 {
 		return nil, nil
 	}
+	q = unquoted(q)
 	addr := docstruct.ParseAddress(q, docstruct.Known{Titles: titles, Kinds: kinds, Profile: prof})
 	if len(addr.Steps) == 0 || addr.Relative != 0 {
 		return nil, nil
 	}
+	r := resolveAddress(docs, addr, q, ranked)
+	if r != nil && r.Match == rag.MatchAbsent && addr.DocKnown {
+		// A name may be a document's and a part's of another ("X" the
+		// alias of the file "notes-X", and the chapter X of the book):
+		// when the document named lacks the part, the name read as the
+		// part's finds it, if it is there.
+		alt := docstruct.ParseAddress(q, docstruct.Known{Kinds: kinds, Profile: prof})
+		if alt.Doc == "" && alt.Relative == 0 && len(alt.Steps) > len(addr.Steps) {
+			if ar := resolveAddress(docs, alt, q, ranked); ar != nil && ar.Match == rag.MatchPart {
+				return ar, nil
+			}
+		}
+	}
+	return r, nil
+}
+
+// resolveAddress resolves an address among the documents (see addressed).
+func resolveAddress(docs []structDocRef, addr docstruct.Address, q string, ranked []Result) *Result {
 	var cands []structDocRef
 	switch {
 	case addr.Doc != "" && !addr.DocKnown:
@@ -81,10 +100,10 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 		}
 		if len(cands) == 0 {
 			if nearHeading(docs, addr.Doc) {
-				return nil, nil
+				return nil
 			}
 			r := absentDocResult(addr.Doc, q)
-			return &r, nil
+			return &r
 		}
 	case addr.Doc != "":
 		for _, d := range docs {
@@ -101,22 +120,51 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 	}
 	ref, ok := chooseDoc(cands, addr, q, ranked)
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	doc := ref.sd.doc
 	res := docstruct.Resolve(doc, addr)
 	switch {
 	case res.Part != nil && res.Part != doc.Root:
 		r := partResult(ref, res.Part)
-		return &r, nil
+		return &r
 	case res.Absent != nil && res.Absent.Want.HasNumber():
 		// A part asked for by number is absent for certain; one asked
 		// for by a name no part has may be words the question reads as
 		// a name: similarity answers it.
 		r := absentResult(ref, res.Absent, q)
-		return &r, nil
+		return &r
 	}
-	return nil, nil
+	return nil
+}
+
+// quotePairs are the quotation marks around a passage a question quotes
+// ("「依照本法第九条」出自哪里？"): what they hold is text to find, not an
+// address. Book-title marks 《》 are not among them.
+var quotePairs = [][2]rune{{'「', '」'}, {'『', '』'}, {'“', '”'}, {'"', '"'}, {'‘', '’'}}
+
+// unquoted is q with the passages it quotes blanked out.
+func unquoted(q string) string {
+	rs := []rune(q)
+	for _, p := range quotePairs {
+		for i := 0; i < len(rs); i++ {
+			if rs[i] != p[0] {
+				continue
+			}
+			j := i + 1
+			for j < len(rs) && rs[j] != p[1] {
+				j++
+			}
+			if j == len(rs) {
+				break // not closed: no passage
+			}
+			for k := i; k <= j; k++ {
+				rs[k] = ' '
+			}
+			i = j
+		}
+	}
+	return string(rs)
 }
 
 // chooseDoc picks the document an address is resolved in among the
@@ -232,7 +280,7 @@ func nearHeading(docs []structDocRef, title string) bool {
 
 // nearName reports whether title and name, letters only, case and script
 // folded, share a run of at least two thirds of title's letters (and at
-// least two): "序卦传" comes near "序卦传-上篇" and "序卦", "Model
+// least two): "劳动法" comes near "劳动法-释义" and "劳动", "Model
 // Constitution" near "The Model Constitution".
 func nearName(title, name string) bool {
 	a, b := []rune(letters(title)), []rune(letters(name))
@@ -264,14 +312,7 @@ func nearName(title, name string) bool {
 // any of its parts carries such a number).
 func hasKind(d structDocRef, step docstruct.Label) bool {
 	if step.Kind == "" {
-		found := false
-		d.sd.doc.Root.Walk(func(p *docstruct.Part) bool {
-			if p.Label.Kind == "" && p.Label.HasNumber() {
-				found = true
-			}
-			return !found
-		})
-		return found
+		return d.sd.numbered
 	}
 	for _, k := range d.sd.kinds {
 		if docstruct.SameKind(k, step.Kind) {

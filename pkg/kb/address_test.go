@@ -2,6 +2,9 @@ package kb
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,6 +110,8 @@ func TestAddressedSearch(t *testing.T) {
 		{q: "《示范语录》学习篇第二章是什么？", match: rag.MatchPart, want: "孝顺父母", file: "yulu.txt"},
 		{q: "《不存在的书》第三条是什么？", match: rag.MatchAbsent, want: "没有《不存在的书》", only: true},
 		{q: "劳动者每日工作多少小时？", match: ""},
+		{q: "「依照本法第一条的规定执行」出自哪里？", match: ""},
+		{q: `Which article says "chosen every second year, as Article IX provides"?`, match: ""},
 		{q: "第一次休息是什么时候？", match: ""},
 	} {
 		t.Run(tc.q, func(t *testing.T) {
@@ -171,5 +176,113 @@ func TestAddressedSearchAfterReopen(t *testing.T) {
 		if r.Match == rag.MatchPart {
 			t.Fatalf("a deleted document's part: %+v", r)
 		}
+	}
+}
+
+// TestProfileChangeRereadsStructure: a knowledge base names a profile (an
+// unknown one is refused), and changing it reads the structure again: the
+// profile's named position addresses a part only while it is in force.
+func TestProfileChangeRereadsStructure(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	dir := t.TempDir()
+	prof := `{"name": "club", "positions": [{"names": ["开篇条"], "kind": "条", "number": 2}]}`
+	if err := os.WriteFile(filepath.Join(dir, "club.json"), []byte(prof), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.ProfilesDir = dir
+	s := newService(t, cfg, newFakeEmbedder(), nil)
+	if _, err := s.Create(ctx, "docs", CreateOptions{Profile: "nope"}); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "club") {
+		t.Fatalf("unknown profile: %v, want ErrBadRequest listing club", err)
+	}
+	if _, err := s.Create(ctx, "docs", CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, "docs", FileData{Name: "labor-law.md", Data: []byte(lawText)})
+	const q = "劳动示范法的开篇条是什么？"
+	first := func() Result {
+		t.Helper()
+		rs := search(t, s, q, "docs")
+		if len(rs) == 0 {
+			t.Fatal("no result")
+		}
+		return rs[0]
+	}
+	if r := first(); r.Match == rag.MatchPart {
+		t.Fatalf("without the profile: %+v", r)
+	}
+	if err := s.SetProfile(ctx, "docs", "nope"); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("SetProfile(nope) = %v", err)
+	}
+	if err := s.SetProfile(ctx, "docs", "club"); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := s.Info(ctx, "docs"); info.Profile != "club" {
+		t.Errorf("info.Profile = %q", info.Profile)
+	}
+	if r := first(); r.Match != rag.MatchPart || !strings.Contains(r.Text, "第二条") {
+		t.Fatalf("with the profile: %+v", r)
+	}
+}
+
+// TestPostgresAddressedOnEveryReplica: the structure index of a knowledge
+// base shared by replicas follows the changes another replica makes (an
+// upload, a deletion), reading the originals from the database.
+func TestPostgresAddressedOnEveryReplica(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoReplicas(t)
+	const q = "What does Article I, Section 2 of the Model Constitution say?"
+	if rs := searchKB(t, b, q); len(rs) > 0 && rs[0].Match != "" {
+		t.Fatalf("empty base: %+v", rs[0])
+	}
+	pgAdd(t, a, AddOptions{}, FileData{Name: "constitution.md", Data: []byte(constitutionText)})
+	rs := searchKB(t, b, q)
+	if len(rs) == 0 || rs[0].Match != rag.MatchPart || !strings.Contains(rs[0].Text, "every second year") {
+		t.Fatalf("after another replica's upload: %+v", rs)
+	}
+	if _, err := a.DeleteFiles(ctx, pgKB, []string{"constitution.md"}, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range searchKB(t, b, q) {
+		if r.Match != "" {
+			t.Fatalf("after another replica's deletion: %+v", r)
+		}
+	}
+}
+
+// TestAdoptProfile: a base made before bases named profiles takes one
+// once; a base that records a choice, none included, keeps it.
+func TestAdoptProfile(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	s := newService(t, cfg, newFakeEmbedder(), nil)
+	p := demoProfile(t)
+	WithProfiles(p)(s)
+	if _, err := s.Create(ctx, "old", CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, release, err := s.get(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.db.ExecContext(ctx, `DELETE FROM meta WHERE key = 'profile'`) // as an older version made it
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdoptProfile(ctx, "old", p.Name); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := s.Info(ctx, "old"); info.Profile != p.Name {
+		t.Fatalf("adopted profile = %q, want %q", info.Profile, p.Name)
+	}
+	if err := s.SetProfile(ctx, "old", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdoptProfile(ctx, "old", p.Name); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := s.Info(ctx, "old"); info.Profile != "" {
+		t.Fatalf("a base that chose none took %q", info.Profile)
 	}
 }

@@ -86,7 +86,7 @@ func contextEntry(n int, r Result) string {
 
 // entryText is a chunk's section path and its text as the model gets
 // them. A chunk that starts with the Markdown heading the path ends with
-// ("## 第一卦 乾" under "… > 第一卦 乾") starts after it: the path already
+// ("## 第一章 总则" under "… > 第一章 总则") starts after it: the path already
 // says it.
 func entryText(r Result) (path, text string) {
 	text = r.Text

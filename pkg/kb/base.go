@@ -55,8 +55,8 @@ const titleMark = "§"
 
 // titleTerms are the terms of the title field: the title's lexTerms plus
 // its single CJK characters, marked so they count apart from the body's
-// terms. Characters matter in titles: a question about "乾卦" should find
-// the section headed "第一卦乾 乾為天", which shares no bigram with it.
+// terms. Characters matter in titles: a question about "总则章" should
+// find the section headed "第一章 总 则", which shares no bigram with it.
 func titleTerms(title string) []string {
 	if title == "" {
 		return nil
@@ -162,7 +162,7 @@ type base struct {
 	// structs the structure index (structure.go); stopBuild stops its
 	// build at open.
 	prof      atomic.Pointer[docstruct.Profile]
-	structs   *structIndex
+	structs   structIndex
 	stopBuild context.CancelFunc
 }
 

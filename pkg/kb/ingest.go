@@ -319,7 +319,7 @@ const ingestGroup = 512
 
 // titleOf is the section path a chunk falls under: its document's title
 // (the file name without folder and extension), then the headings it is
-// under ("zhouyi > 《易經》第一卦乾 乾為天"). The ranker matches it as the
+// under ("labor-law > 第四章 工作时间和休息休假 > 第三十六条"). The ranker matches it as the
 // chunk's title field and the reader sees it above the chunk's text.
 //
 // A heading that repeats the one before it (a Markdown file whose first

@@ -21,8 +21,8 @@
 // traditional Chinese folded to simplified (text.Fold, so 貞 matches 贞), plus
 // a title field: the section heading a chunk falls under (or its file name)
 // as characters and bigrams, weighted double in queries and double again
-// for the chunk that holds the heading, so "乾卦的卦辞" finds the section
-// "第一卦乾 乾為天". Question scaffolding (是什么, 请问, 吗 ...) is dropped
+// for the chunk that holds the heading, so "劳动法第三十六条" finds the
+// section "第三十六条 国家实行劳动者每日工作时间…". Question scaffolding (是什么, 请问, 吗 ...) is dropped
 // from queries. The vector side is the configured embedder's cosine.
 //
 // Scores: every search returns a relevance in [0,1], higher is more
@@ -395,6 +395,9 @@ type CreateOptions struct {
 	// EmbedModel must be "" or the configured kb.embed_model.
 	EmbedModel string
 	Info       string
+	// Profile names the profile the documents are read with ("" for
+	// none); ErrBadRequest when the server does not know it.
+	Profile string
 }
 
 // resolveStore maps a requested vector store to one this server has.
@@ -435,6 +438,9 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	if err != nil {
 		return Info{}, err
 	}
+	if err := s.checkProfile(opts.Profile); err != nil {
+		return Info{}, err
+	}
 	if err := s.lockIdle(ctx, name); err != nil {
 		return Info{}, err
 	}
@@ -447,7 +453,7 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 	} else if ok {
 		return Info{}, fmt.Errorf("knowledge base %s: %w", name, ErrExists)
 	}
-	b, err := s.createLocked(ctx, name, vs, model, opts.Info)
+	b, err := s.createLocked(ctx, name, vs, model, opts.Info, opts.Profile)
 	if err != nil {
 		return Info{}, err
 	}
@@ -456,7 +462,7 @@ func (s *Service) Create(ctx context.Context, name string, opts CreateOptions) (
 
 // createLocked registers a new KB with its settings and opens it; s.mu
 // is held.
-func (s *Service) createLocked(ctx context.Context, name, vs, model, info string) (*base, error) {
+func (s *Service) createLocked(ctx context.Context, name, vs, model, info, profile string) (*base, error) {
 	if err := s.checkNewKB(ctx, name); err != nil {
 		return nil, err
 	}
@@ -473,7 +479,7 @@ func (s *Service) createLocked(ctx context.Context, name, vs, model, info string
 	tx, err := db.BeginTx(ctx, nil)
 	if err == nil {
 		for k, v := range map[string]string{
-			"name": name, "info": info, "vector_store": vs, "embed_model": model, "dim": "0",
+			"name": name, "info": info, "vector_store": vs, "embed_model": model, "dim": "0", "profile": profile,
 			"created_at": strconv.FormatInt(time.Now().UnixMilli(), 10), "lex_version": lexVersion, "generation": "0",
 		} {
 			if err == nil {
@@ -527,7 +533,7 @@ func (s *Service) openKB(ctx context.Context, name string) (*base, error) {
 
 // openBase opens the KB whose database is db (closed on failure).
 func (s *Service) openBase(ctx context.Context, name string, db *sql.DB) (*base, error) {
-	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil, structs: newStructIndex()}
+	b := &base{name: name, dir: s.cfg.kbDir(name), db: db, dbOriginals: s.shared != nil}
 	if err := b.load(ctx, s.vs.newStore); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open knowledge base %s: %w", name, err)

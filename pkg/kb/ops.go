@@ -471,7 +471,7 @@ func (s *Service) Recreate(ctx context.Context, name string, opts RecreateOption
 			return res, err
 		}
 		if found, err = s.cat.Exists(ctx, name); err == nil && !found {
-			_, err = s.createLocked(ctx, name, vs, model, "")
+			_, err = s.createLocked(ctx, name, vs, model, "", "")
 		}
 		s.mu.Unlock()
 		if err != nil {

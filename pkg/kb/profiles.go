@@ -108,8 +108,13 @@ func (s *Service) SetProfile(ctx context.Context, name, profile string) error {
 		return err
 	}
 	defer release()
+	return s.setProfile(ctx, b, profile)
+}
+
+// setProfile records the profile of b and reads the structure again.
+func (s *Service) setProfile(ctx context.Context, b *base, profile string) error {
 	if err := setMeta(ctx, b.db, "profile", profile); err != nil {
-		return fmt.Errorf("update profile of %s: %w", name, err)
+		return fmt.Errorf("update profile of %s: %w", b.name, err)
 	}
 	b.mu.Lock()
 	b.info.Profile = profile
@@ -117,4 +122,26 @@ func (s *Service) SetProfile(ctx context.Context, name, profile string) error {
 	b.prof.Store(s.profiles[profile])
 	b.structs.invalidate()
 	return nil
+}
+
+// AdoptProfile names profile for the knowledge base when it has never
+// recorded a profile setting (a base made before bases named profiles),
+// and does nothing otherwise, so a later choice, "" included, stands.
+func (s *Service) AdoptProfile(ctx context.Context, name, profile string) error {
+	if err := s.checkProfile(profile); err != nil {
+		return err
+	}
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var n int
+	if err := b.db.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = 'profile'`).Scan(&n); err != nil {
+		return fmt.Errorf("profile of %s: %w", name, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	return s.setProfile(ctx, b, profile)
 }

@@ -2,9 +2,11 @@ package kb
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
@@ -59,14 +61,16 @@ const headingWeight = 2
 //
 // The heading is matched at the granularity of the question's terms, not
 // character by character: a question's CJK bigram is found in the heading
-// as that bigram or the reverse one (the heading "第一卦乾" names the
-// hexagram "乾卦"), or, with a body occurrence's weight, as its two
-// characters anywhere in the heading; a word, or a question term that is a
-// lone character, as that title term. Each clause scores at most its
+// as that bigram or the reverse one (the heading "第三章总则" names the
+// "总则章" a question asks for), or, with a body occurrence's weight, as its
+// two characters anywhere in the heading; a word, or a question term that
+// is a lone character, as that title term. Each clause scores at most its
 // term's share of the information whichever field holds it, so a heading
 // counts in proportion to how much of the question it covers: one shared
 // word or character does not make an unrelated question a full match.
-func lexicalQuery(lex *retrieve.BM25, q string) ([]retrieve.Clause, float64) {
+// names are the profile's names (queryNames): a one-character name before
+// one of its classifiers is a term of its own.
+func lexicalQuery(lex *retrieve.BM25, q string, names queryNames) ([]retrieve.Clause, float64) {
 	body := lexTerms(stripQuestion(q))
 	idf := termIDF(lex)
 	qtf := map[string]int{}
@@ -77,15 +81,15 @@ func lexicalQuery(lex *retrieve.BM25, q string) ([]retrieve.Clause, float64) {
 		}
 		qtf[t]++
 	}
-	names := map[string]bool{}
-	order = appendNames(order, qtf, names, stripQuestion(q))
+	named := map[string]bool{}
+	order = names.appendNames(order, qtf, named, stripQuestion(q))
 	clauses := make([]retrieve.Clause, 0, len(order))
 	var info float64
 	for _, t := range order {
 		w := idf(t)
 		info += float64(qtf[t]) * w
 		forms := []retrieve.Form{{Terms: []string{t}, Weight: 1}}
-		if utf8.RuneCountInString(t) > 1 || names[t] {
+		if utf8.RuneCountInString(t) > 1 || named[t] {
 			// A lone character left between question words ("…哪里人？")
 			// is sought in the text only: one character of a heading
 			// (家人) says little. A name before a classifier is sought in
@@ -97,22 +101,68 @@ func lexicalQuery(lex *retrieve.BM25, q string) ([]retrieve.Clause, float64) {
 	return clauses, info
 }
 
-// classifiers follow a name and say what kind of thing it names: "乾卦"
-// is the hexagram 乾, "《说卦》" … "传" a book. A one-character name before
-// one is a term of its own (matched in headings), so a question about 比
-// or 震 finds the section headed with that one character, which shares
-// no bigram with "比卦".
-const classifiers = "卦"
+// queryNames is what a knowledge base's profile (docstruct.Profile) adds to
+// the reading of a question: its classifiers, characters that follow a
+// name and say what kind of part it names (with the classifier 篇, "学而篇"
+// names the part 学而), and where its heading and file-name forms write a
+// name (the text just before NAME in "第N篇NAME" or "注释-NAME"). Without
+// a profile there are none: names before classifiers are read by the
+// structure index (docstruct), not here.
+type queryNames struct {
+	classifiers string
+	// before are the texts the forms write just before a part's name
+	// ("篇" in "第N篇NAME", "注释-" in "注释-NAME").
+	before []string
+}
+
+// namesOf is the queryNames of the profiles in force (several when a search
+// spans knowledge bases of several profiles).
+func namesOf(ps ...*docstruct.Profile) queryNames {
+	var n queryNames
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		for _, c := range p.Classifiers {
+			if !strings.Contains(n.classifiers, c) {
+				n.classifiers += c
+			}
+		}
+		for _, f := range append(slices.Clone(p.HeadingForms), p.FileNameForms...) {
+			i := strings.Index(f, "NAME")
+			if i <= 0 {
+				continue
+			}
+			pre := f[:i]
+			if j := strings.LastIndex(pre, "N"); j >= 0 {
+				pre = pre[j+1:]
+			}
+			if pre = text.Fold(pre); pre != "" && !seen[pre] {
+				seen[pre] = true
+				n.before = append(n.before, pre)
+			}
+		}
+	}
+	return n
+}
+
+func (n queryNames) isClassifier(r rune) bool {
+	return n.classifiers != "" && strings.ContainsRune(n.classifiers, r)
+}
 
 // appendNames adds to order (and qtf, names) the one-character names of q: the
-// CJK character before a classifier (in "中比卦" that is 比; a two-character
-// name such as 小畜 is a bigram term already). As a term it matches the character standing alone in a
-// chunk's text ("《比》": text.Terms makes a lone CJK character a term) or
+// CJK character before a classifier (a two-character name is a bigram term
+// already). As a term it matches the character standing alone in a
+// chunk's text ("《X》": text.Terms makes a lone CJK character a term) or
 // in its heading.
-func appendNames(order []string, qtf map[string]int, names map[string]bool, q string) []string {
+func (n queryNames) appendNames(order []string, qtf map[string]int, names map[string]bool, q string) []string {
+	if n.classifiers == "" {
+		return order
+	}
 	rs := []rune(text.Fold(q))
 	for i := 0; i+1 < len(rs); i++ {
-		if !text.IsCJK(rs[i]) || !strings.ContainsRune(classifiers, rs[i+1]) || strings.ContainsRune(classifiers, rs[i]) {
+		if !text.IsCJK(rs[i]) || !n.isClassifier(rs[i+1]) || n.isClassifier(rs[i]) {
 			continue
 		}
 		t := string(rs[i])
@@ -142,15 +192,17 @@ func headingForms(t string) []retrieve.Form {
 	return []retrieve.Form{{Terms: []string{titleMark + t}, Weight: headingWeight}}
 }
 
-// bookTitle is a title in book marks: 《说卦传》.
+// bookTitle is a title in book marks: 《论语》.
 var bookTitle = regexp.MustCompile(`《([^《》]{1,30})》`)
 
 // questionScopes are the parts of the knowledge base a question names:
-// a title in book marks (《说卦传》, also without a final 传 or 经, as
-// headings often write it) and names before a classifier ("乾卦",
-// "小畜卦": the section headed "…卦乾…" or the file "…-乾"). Each is a
-// folded string a chunk's section path contains when the chunk is in scope.
-func questionScopes(q string) []string {
+// a title in book marks (《X传》, also without a final 传 or 经, as
+// headings often write it) and, with a profile, names before one of its
+// classifiers, as its heading and file-name forms write them (with the
+// form "第N篇NAME", "学而篇" is in scope in the section headed "…篇学而…").
+// Each is a folded string a chunk's section path contains when the chunk
+// is in scope.
+func questionScopes(q string, names queryNames) []string {
 	fq := text.Fold(q)
 	var out []string
 	for _, m := range bookTitle.FindAllStringSubmatch(fq, -1) {
@@ -160,25 +212,32 @@ func questionScopes(q string) []string {
 			out = append(out, s)
 		}
 	}
+	if names.classifiers == "" || len(names.before) == 0 {
+		return out
+	}
 	rs := []rune(stripQuestion(fq))
 	for i := range rs {
-		if !strings.ContainsRune(classifiers, rs[i]) {
+		if !names.isClassifier(rs[i]) {
 			continue
 		}
 		for n := 1; n <= 2 && i-n >= 0; n++ {
 			name := rs[i-n : i]
-			if !allCJK(name) {
+			if !names.allName(name) {
 				continue
 			}
-			out = append(out, string(rs[i])+string(name), "-"+string(name))
+			for _, pre := range names.before {
+				out = append(out, pre+string(name))
+			}
 		}
 	}
 	return out
 }
 
-func allCJK(rs []rune) bool {
+// allName reports whether rs are CJK characters none of which is a
+// classifier.
+func (n queryNames) allName(rs []rune) bool {
 	for _, r := range rs {
-		if !text.IsCJK(r) || strings.ContainsRune(classifiers, r) {
+		if !text.IsCJK(r) || n.isClassifier(r) {
 			return false
 		}
 	}
@@ -194,15 +253,15 @@ const outOfScope = 0.75
 // question that names a book or a section prefers the chunks under it.
 // Like the rest of retrieval it runs for every model and changes what is
 // found, not the question.
-func applyScopes(q string, rs []Result) {
-	scopes := questionScopes(q)
+func applyScopes(q string, rs []Result, names queryNames) {
+	scopes := questionScopes(q, names)
 	if len(scopes) == 0 || len(rs) == 0 {
 		return
 	}
 	in := make([]bool, len(rs))
 	any := false
 	for i, r := range rs {
-		p := strings.ReplaceAll(text.Fold(titleOf(r.File, r.Metadata)), " ", "") // "第一卦 乾" names 乾 too
+		p := strings.ReplaceAll(text.Fold(titleOf(r.File, r.Metadata)), " ", "") // "第一篇 学而" names 学而 too
 		for _, s := range scopes {
 			if strings.Contains(p, s) {
 				in[i], any = true, true

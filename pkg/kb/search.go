@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
 
@@ -165,20 +166,25 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, floa
 		return nil, 0, fmt.Errorf("embed query: got %d vectors for 1 text", len(vecs))
 	}
 	qvec := vecs[0]
+	profs := make([]*docstruct.Profile, len(bases))
+	for i, b := range bases {
+		profs[i] = b.profile()
+	}
+	names := namesOf(profs...)
 	depth := max(4*k, 30)
 	if s.rerank != nil {
 		depth = max(depth, s.cfg.Reranker.Candidates, k)
 	}
 	var all []Result
 	for _, b := range bases {
-		rs, err := s.searchBase(ctx, b, req, qvec, depth)
+		rs, err := s.searchBase(ctx, b, req, qvec, depth, names)
 		if err != nil {
 			return nil, 0, fmt.Errorf("search %s: %w", b.name, err)
 		}
 		all = append(all, rs...)
 	}
 	sortResults(all)
-	applyScopes(req.Query, all)
+	applyScopes(req.Query, all, names)
 	if s.rerank != nil && len(all) > 0 {
 		cand := all[:min(len(all), depth)]
 		if all, err = s.rerankResults(ctx, req.Query, cand); err != nil {
@@ -225,7 +231,7 @@ func sortResults(rs []Result) {
 
 // searchBase runs the hybrid search in one KB and returns up to depth
 // candidates with their chunks.
-func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qvec []float32, depth int) ([]Result, error) {
+func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qvec []float32, depth int, names queryNames) ([]Result, error) {
 	if err := s.refresh(ctx, b); err != nil {
 		return nil, err
 	}
@@ -252,7 +258,7 @@ func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qv
 		sort.Strings(flt.Files)
 		flt.Metadata = req.Metadata
 	}
-	clauses, info := lexicalQuery(b.lex, req.Query)
+	clauses, info := lexicalQuery(b.lex, req.Query, names)
 	lexical := b.lex.SearchClauses(clauses, depth, allow)
 	vector, err := b.vec.Search(ctx, qvec, depth, flt)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -39,9 +40,11 @@ import (
 // unchanged. A search waits for a build under way (it needs its result)
 // but never for one that is not needed.
 type structIndex struct {
-	// sem is held by the one build (or put) under way.
-	sem chan struct{}
-	cur atomic.Pointer[structSet]
+	// sem is held by the one build (or put) under way; made on first use
+	// (semOnce), so the zero structIndex is ready.
+	semOnce sync.Once
+	sem     chan struct{}
+	cur     atomic.Pointer[structSet]
 	// asked counts the changes reported; a set built at version v
 	// reflects the changes up to v.
 	asked atomic.Uint64
@@ -62,12 +65,15 @@ type structDoc struct {
 	hash  string
 	doc   *docstruct.Doc
 	kinds []string
+	// numbered is whether some part has a number without a kind (a
+	// dotted number, an enumeration).
+	numbered bool
 }
 
-func newStructIndex() *structIndex {
-	x := &structIndex{sem: make(chan struct{}, 1)}
-	x.asked.Store(1) // nothing built yet
-	return x
+// semaphore returns sem, made on first use.
+func (x *structIndex) semaphore() chan struct{} {
+	x.semOnce.Do(func() { x.sem = make(chan struct{}, 1) })
+	return x.sem
 }
 
 // invalidate reports a change: the next use reconciles the index.
@@ -75,14 +81,14 @@ func (x *structIndex) invalidate() { x.asked.Add(1) }
 
 func (x *structIndex) lock(ctx context.Context) error {
 	select {
-	case x.sem <- struct{}{}:
+	case x.semaphore() <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
 }
 
-func (x *structIndex) unlock() { <-x.sem }
+func (x *structIndex) unlock() { <-x.semaphore() }
 
 // structFormat is how the structure reads a document of this name: the
 // original Markdown or text as written (Markdown's list numbers and
@@ -116,7 +122,14 @@ func structText(name string, data []byte, docs []Document) (string, docstruct.Fo
 // parseStruct reads one document's structure.
 func parseStruct(file, hash, txt string, f docstruct.Format, p *docstruct.Profile) *structDoc {
 	d := docstruct.Parse(file, txt, f, p)
-	return &structDoc{file: file, hash: hash, doc: d, kinds: docstruct.KindsOf(d)}
+	sd := &structDoc{file: file, hash: hash, doc: d, kinds: docstruct.KindsOf(d)}
+	d.Root.Walk(func(p *docstruct.Part) bool {
+		if p.Label.Kind == "" && p.Label.HasNumber() {
+			sd.numbered = true
+		}
+		return !sd.numbered
+	})
+	return sd
 }
 
 // profile is the profile the base's documents are read with, nil for
@@ -142,9 +155,9 @@ func (b *base) buildStructAtOpen() {
 // putStruct records the structure of a document just ingested (its hash as the
 // files table has it), so that the next use need not load it again.
 func (b *base) putStruct(sd *structDoc) {
-	x := b.structs
+	x := &b.structs
 	select {
-	case x.sem <- struct{}{}:
+	case x.semaphore() <- struct{}{}:
 		defer x.unlock()
 	default:
 		// A build is under way: the next one reads this document again.
@@ -179,7 +192,7 @@ func newStructSet(version uint64, p *docstruct.Profile, docs []*structDoc) *stru
 		c := *d.doc
 		c.Aliases = slices.Clone(d.doc.Aliases)
 		ds[i] = &c
-		nd := &structDoc{file: d.file, hash: d.hash, doc: &c, kinds: d.kinds}
+		nd := &structDoc{file: d.file, hash: d.hash, doc: &c, kinds: d.kinds, numbered: d.numbered}
 		set.docs = append(set.docs, nd)
 		set.byFile[d.file] = nd
 	}
@@ -192,7 +205,7 @@ func newStructSet(version uint64, p *docstruct.Profile, docs []*structDoc) *stru
 // change reported before the call: built now (or by the build under way,
 // waited for) when it is not.
 func (b *base) structure(ctx context.Context) (*structSet, error) {
-	x := b.structs
+	x := &b.structs
 	if cur := x.cur.Load(); cur != nil && cur.version >= x.asked.Load() {
 		return cur, nil
 	}

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,10 +47,34 @@ func newHashKB(t *testing.T, name string, models llm.Models) *Service {
 	cfg := DefaultConfig()
 	cfg.Dir = t.TempDir()
 	s := newService(t, cfg, retrieve.NewHashEmbedder(512), models)
-	if _, err := s.Create(context.Background(), name, CreateOptions{}); err != nil {
+	var opts CreateOptions
+	if name == "zhouyi" {
+		// The Zhouyi is read through the demo's profile, as the demo's
+		// knowledge base is.
+		p := demoProfile(t)
+		WithProfiles(p)(s)
+		opts.Profile = p.Name
+	}
+	if _, err := s.Create(context.Background(), name, opts); err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// demoProfile is the demo's profile (demo/zhouyi/profile.json; the
+// package demo imports this one).
+func demoProfile(t testing.TB) *docstruct.Profile {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "demo", "zhouyi", "profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := docstruct.LoadProfile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestZhouyiRetrieval is the knowledge-base acceptance: with the offline

@@ -41,7 +41,7 @@ type Evidence struct {
 	// Title is the document's or page's title.
 	Title string
 	// Path is the passage's section path, outermost first, " > " between
-	// ("易经 > 第一卦 乾"): the document's title, then the headings the
+	// ("劳动法 > 第四章 > 第三十六条"): the document's title, then the headings the
 	// passage is under. "" for a passage without sections (an excerpt of a
 	// web page).
 	Path string

@@ -176,11 +176,14 @@ type kbInfo struct {
 	Files       int       `json:"file_count"`
 	Chunks      int       `json:"docs_count"`
 	CreatedAt   time.Time `json:"create_time"`
+	// Profile names the profile the documents are read with, "" for
+	// none (mixchat's; docs/structure.md).
+	Profile string `json:"profile"`
 }
 
 func kbInfoOf(in kb.Info) kbInfo {
 	return kbInfo{Name: in.Name, Info: in.Info, VectorStore: in.VectorStore, EmbedModel: in.EmbedModel,
-		Dim: in.Dim, Files: in.Files, Chunks: in.Chunks, CreatedAt: in.CreatedAt}
+		Dim: in.Dim, Files: in.Files, Chunks: in.Chunks, CreatedAt: in.CreatedAt, Profile: in.Profile}
 }
 
 // kbFileInfo is a document as list_files?detail=true shows it, in
@@ -246,6 +249,9 @@ type createKBRequest struct {
 	VectorStoreType string  `json:"vector_store_type"`
 	EmbedModel      string  `json:"embed_model"`
 	Info            string  `json:"kb_info"`
+	// Profile names the profile the documents are read with (mixchat's;
+	// "" for none).
+	Profile string `json:"profile"`
 }
 
 func (r *createKBRequest) validate() error {
@@ -255,9 +261,29 @@ func (r *createKBRequest) validate() error {
 	return nil
 }
 
+// checkProfile refuses a profile the server does not know, naming the
+// field and the profiles it knows.
+func (s *Server) checkProfile(name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, ok := s.kb.Profile(name); ok {
+		return nil
+	}
+	known := s.kb.Profiles()
+	if len(known) == 0 {
+		return errBadRequest("profile %q is not known: this server has no profiles (kb.profiles_dir)", name)
+	}
+	return errBadRequest("profile %q is not known: use one of %s, or \"\" for none", name, strings.Join(known, ", "))
+}
+
 func (s *Server) handleCreateKB(c *gin.Context, req *createKBRequest) {
 	name := *req.Name
-	if _, err := s.kb.Create(c.Request.Context(), name, kb.CreateOptions{VectorStore: req.VectorStoreType, EmbedModel: req.EmbedModel, Info: req.Info}); err != nil {
+	if err := s.checkProfile(req.Profile); err != nil {
+		writeError(c, err)
+		return
+	}
+	if _, err := s.kb.Create(c.Request.Context(), name, kb.CreateOptions{VectorStore: req.VectorStoreType, EmbedModel: req.EmbedModel, Info: req.Info, Profile: req.Profile}); err != nil {
 		code, msg := kbErrorCode(name, err)
 		if code != 403 && code != 404 && !errors.Is(err, kb.ErrInvalidName) {
 			// Chatchat's code and words when the store cannot create it
@@ -293,21 +319,42 @@ func (s *Server) handleDeleteKB(c *gin.Context) {
 type updateInfoRequest struct {
 	Name   string  `json:"knowledge_base_name"`
 	KBInfo *string `json:"kb_info"`
+	// Profile, when sent, names the profile the documents are read with
+	// ("" for none); the structure is read again with it (mixchat's).
+	Profile *string `json:"profile"`
 }
 
 func (r *updateInfoRequest) validate() error {
-	if r.KBInfo == nil {
-		return errBadRequest("kb_info is required")
+	if r.KBInfo == nil && r.Profile == nil {
+		return errBadRequest("kb_info is required (or profile, to change only the profile)")
 	}
 	return nil
 }
 
 func (s *Server) handleUpdateKBInfo(c *gin.Context, req *updateInfoRequest) {
-	if err := s.kb.SetInfo(c.Request.Context(), req.Name, *req.KBInfo); err != nil {
-		kbFail(c, req.Name, err, nil)
-		return
+	ctx := c.Request.Context()
+	if req.Profile != nil {
+		if err := s.checkProfile(*req.Profile); err != nil {
+			writeError(c, err)
+			return
+		}
 	}
-	kbReply(c, 200, "知识库介绍修改完成", gin.H{"kb_info": *req.KBInfo})
+	data := gin.H{}
+	if req.KBInfo != nil {
+		if err := s.kb.SetInfo(ctx, req.Name, *req.KBInfo); err != nil {
+			kbFail(c, req.Name, err, nil)
+			return
+		}
+		data["kb_info"] = *req.KBInfo
+	}
+	if req.Profile != nil {
+		if err := s.kb.SetProfile(ctx, req.Name, *req.Profile); err != nil {
+			kbFail(c, req.Name, err, nil)
+			return
+		}
+		data["profile"] = *req.Profile
+	}
+	kbReply(c, 200, "知识库介绍修改完成", data)
 }
 
 func (s *Server) handleListKBFiles(c *gin.Context) {

@@ -10,7 +10,7 @@ import (
 // foldExtra holds pairs, laid out as foldPairs, that the generated table
 // leaves out because Unihan lists the traditional character as its own
 // simplified form too, though simplified text writes it otherwise: 復 is
-// written 复 and 遯 遁 (the hexagrams 复 and 遁).
+// written 复 and 遯 遁 (as in 恢复 and 遁世).
 const foldExtra = "復复遯遁"
 
 // foldMap maps a traditional Chinese character to its simplified form.

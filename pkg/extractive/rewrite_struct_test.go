@@ -1,0 +1,62 @@
+package extractive_test
+
+import (
+	"testing"
+
+	"github.com/mixchat/mixchat/pkg/docstruct"
+	"github.com/mixchat/mixchat/pkg/extractive"
+	"github.com/mixchat/mixchat/pkg/memory"
+)
+
+// TestRewriteThroughStructure: a follow-up naming a part, a move to the
+// next or previous part, or another document is completed against the part
+// the conversation last addressed and written as the question that
+// addressed it.
+func TestRewriteThroughStructure(t *testing.T) {
+	laws := &extractive.Catalog{Known: docstruct.Known{Titles: []docstruct.Title{
+		{Title: "中华人民共和国劳动法", Aliases: []string{"劳动法"}},
+		{Title: "中华人民共和国劳动合同法", Aliases: []string{"劳动合同法", "合同法"}},
+		{Title: "United States Constitution", Aliases: []string{"us-constitution", "Constitution"}},
+		{Title: "Articles of Confederation"},
+		{Title: "论语", Aliases: []string{"lunyu"}},
+	}, Kinds: []string{"条", "章", "篇", "article", "section", "amendment"}}}
+	for _, tt := range []struct {
+		name    string
+		history []string
+		q       string
+		want    string
+	}{
+		{"another article", []string{"劳动法第三条是什么？", "第三条 劳动者享有平等就业的权利。"}, "那第四条呢？", "劳动法第四条是什么？"},
+		{"digits", []string{"劳动法第3条规定了什么？", "劳动者享有平等就业的权利。"}, "第5条呢？", "劳动法第5条规定了什么？"},
+		{"the next", []string{"劳动法第三条是什么？", "第三条 劳动者享有平等就业的权利。"}, "下一条呢？", "劳动法第四条是什么？"},
+		{"the previous chapter", []string{"劳动法第三章讲什么？", "第三章 劳动合同。"}, "上一章", "劳动法第二章讲什么？"},
+		{"the next twice", []string{"劳动法第三条是什么？", "第三条 …", "下一条呢？", "第四条 …"}, "下一条呢？",
+			"劳动法第五条是什么？"},
+		{"another document keeps the part", []string{"劳动法第三条是什么？", "第三条 劳动者享有平等就业的权利。"}, "劳动合同法呢？",
+			"劳动合同法第三条是什么？"},
+		{"another document in 《》", []string{"劳动法第三条是什么？", "第三条 …"}, "那《劳动合同法》呢？", "《劳动合同法》第三条是什么？"},
+		{"a nested part", []string{"论语学而篇第二章是什么？", "1.2 有子曰…"}, "下一章呢？", "论语学而篇第三章是什么？"},
+		{"a dotted number", []string{"《论语》1.3是什么？", "1.3 子曰：巧言令色，鲜矣仁！"}, "下一章呢？", "《论语》1.4是什么？"},
+		{"a part after a topic change", []string{"劳动法第三条是什么？", "第三条 …", "什么是劳动合同？", "劳动合同是…"}, "那第四条呢？",
+			"劳动法第四条是什么？"},
+		{"a section of the same article", []string{"What does Article I, Section 8 say?", "The Congress shall have Power …"},
+			"What about Section 9?", "What does Article I, Section 9 say?"},
+		{"the next one", []string{"What does Amendment 24 say?", "The right of citizens …"}, "and the next one?",
+			"What does Amendment 25 say?"},
+		{"the next amendment in Roman numerals", []string{"What is Amendment IV?", "The right of the people …"}, "And the next amendment?",
+			"What is Amendment V?"},
+		{"an ordinal word", []string{"What does the Fourteenth Amendment say?", "All persons born …"}, "And the next one?",
+			"What does the Fifteenth Amendment say?"},
+		{"the previous article", []string{"What does Article III of the Constitution say?", "The judicial Power …"},
+			"What about the previous article?", "What does Article II of the Constitution say?"},
+		{"another document in English", []string{"What does Article I of the Constitution say?", "All legislative Powers …"},
+			"And in the Articles of Confederation?", "What does Article I of the Articles of Confederation say?"},
+		{"a question naming its part stands alone", []string{"劳动法第三条是什么？", "第三条 …"}, "劳动合同法第十条是什么？",
+			"劳动合同法第十条是什么？"},
+	} {
+		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
+		if got := extractive.RewriteFollowUp(f, laws); got != tt.want {
+			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.q, got, tt.want)
+		}
+	}
+}
