@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -50,10 +51,19 @@ func joinPath(path, h string) string {
 	case strings.HasSuffix(path, h):
 		return path
 	}
-	if i := strings.Index(path, " > "); i >= 0 {
-		return path[:i] + " > " + h
+	segs := strings.Split(path, " > ")
+	if lb, ok := headingLabel(strings.TrimLeft(h, "# ")); ok {
+		// A labelled heading follows the part of its kind it is a
+		// sibling of ("Section 2" after "Article I > Section 1"), or
+		// goes under the path.
+		for j := len(segs) - 1; j >= 1; j-- {
+			if sl, ok := headingLabel(strings.TrimLeft(segs[j], "# ")); ok && docstruct.SameKind(sl.Kind, lb.Kind) && (sl.Path == nil) == (lb.Path == nil) {
+				return strings.Join(segs[:j], " > ") + " > " + h
+			}
+		}
+		return path + " > " + h
 	}
-	return path + " > " + h
+	return segs[0] + " > " + h
 }
 
 // withCite puts the citation [n] at the end of s, before its closing
@@ -158,7 +168,7 @@ func readStructured(q string, lines []ctxLine, nm *vocab) (string, bool) {
 	if p, kind, ok := whereFromEnglish(q); ok {
 		nq := foldNorm(p)
 		for _, i := range hitLines(lines, nq) {
-			if r := sayWhereFrom(p, lines[i], kind, false, false); r != "" {
+			if r := sayWhereFrom(p, lines, i, kind, false, false); r != "" {
 				return r, true
 			}
 		}
@@ -225,7 +235,7 @@ func readQuote(fq string, lines []ctxLine, nm *vocab) (string, bool) {
 	case asksSource.MatchString(rest) || asksIn(rest) != nil:
 		kind := askedKind(rest)
 		for _, i := range hits { // a path with a part of the kind asked
-			if r := sayWhereFrom(quote, lines[i], kind, true, true); r != "" {
+			if r := sayWhereFrom(quote, lines, i, kind, true, true); r != "" {
 				return r, true
 			}
 		}
@@ -237,7 +247,7 @@ func readQuote(fq string, lines []ctxLine, nm *vocab) (string, bool) {
 			}
 			return "「" + quote + "」出自" + src + "：" + withCite(quoteSpan(l.text, nq, 0), l.cite), true
 		}
-		if r := sayWhereFrom(quote, lines[hits[0]], kind, true, false); r != "" {
+		if r := sayWhereFrom(quote, lines, hits[0], kind, true, false); r != "" {
 			return r, true
 		}
 		l := lines[hits[0]]

@@ -119,7 +119,8 @@ func hitLines(lines []ctxLine, nq string) []int {
 // document is the path's first segment, or its second when that is an
 // unlabelled heading (the document's title under its file name). atKind
 // reports whether the path has a part of the kind asked.
-func sourceName(l ctxLine, kind string, zh bool) (doc string, parts []string, atKind bool) {
+func sourceName(lines []ctxLine, i int, kind string, zh bool) (doc string, parts []string, atKind bool) {
+	l := lines[i]
 	segs := strings.Split(l.path, " > ")
 	for i := range segs {
 		segs[i] = strings.TrimSpace(strings.TrimLeft(segs[i], "# "))
@@ -137,7 +138,7 @@ func sourceName(l ctxLine, kind string, zh bool) (doc string, parts []string, at
 		return doc, nil, true
 	}
 	if kind != "" {
-		if lb, ok := lineLabel(l.text); ok && lb.Kind != "" && docstruct.SameKind(lb.Kind, kind) {
+		if lb, ok := ownLabel(lines, i); ok && lb.Kind != "" && docstruct.SameKind(lb.Kind, kind) {
 			if zh {
 				return doc, []string{lb.String()}, true
 			}
@@ -159,7 +160,7 @@ func sourceName(l ctxLine, kind string, zh bool) (doc string, parts []string, at
 		}
 		parts = append(parts, seg)
 	}
-	if lb, ok := lineLabel(l.text); ok {
+	if lb, ok := ownLabel(lines, i); ok {
 		s := lb.String()
 		if len(parts) == 0 || !strings.HasSuffix(foldNorm(parts[len(parts)-1]), foldNorm(s)) {
 			parts = append(parts, s)
@@ -214,8 +215,9 @@ func shortName(words string) string {
 // quote, held by line l: "「…」出自《论语》学而篇第一 1.1[1]。", ""…" is in
 // United States Constitution, Article I, Section 8 [1]."
 // With a kind the path has no part of, it says nothing ("") when strict.
-func sayWhereFrom(quote string, l ctxLine, kind string, zh, strict bool) string {
-	doc, parts, atKind := sourceName(l, kind, zh)
+func sayWhereFrom(quote string, lines []ctxLine, i int, kind string, zh, strict bool) string {
+	l := lines[i]
+	doc, parts, atKind := sourceName(lines, i, kind, zh)
 	if (doc == "" && len(parts) == 0) || (strict && kind != "" && !atKind) {
 		return ""
 	}
@@ -264,4 +266,16 @@ func asksWhereFrom(q string) bool {
 	}
 	fq := text.Fold(q)
 	return strictSource.MatchString(fq) || (asksSource.MatchString(fq) && quoted.MatchString(fq))
+}
+
+// ownLabel is the label of the labelled paragraph a line is in: its own,
+// or that of the nearest line before it of its entry and section that
+// starts with one (a paragraph the chunk's lines split).
+func ownLabel(lines []ctxLine, i int) (partLabel, bool) {
+	for j := i; j >= 0 && lines[j].entry == lines[i].entry && lines[j].path == lines[i].path; j-- {
+		if lb, ok := lineLabel(lines[j].text); ok {
+			return lb, true
+		}
+	}
+	return partLabel{}, false
 }

@@ -26,6 +26,12 @@ func TestWhereFrom(t *testing.T) {
 		chunk(1, "us-constitution > United States Constitution > Article I > Section 8\n- To raise and support Armies, but no Appropriation of Money to that Use shall be for a longer Term than two Years;"),
 		chunk(2, "us-constitution > United States Constitution > Amendments > Amendment XXVI\n1. The right of citizens of the United States, who are eighteen years of age or older, to vote shall not be denied or abridged by the United States or by any State on account of age."),
 	}
+	headings := []llm.Evidence{
+		chunk(1, "us-constitution > United States Constitution > Article I\n### Section 1\nAll legislative Powers herein granted shall be vested in a Congress of the United States.\n### Section 2\nThe House of Representatives shall be composed of Members chosen every second Year."),
+	}
+	split := []llm.Evidence{
+		chunk(1, "lunyu > 论语 > 学而篇第一\n1.15 子贡曰：“贫而无谄，富而无骄，何如？”\n子曰：“赐也，始可与言《诗》已矣，告诸往而知来者。”"),
+	}
 	tests := []struct {
 		name string
 		ev   []llm.Evidence
@@ -43,6 +49,10 @@ func TestWhereFrom(t *testing.T) {
 			"\"but no Appropriation of Money to that Use\" is in United States Constitution, Article I, Section 8: To raise and support Armies, but no Appropriation of Money to that Use shall be for a longer Term than two Years [1]."},
 		{"which amendment, unquoted", usc, nil, "Which amendment says that the right of citizens of the United States, who are eighteen years of age or older, to vote shall not be denied?",
 			"\"the right of citizens of the United States, who are eighteen years of age or older, to vote shall not be denied\" is in United States Constitution, Amendments, Amendment XXVI: The right of citizens of the United States, who are eighteen years of age or older, to vote shall not be denied or abridged by the United States or by any State on account of age [2]."},
+		{"headings in the chunk", headings, nil, "Which section says \"composed of Members chosen\"?",
+			"\"composed of Members chosen\" is in United States Constitution, Article I, Section 2: The House of Representatives shall be composed of Members chosen every second Year [1]."},
+		{"a paragraph the chunk's lines split", split, nil, "「告诸往而知来者」出自哪里？",
+			"「告诸往而知来者」出自《论语》学而篇第一 1.15：子曰：“赐也，始可与言《诗》已矣，告诸往而知来者[1]。”"},
 		{"said before by the user, not in the evidence", lunyu, dialog("我很喜欢「温故而知新」这句话。", "好的。"), "「温故而知新」出自哪里？", nothingZH},
 	}
 	for _, tt := range tests {
