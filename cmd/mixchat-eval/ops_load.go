@@ -46,6 +46,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	duration := fs.Duration("duration", 60*time.Second, "length of the run")
 	latency := fs.Duration("latency", 20*time.Millisecond, "latency of every test-LLM call")
 	memprofile := fs.String("memprofile", "", "write a heap profile to this file once the run has settled")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the loaded run (not the warm-up) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,6 +121,18 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}()
 	var peakHeap uint64
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			closeAll()
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+	}
 	start := time.Now()
 	deadline := start.Add(*duration)
 	var wg sync.WaitGroup
@@ -137,6 +150,9 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	if *cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
 	close(stopSample)
 	sampler.Wait()
 	var ms runtime.MemStats

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
@@ -68,47 +70,77 @@ func BenchmarkRemember(b *testing.B) {
 }
 
 // BenchmarkRecallAtTurn measures one turn's recall late in a conversation
-// against early: the configured strategy (combined) and a window, over a
-// SQLite file, the memory cached as in a running server. Each recall
-// follows a new turn, so it reads that turn and indexes it, and asks a new
-// question, so no ranking is reused. A short conversation is one of many
-// (one per recall), so that it stays short; a long one grows by at most
-// b.N turns.
+// against early, for every strategy but buffer (which shows the whole
+// conversation, so costs what the conversation is long): over a SQLite
+// file, the memory cached as in a running server, each iteration recalls
+// once in one of 200 conversations of 10 turns (early) and once in one of
+// 10,000 turns (late), side by side so that both see the same machine.
+// Before each recall a turn is added to the conversation and compressed
+// (as Remember does after a reply), so the recall reads that turn and
+// indexes it, and the question is new, so no ranking
+// is reused. Reported: early-ns/op, late-ns/op and late/early, which
+// stays under 1.5 (the strategies read the window, the summary and the
+// indexes, not the whole conversation).
 //
-//	go test -run '^$' -bench RecallAtTurn -benchtime 100x ./pkg/memory/
+//	go test -run '^$' -bench RecallAtTurn -benchtime 200x ./pkg/memory/
 func BenchmarkRecallAtTurn(b *testing.B) {
 	ctx := context.Background()
-	for _, strategy := range []string{memory.Combined, memory.Window} {
-		for _, n := range []int{10, 1000, 10000} {
-			b.Run(fmt.Sprintf("%s/%d", strategy, n), func(b *testing.B) {
-				store := openSQLite(b, filepath.Join(b.TempDir(), "memory.db"))
-				m := newManager(b, store, nil, memory.Options{Tokens: llm.NewTokenizer("gpt-4o")})
-				convs := 1
-				if n <= 100 {
-					convs = min(b.N, 200)
-				}
-				for c := range convs {
-					conv := fmt.Sprint("c", c)
-					benchConversation(b, store, m, conv, n)
-					if _, err := m.Recall(ctx, conv, "warm", strategy, -1); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportAllocs()
-				for i := 0; b.Loop(); i++ {
-					b.StopTimer()
-					conv := fmt.Sprint("c", i%convs)
-					j := 2 * (i % (len(englishChat) / 2))
-					if _, err := store.AppendTurn(ctx, conv, memory.Message{Role: llm.RoleUser, Content: englishChat[j]},
-						memory.Message{Role: llm.RoleAssistant, Content: englishChat[j+1]}); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-					if _, err := m.Recall(ctx, conv, fmt.Sprintf("What did I say about the hexagram Kun (%d)?", i), strategy, -1); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+	const shorts, early, late = 200, 10, 10000
+	store := openSQLite(b, filepath.Join(b.TempDir(), "memory.db"))
+	m := newManager(b, store, nil, memory.Options{Tokens: llm.NewTokenizer("gpt-4o")})
+	for c := range shorts {
+		benchConversation(b, store, m, fmt.Sprint("s", c), early)
+	}
+	benchConversation(b, store, m, "long", late)
+	turn := 0
+	next := func(conv string) {
+		j := 2 * (turn % (len(englishChat) / 2))
+		turn++
+		add(b, store, m, conv, englishChat[j], englishChat[j+1])
+		if err := m.Flush(ctx); err != nil {
+			b.Fatal(err)
 		}
+	}
+	for _, strategy := range m.Strategies() {
+		if strategy == memory.Buffer {
+			continue
+		}
+		b.Run(strategy, func(b *testing.B) {
+			for c := range shorts + 1 {
+				conv := fmt.Sprint("s", c)
+				if c == shorts {
+					conv = "long"
+				}
+				if _, err := m.Recall(ctx, conv, "warm", strategy, -1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var wall, cpu [2]time.Duration // early, late
+			cpuOK := true
+			recall := func(conv string, i, late int) {
+				next(conv)
+				t0 := time.Now()
+				c0, ok0 := threadCPU()
+				if _, err := m.Recall(ctx, conv, fmt.Sprintf("What did I say about the hexagram Kun (%d)?", i), strategy, -1); err != nil {
+					b.Fatal(err)
+				}
+				c1, ok1 := threadCPU()
+				wall[late] += time.Since(t0)
+				cpu[late] += c1 - c0
+				cpuOK = cpuOK && ok0 && ok1
+			}
+			for i := 0; b.Loop(); i++ {
+				recall(fmt.Sprint("s", i%shorts), i, 0)
+				recall("long", i, 1)
+			}
+			b.ReportMetric(float64(wall[0].Nanoseconds())/float64(b.N), "early-ns/op")
+			b.ReportMetric(float64(wall[1].Nanoseconds())/float64(b.N), "late-ns/op")
+			b.ReportMetric(float64(wall[1])/float64(wall[0]), "late/early")
+			if cpuOK && cpu[0] > 0 {
+				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "late/early-cpu")
+			}
+		})
 	}
 }

@@ -115,7 +115,7 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 		cs.mu.Unlock()
 		return err
 	}
-	v := m.snapshot(cs, false)
+	v := m.snapshot(cs, false, false)
 	cs.mu.Unlock()
 
 	d := v.digest
@@ -236,6 +236,9 @@ func (m *Manager) setDigest(id string, d Digest) {
 	cs.mu.Lock()
 	if cs.loaded && d.UpdatedAt >= cs.state.Digest.UpdatedAt {
 		cs.state.Digest = cloneDigest(d)
+		if cs.derived != nil {
+			cs.stale = cs.derived
+		}
 		cs.derived = nil
 	}
 	cs.mu.Unlock()

@@ -35,23 +35,59 @@ type tripleEntry struct {
 	tokens          int
 }
 
-func (m *Manager) derive(d Digest) *derived {
+// derive computes the derived values of d. Those of a summary line, fact
+// or triple that prev (the derived values of the digest d replaced, or nil)
+// holds already are taken from it: compression changes a few of a
+// digest's lines at a time, so a recall after it counts and reads those
+// only.
+func (m *Manager) derive(d Digest, prev *derived) *derived {
 	out := &derived{}
+	if prev == nil {
+		prev = &derived{}
+	}
+	lines := make(map[string]int, len(prev.summary))
+	for _, l := range prev.summary {
+		lines[l.text] = l.tokens
+	}
 	if d.Summary != "" {
 		for _, l := range strings.Split(d.Summary, "\n") {
-			out.summary = append(out.summary, summaryLine{l, m.count(l) + 1})
+			n, ok := lines[l]
+			if !ok {
+				n = m.count(l) + 1
+			}
+			out.summary = append(out.summary, summaryLine{l, n})
 		}
+	}
+	type factKey struct{ entity, text string }
+	facts := make(map[factKey]*factEntry, len(prev.facts))
+	for i := range prev.facts {
+		f := &prev.facts[i]
+		facts[factKey{f.entity, f.text}] = f
 	}
 	for _, e := range d.Entities {
 		for _, f := range e.Facts {
-			out.facts = append(out.facts, factEntry{entity: e.Name, text: f, order: len(out.facts),
-				vec: text.Count(docTerms(f)), tokens: m.count("- "+e.Name+" — "+f) + 1})
+			fe := factEntry{entity: e.Name, text: f, order: len(out.facts)}
+			if old, ok := facts[factKey{e.Name, f}]; ok {
+				fe.vec, fe.tokens = old.vec, old.tokens
+			} else {
+				fe.vec, fe.tokens = text.Count(docTerms(f)), m.count("- "+e.Name+" — "+f)+1
+			}
+			out.facts = append(out.facts, fe)
 		}
 	}
+	triples := make(map[Triple]*tripleEntry, len(prev.triples))
+	for i := range prev.triples {
+		triples[prev.triples[i].t] = &prev.triples[i]
+	}
 	for i, t := range d.Triples {
-		out.triples = append(out.triples, tripleEntry{t: t, order: i,
-			subjObj: text.Count(docTerms(t.Subject + " " + t.Object)), rel: text.Count(docTerms(t.Relation)),
-			tokens: m.count(t.Subject+" | "+t.Relation+" | "+t.Object) + 1})
+		te := tripleEntry{t: t, order: i}
+		if old, ok := triples[t]; ok {
+			te.subjObj, te.rel, te.tokens = old.subjObj, old.rel, old.tokens
+		} else {
+			te.subjObj, te.rel = text.Count(docTerms(t.Subject+" "+t.Object)), text.Count(docTerms(t.Relation))
+			te.tokens = m.count(t.Subject+" | "+t.Relation+" | "+t.Object) + 1
+		}
+		out.triples = append(out.triples, te)
 	}
 	return out
 }

@@ -66,7 +66,7 @@ func (m *Manager) CloseConversation(ctx context.Context, conversationID string) 
 	if cs == nil {
 		return Closed{}, fmt.Errorf("conversation %s: %w", conversationID, ErrNotFound)
 	}
-	v := m.snapshot(cs, false)
+	v := m.snapshot(cs, false, false)
 	consolidated := cs.state.ConsolidatedThrough
 	cs.mu.Unlock()
 	// Another process may have consolidated meanwhile: its mark is in the

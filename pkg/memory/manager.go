@@ -208,8 +208,9 @@ type convState struct {
 	state    State
 	index    *turnIndex // nil until a recall needs it; then over every turn
 	// derived caches what recalls compute from state.Digest; nil when the
-	// digest changed since.
-	derived *derived
+	// digest changed since (stale then holds what it was, for derive to
+	// reuse).
+	derived, stale *derived
 }
 
 func (c *convState) lastID() int64 {
@@ -396,7 +397,7 @@ func (m *Manager) fill(ctx context.Context, cs *convState, first int) error {
 	if err != nil {
 		return fmt.Errorf("load memory of %s: %w", cs.id, err)
 	}
-	cs.conv, cs.state, cs.index, cs.derived = conv, st, nil, nil
+	cs.conv, cs.state, cs.index, cs.derived, cs.stale = conv, st, nil, nil, nil
 	m.setTurns(cs, turns, first == 0 || len(turns) < first)
 	cs.loaded = true
 	return nil
@@ -519,14 +520,15 @@ type view struct {
 
 // snapshot takes a view of cs (locked by the caller), building the
 // retrieval index first when withIndex (cs then holds every turn: ensure
-// with needAll).
-func (m *Manager) snapshot(cs *convState, withIndex bool) view {
+// with needAll), and with what recalls derive from the digest when
+// withDerived.
+func (m *Manager) snapshot(cs *convState, withIndex, withDerived bool) view {
 	if withIndex && cs.index == nil {
 		cs.index = newTurnIndex(m.embedder, m.embedDim, m.cfg.Retrieval.SessionGap, m.count)
 		cs.index.add(cs.turns)
 	}
-	if cs.derived == nil {
-		cs.derived = m.derive(cs.state.Digest)
+	if withDerived && cs.derived == nil {
+		cs.derived, cs.stale = m.derive(cs.state.Digest, cs.stale), nil
 	}
 	v := view{
 		derived: cs.derived,
@@ -544,6 +546,16 @@ func (m *Manager) snapshot(cs *convState, withIndex bool) view {
 
 // needsIndex reports whether strategy retrieves past messages.
 func needsIndex(strategy string) bool { return strategy == Retrieval || strategy == Combined }
+
+// needsDerived reports whether strategy reads the digest's summary, facts
+// or triples (through derived).
+func needsDerived(strategy string) bool {
+	switch strategy {
+	case Summary, SummaryBuffer, Entity, KnowledgeGraph, Combined:
+		return true
+	}
+	return false
+}
 
 // Recall returns the history the model should see before question in the
 // conversation: the conversation's system messages, then what strategy
@@ -594,7 +606,7 @@ func (m *Manager) recall(ctx context.Context, conversationID, question, strategy
 		cs.mu.Unlock()
 		return nil, err
 	}
-	v := m.snapshot(cs, retrieves)
+	v := m.snapshot(cs, retrieves, historyLen < 0 && needsDerived(strategy))
 	cs.mu.Unlock()
 
 	if historyLen >= 0 {
@@ -723,7 +735,7 @@ func (m *Manager) Inspect(ctx context.Context, conversationID, strategy string) 
 	if cs == nil {
 		return View{}, fmt.Errorf("conversation %s: %w", conversationID, ErrNotFound)
 	}
-	v := m.snapshot(cs, false)
+	v := m.snapshot(cs, false, false)
 	cs.mu.Unlock()
 	m.mu.Lock()
 	_, pending := m.jobs[conversationID]

@@ -66,7 +66,7 @@ func TestLoadConcurrentAppends(t *testing.T) {
 	}
 	// The index as retrieval sees it (built now if the cache entry was
 	// filled again since).
-	turns, index := cs.turns, m.snapshot(cs, true).index
+	turns, index := cs.turns, m.snapshot(cs, true, false).index
 	cs.mu.Unlock()
 	if len(turns) != n {
 		t.Fatalf("cached %d turns, want %d", len(turns), n)

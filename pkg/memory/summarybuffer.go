@@ -43,7 +43,7 @@ func (m *Manager) summaryBuffer(ctx context.Context, v *view, lb labels, budget 
 			// are sent verbatim rather than dropped.
 			m.log.Warn("summary_buffer: summarising the turns out of the buffer failed; sending them verbatim", "err", err)
 		} else {
-			v.digest, v.derived = d, m.derive(d)
+			v.digest, v.derived = d, m.derive(d, v.derived)
 		}
 	}
 	out, _ := m.summaryMessage(v, lb, m.cfg.Compression.SummaryMaxTokens+m.messageTokens(lb.summary))
