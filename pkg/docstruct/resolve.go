@@ -49,9 +49,9 @@ func Resolve(d *Doc, a Address) Result {
 	for _, step := range a.Steps {
 		p, layer := find(scope, step)
 		if p == ambiguous {
-			// Parts of that number under several parents ("九二" of
-			// every hexagram, "Section 8" of every article) and no
-			// parent named: no one of them is the part asked for.
+			// Parts of that number under several parents ("第三章" of
+			// every 篇, "Section 8" of every article) and no parent
+			// named: no one of them is the part asked for.
 			return Result{}
 		}
 		if p == nil && step.soft {
