@@ -11,6 +11,7 @@ import (
 
 	"github.com/mixchat/mixchat/internal/config"
 	"github.com/mixchat/mixchat/pkg/auth"
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -39,7 +40,7 @@ func newModels(cfg config.LLMConfig, hc *http.Client) *llm.Registry {
 		}
 	}
 	r := llm.NewRegistry(def)
-	r.Add("offline", extractive.New(extractive.Options{}))
+	r.Add("offline", extractive.New(extractive.Options{Profiles: offlineProfiles()}))
 	if cfg.BaseURL != "" {
 		r.Add(cfg.Model, llm.NewClient(llm.ClientConfig{
 			Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model,
@@ -187,4 +188,15 @@ func OpenKBCatalog(kcfg kb.Config) (kb.Catalog, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return postgres.OpenKBCatalog(ctx, kcfg.DSN)
+}
+
+// offlineProfiles are the profiles the offline model reads parts named by
+// them with: the demo's, which the binary ships. (A knowledge base's own
+// profile is to reach the reader with its evidence.)
+func offlineProfiles() []*docstruct.Profile {
+	p, err := demo.StructureProfile()
+	if err != nil { // the embedded profile is validated by demo's tests
+		return nil
+	}
+	return []*docstruct.Profile{p}
 }

@@ -13,8 +13,8 @@ import (
 // What the vocabulary knows of the knowledge bases' documents besides their
 // names (extractive.Documents): each document read again from its chunks
 // by docstruct — its title and aliases, the kinds of parts it uses — and
-// what its opening says the document's subject is ("Efes is a restaurant.",
-// "Category: hotel", "全聚德是一家烤鸭店。"), with the profile in force.
+// what its opening says the document's subject is ("Efes is a bakery.",
+// "Category: museum", "全聚德是一家烤鸭店。"), with the profile in force.
 
 // vocabDocs is the part of a build the structure and the things come from.
 type vocabDocs struct {

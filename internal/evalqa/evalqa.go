@@ -25,6 +25,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -210,13 +211,14 @@ func Run(ctx context.Context, opts Options, out io.Writer) (Report, error) {
 	cfg.Dir = dir
 	emb := retrieve.NewHashEmbedder(retrieve.DefaultEmbedDim)
 	models := llm.NewRegistry("offline")
-	models.Add("offline", extractive.New(extractive.Options{}))
 	// The Zhouyi is read through its profile, as the demo's knowledge
-	// base is.
+	// base is, and the offline model names its parts with it as the app's
+	// does.
 	prof, err := demo.StructureProfile()
 	if err != nil {
 		return Report{}, err
 	}
+	models.Add("offline", extractive.New(extractive.Options{Profiles: []*docstruct.Profile{prof}}))
 	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), emb, models, kb.WithProfiles(prof))
 	if err != nil {
 		return Report{}, err

@@ -48,6 +48,12 @@ func Resolve(d *Doc, a Address) Result {
 	scope := d.Root
 	for _, step := range a.Steps {
 		p, layer := find(scope, step)
+		if p == ambiguous {
+			// Parts of that number under several parents ("第三章" of
+			// every 篇, "Section 8" of every article) and no parent
+			// named: no one of them is the part asked for.
+			return Result{}
+		}
 		if p == nil && step.soft {
 			continue
 		}
@@ -139,6 +145,10 @@ func ResolveRelative(d *Doc, from *Part, a Address) Result {
 // find matches step among the parts under scope: the shallowest matches
 // first, the first in document order. layer is the parts the step was
 // looked for among, for an absent part's range.
+// ambiguous is what find returns for a number that labels parts under
+// several parents at the layer it searches.
+var ambiguous = &Part{}
+
 func find(scope *Part, step Label) (*Part, []*Part) {
 	if len(step.Path) > 0 {
 		// 1.3: a part labelled 1.3 (of the step's kind, if the scope
@@ -165,8 +175,8 @@ func find(scope *Part, step Label) (*Part, []*Part) {
 		cur := scope
 		for _, n := range step.Path {
 			p, layer := find(cur, Label{Num: n, Notation: step.Notation})
-			if p == nil {
-				return nil, layer
+			if p == nil || p == ambiguous {
+				return p, layer
 			}
 			cur = p
 		}
@@ -204,10 +214,19 @@ func find(scope *Part, step Label) (*Part, []*Part) {
 			next = append(next, p.Children...)
 		}
 		for _, loose := range []bool{false, true} {
+			var hit *Part
 			for _, p := range level {
-				if ofKind(p) && matches(p, step, loose) {
-					return p, layer
+				if !ofKind(p) || !matches(p, step, loose) {
+					continue
 				}
+				if hit == nil {
+					hit = p
+				} else if hit.Parent != p.Parent && step.HasNumber() {
+					return ambiguous, layer
+				}
+			}
+			if hit != nil {
+				return hit, layer
 			}
 		}
 		if len(layer) > 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/internal/shareddata"
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
@@ -65,4 +66,21 @@ func dialog(texts ...string) []llm.Message {
 		}
 	}
 	return out
+}
+
+// withDemoProfile is the model given the demo's profile, which names the
+// parts of the Zhouyi that questions ask for.
+func withDemoProfile(t testing.TB, o extractive.Options) *extractive.Model {
+	t.Helper()
+	f, err := os.Open("../../demo/zhouyi/profile.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := docstruct.LoadProfile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Profiles = append(o.Profiles, p)
+	return extractive.New(o)
 }

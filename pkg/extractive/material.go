@@ -94,7 +94,7 @@ func appendLines(out []sentence, lines []ctxLine, t string, speaker int, path st
 		if heading {
 			path = joinPath(path, line)
 		}
-		lines = append(lines, ctxLine{text: line, path: path, cite: cite, entry: entry})
+		lines = append(lines, ctxLine{text: line, path: path, cite: cite, entry: entry, speaker: speaker})
 		for _, s := range text.Sentences(line) {
 			sn := sentence{text: s, speaker: speaker, line: len(lines) - 1, cite: cite, heading: heading}
 			if cite > 0 {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
@@ -27,6 +28,11 @@ type Options struct {
 	// share of the question's content (its characters and words, weighted
 	// by rarity in the material) that the sentence contains. 0 means 0.25.
 	MinScore float64
+	// Profiles name the parts of their domains' documents that questions
+	// ask for by name (docstruct.Profile: classifiers, kinds, named
+	// positions, file-name forms): "NAME<classifier>的<kind>" is read from
+	// the lines of the part so named. The model only reads them.
+	Profiles []*docstruct.Profile
 }
 
 // Model is the chat model that needs no network and no weights: it
@@ -42,7 +48,7 @@ type Options struct {
 // original order and says plainly when nothing is relevant (the response is
 // then marked NothingFound). A question whose form the evidence's structure
 // settles (the source of a quoted phrase, a named part of a text laid out
-// as the Zhouyi is) is read from that structure first (see read.go). It
+// by a profile: Options.Profiles) is read from that structure first (see read.go). It
 // never invents text: every sentence of a reply is a sentence of the
 // material, except the fixed phrases that say who said it, where it comes
 // from, or that nothing was found. Evidence with a section path is read as
@@ -63,6 +69,7 @@ type Model struct {
 	maxSent  int
 	minScore float64
 	tok      *llm.Tokenizer
+	vocab    *vocab
 }
 
 var (
@@ -83,6 +90,7 @@ func New(opts Options) *Model {
 		m.minScore = 0.25
 	}
 	m.tok = llm.NewTokenizer(m.name)
+	m.vocab = newVocab(opts.Profiles)
 	return m
 }
 
@@ -143,9 +151,24 @@ func (m *Model) answer(g llm.Grounding, maxTokens int) llm.Response {
 	}
 	q, sents, lines := material(g)
 	zh := isChinese(q, sents)
-	reply, ok := readStructured(q, lines)
+	if s, ok := absentStatement(g.Evidence); ok {
+		// What the question addresses does not exist, and saying so
+		// answers it: not NothingFound, which would make the answer a
+		// refusal that fusion drops (llm.Draft.Refusal) in favour of
+		// another answerer's neighbour or namesake of the absent part.
+		return m.respond(g, endSentence(s), false)
+	}
+	reply, ok := readStructured(q, lines, m.vocab)
+	if reply == "" {
+		if e, found := addressedPart(g.Evidence); found {
+			reply, ok = readPart(q, e, zh), true
+		}
+	}
 	if !ok {
-		if holds := partHolder(q); holds != nil {
+		if asksWhereFrom(q) {
+			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return s.speaker == speakerHuman })
+		}
+		if holds := m.vocab.partHolder(q); holds != nil {
 			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return !holds(s.text, s.scope) })
 		}
 		picked := m.pick(q, sents, maxTokens)

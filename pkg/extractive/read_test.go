@@ -22,7 +22,7 @@ var zhouyiChunks = []llm.Evidence{
 // (simplified question, traditional text), cites its chunk and never
 // answers with a heading.
 func TestReadsStructure(t *testing.T) {
-	m := extractive.New(extractive.Options{})
+	m := withDemoProfile(t, extractive.Options{})
 	tests := []struct{ q, want string }{
 		{"坤卦的卦辞是什么？", "坤，元亨，利牝馬之貞。君子有攸往，先迷后得主[1]。"},
 		{"坤卦的六二爻辞是什么？", "六二：直，方，大，不習無不利[1]。"},
@@ -31,7 +31,7 @@ func TestReadsStructure(t *testing.T) {
 		{"坤卦的彖传是什么？", "《彖》曰：至哉坤元！萬物資生，乃順承天[1]。"},
 		{"屯卦的象传是什么？", "云雷，屯；君子以经纶[3]。"},
 		{"「利用刑人」出自哪一卦？", "「利用刑人」出自蒙卦（《易經》第四卦蒙山水蒙艮上坎下）：初六：發蒙，利用刑人，用說桎梏，以往吝[2]。"},
-		{"“履霜坚冰”出自哪里？", "「履霜坚冰」出自坤卦（《易經》第二卦坤 坤為地 坤上坤下）：初六：履霜，堅冰至[1]。"},
+		{"“履霜坚冰”出自哪里？", "「履霜坚冰」出自《zhouyi》坤卦（《易經》第二卦坤 坤為地 坤上坤下）：初六：履霜，堅冰至[1]。"},
 		{"蒙卦是什么？", "《易經》第四卦蒙山水蒙艮上坎下\n蒙，亨。匪我求童蒙，童蒙求我[2]。"},
 		{"「潜龙勿用」出自哪一卦？", nothingZH},                                                   // not in the context: no sentence sharing 出自
 		{"利用刑人用说桎梏出自哪一卦？", "「利用刑人用说桎梏」出自蒙卦（《易經》第四卦蒙山水蒙艮上坎下）：初六：發蒙，利用刑人，用說桎梏，以往吝[2]。"}, // unquoted
@@ -56,7 +56,7 @@ func expectReplies(t *testing.T, m *extractive.Model, ev []llm.Evidence, tests [
 // place, saying so; a line the hexagram's chunks lack is not answered with
 // another hexagram's line of that name.
 func TestLineOfTheAskedHexagram(t *testing.T) {
-	m := extractive.New(extractive.Options{})
+	m := withDemoProfile(t, extractive.Options{})
 	ctx := []llm.Evidence{
 		zhouyiChunks[0],
 		chunk(2, "zhouyi > 《易經》第十九卦臨 地澤臨 坤上兌下\n九二：咸臨，吉無不利。\n《象》曰：咸臨吉無不利，未順命也。\n六五：知臨，大君之宜，吉。"),
@@ -74,7 +74,7 @@ func TestLineOfTheAskedHexagram(t *testing.T) {
 // only by a sentence that can be that part, never by one that merely names
 // the hexagram.
 func TestPartFromPlainPages(t *testing.T) {
-	m := extractive.New(extractive.Options{})
+	m := withDemoProfile(t, extractive.Options{})
 	pages := []llm.Evidence{
 		chunk(1, "周易·说卦传\n离为火、为日、为电。其於人也，为大腹，为乾卦。"),
 		chunk(2, "易学入门\n乾卦象征天，刚健不息。"),
@@ -101,7 +101,7 @@ func TestPartFromPlainPages(t *testing.T) {
 // TestOfflineNoFragments: a reply does not give a clause that another of
 // its sentences holds whole, and does not end at a clause mark.
 func TestNoFragments(t *testing.T) {
-	m := extractive.New(extractive.Options{})
+	m := withDemoProfile(t, extractive.Options{})
 	ctx := []llm.Evidence{
 		chunk(1, "象传上-乾\n天行健；君子以自强不息。"),
 		chunk(2, "zhouyi > 《易經》第一卦乾 乾為天 乾上乾下\n《象》曰：天行健，君子以自強不息。"),
@@ -117,7 +117,7 @@ func TestNoFragments(t *testing.T) {
 	}
 	// The structured reading too.
 	resp = ask(t, m, llm.Grounding{Question: "“潜龙勿用”出自哪里？", Evidence: []llm.Evidence{chunk(1, "周易·文言\n潜龙勿用，下也；见龙在田，时舍也；")}})
-	if want := "「潜龙勿用」出自「周易·文言」：潜龙勿用，下也[1]。"; resp.Text != want {
+	if want := "「潜龙勿用」出自《周易·文言》：潜龙勿用，下也[1]。"; resp.Text != want {
 		t.Errorf("“潜龙勿用”出自哪里？ → %q, want %q", resp.Text, want)
 	}
 }
@@ -126,7 +126,7 @@ func TestNoFragments(t *testing.T) {
 // answered with what they said of themselves in the question's words
 // ("我叫韩梅梅" for "我叫什么名字？", though it shares no 名字).
 func TestRemembersWhatTheUserSaid(t *testing.T) {
-	m := extractive.New(extractive.Options{})
+	m := withDemoProfile(t, extractive.Options{})
 	history := dialog("我叫韩梅梅，住在北京。", "你好，韩梅梅。", "乾卦的卦辞是什么？", "乾，元亨利贞。")
 	for _, q := range []string{"我叫什么名字？", "我住在哪里？"} {
 		if got := ask(t, m, llm.Grounding{Question: q, History: history}).Text; !strings.Contains(got, "我叫韩梅梅") {
@@ -139,7 +139,7 @@ func TestRemembersWhatTheUserSaid(t *testing.T) {
 // chunk a sentence comes from, never answers with the section path above a
 // chunk, and keeps replies short.
 func TestCitesAndSkipsPaths(t *testing.T) {
-	m := extractive.New(extractive.Options{})
+	m := withDemoProfile(t, extractive.Options{})
 	long := strings.Repeat("这是一段与问题无关的很长的说明文字，", 20)
 	ctx := []llm.Evidence{
 		chunk(1, "notes > 生日\n李雷的生日是三月五日。"+long+"韩梅梅的生日是六月一日。"),

@@ -47,8 +47,8 @@ func (r *Rewriter) Rewrite(ctx context.Context, f memory.FollowUp) (memory.Conde
 // neededPairs drops from lines (whole exchanges, oldest first) the
 // exchanges before the latest question that stood on its own: the
 // referents of a follow-up are named there or after it, so the rewrite
-// reads only that stretch of the conversation ("那九二呢？" after
-// "它的初九爻辞…" after "乾卦的卦辞…" reads all three; after a question
+// reads only that stretch of the conversation ("那第三款呢？" after
+// "它的第二款…" after "劳动法第十条…" reads all three; after a question
 // naming its subject, that exchange alone).
 func neededPairs(lines []memory.Line) []memory.Line {
 	for i := len(lines) - 1; i > 0; i-- {

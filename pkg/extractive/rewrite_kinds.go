@@ -9,8 +9,8 @@ import (
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
-// Referents that the documents make known: "the restaurant" is the last
-// thing named that a document says is a restaurant (Named.Kind), and
+// Referents that the documents make known: "the museum" is the last
+// thing named that a document says is a museum (Named.Kind), and
 // "either of these" asks of each of the things the last turn named.
 
 // kindReferent replaces "the K", "this K" or "that K" in q, where K is
@@ -35,7 +35,7 @@ func (st *rwState) kindReferent(f memory.FollowUp, q string) (string, bool) {
 }
 
 // kindPhrase matches "the", "this" or "that" before kind, its words
-// written together or apart ("guest house", "guesthouse").
+// written together or apart ("book shop", "bookshop").
 func kindPhrase(kind string) *regexp.Regexp {
 	if re, ok := kindPhraseREs.Load(kind); ok {
 		return re.(*regexp.Regexp)
@@ -128,7 +128,7 @@ var (
 	reIsA   = regexp.MustCompile(`(?im)(?:^|[.!?;]\s+)[ \t>*_-]*(?:the\s+)?([^\n.!?;]{1,80}?)\s+(?:is|are|was|were)\s+(?:a|an|the)\s+([^.,;:!?\n]{1,60})`)
 	reField = regexp.MustCompile(`(?im)^[ \t>*_-]*(?:category|type|kind)\s*[:：]\s*([^\n]{1,60})$`)
 	reZhIsA = regexp.MustCompile(`(?m)(?:^|[。！？；])\s*([^\n，。！？；]{1,20}?)是一(?:家|个|座|所|间|位|部|本|种|只)(\p{Han}{1,6}?)[，。；,;\s]`)
-	// kindEnd are words that end a kind's phrase ("a restaurant in the
+	// kindEnd are words that end a kind's phrase ("a museum in the
 	// centre").
 	kindEnd = map[string]bool{"in": true, "on": true, "at": true, "with": true, "that": true, "which": true, "who": true, "near": true,
 		"located": true, "for": true, "of": true, "serving": true, "offering": true, "and": true, "where": true, "from": true, "by": true,
@@ -137,7 +137,7 @@ var (
 
 // KindIn is what a text says the thing named by one of names is, lower
 // case, "" when it does not say: the last word of "X is a K" ("Efes is a
-// turkish restaurant in the centre" → "restaurant"), a category, type or
+// turkish bakery in the centre" → "bakery"), a category, type or
 // kind field, "X是一家K".
 func KindIn(s string, names []string) string {
 	isName := func(x string) bool {

@@ -16,12 +16,12 @@ import (
 // is) are found in a conversation without regard to case, with "&" read
 // as "and" and words run together or apart alike ("A & B Guesthouse" for
 // "A AND B GUEST HOUSE"), and by the distinctive part of a long name (a
-// run of its words no other title has: "Efes" for "Efes Restaurant").
+// run of its words no other title has: "Efes" for "Efes Bakery").
 
 // Documents is what a Vocabulary may also know of the documents behind its
 // names (the knowledge bases' vocabulary does). The rewrite uses it, when
 // the Vocabulary has it, to move through a document's structure
-// ("那第四条呢？", "and the next one?") and to resolve "the restaurant" to
+// ("那第四条呢？", "and the next one?") and to resolve "the museum" to
 // the last thing named that a document says is one.
 type Documents interface {
 	// Structure is what docstruct.ParseAddress needs of the knowledge
@@ -36,8 +36,8 @@ type Documents interface {
 // Named is one thing a text names.
 type Named struct {
 	// Name is the thing's name as its document writes it; As is how the
-	// text writes it; Kind is what its document says it is ("restaurant"
-	// for "Efes is a restaurant."), lower case, "" when it does not say.
+	// text writes it; Kind is what its document says it is ("bakery"
+	// for "Efes is a bakery."), lower case, "" when it does not say.
 	Name, As, Kind string
 	// At is the byte offset of As in the text.
 	At int

@@ -171,7 +171,7 @@ func (st *rwState) referentEN(f memory.FollowUp) string {
 				if !hasUpper(n) && !strings.Contains(n, " ") {
 					// "outdoor dining space" does not name the knowledge
 					// base "dining"; "golden wok" in lower-cased text is
-					// still the restaurant.
+					// still the place.
 					continue
 				}
 				known[n] = true
@@ -215,9 +215,9 @@ func (st *rwState) referentEN(f memory.FollowUp) string {
 }
 
 // displayName is how a rewrite writes a thing named: as the conversation
-// wrote it when that is the whole name with a capital ("Gonville Hotel"),
+// wrote it when that is the whole name with a capital ("Gonville Museum"),
 // else as its document does, in title case when the document writes it in
-// capitals ("allenbell" and "Efes" → "Allenbell", "Efes Restaurant").
+// capitals ("allenbell" and "Efes" → "Allenbell", "Efes Bakery").
 func displayName(n Named) string {
 	if hasUpper(n.As) && strings.Join(nameWords(n.As), "") == strings.Join(nameWords(n.Name), "") {
 		if strings.HasPrefix(strings.ToLower(n.Name), "the ") && !strings.HasPrefix(strings.ToLower(n.As), "the ") {
@@ -295,7 +295,7 @@ var (
 	herObject = map[string]bool{"to": true, "in": true, "on": true, "at": true, "for": true, "with": true, "and": true,
 		"from": true, "about": true, "as": true, "after": true, "before": true, "by": true, "into": true, "over": true}
 	// Demonstrative phrases standing for an entity whatever it is ("the
-	// restaurant" stands for one when a document says what is one:
+	// museum" stands for one when a document says what is one:
 	// kindReferent).
 	enDemonstrative = regexp.MustCompile(`(?i)\b(?:that|this|the) (?:one|place)\b`)
 	// "there" as a place: not "is there", "there is".

@@ -154,7 +154,7 @@ func fragment(q string) (string, bool) {
 func (st *rwState) followStructure(f memory.FollowUp, q string) (string, bool) {
 	x, elliptical := fragment(q)
 	if x == "" || !elliptical && st.hasPronoun(q) {
-		// "它的初九爻辞是什么？" is the pronoun's to resolve.
+		// "它的第二款是什么？" is the pronoun's to resolve.
 		return "", false
 	}
 	// The earlier question that addressed a part, made standalone.
@@ -193,7 +193,7 @@ func (st *rwState) followStructure(f memory.FollowUp, q string) (string, bool) {
 	}
 	a := st.parseAddress(x, kn)
 	if (a.IsZero() || len(a.Steps) == 0 && a.Relative == 0 && prev.Doc == "") && text.AllCJK(x) && utf8.RuneCountInString(x) <= 2 && !ofAKind(x) {
-		// A bare name of the kind named before ("那坤呢？" after 乾卦)
+		// A bare name of the kind named before ("那为政呢？" after 学而篇)
 		// takes its classifier, even where a document has that name.
 		for _, s := range prev.Steps {
 			if s.Name != "" && s.Num == 0 && slices.Contains(st.classifiers(), s.Kind) && !strings.HasSuffix(x, s.Kind) {
@@ -219,8 +219,8 @@ func (st *rwState) followStructure(f memory.FollowUp, q string) (string, bool) {
 	}
 	b := a.Follow(prev)
 	if a.Relative == 0 && len(a.Steps) == 1 && !a.Steps[0].HasNumber() && a.Steps[0].Name != "" && len(b.Steps) < len(prev.Steps) {
-		// A new subject in the place of one ("坤卦呢？" after "乾卦的九二
-		// 爻辞是什么？") is asked the same of: the parts under it stay.
+		// A new subject in the place of one ("为政篇呢？" after "学而篇的
+		// 第三章是什么？") is asked the same of: the parts under it stay.
 		b.Steps = append(b.Steps, prev.Steps[len(b.Steps):]...)
 	}
 	if b.Relative != 0 {
@@ -343,8 +343,8 @@ func docSpan(s, title string, kn docstruct.Known) (int, int, bool) {
 // prev) with what changed replaced: the document as x (the follow-up's
 // fragment, which addressed a) writes it, the steps as x writes them or,
 // for a relative move, as form wrote the step moved from. A part deeper
-// than any form named is asked of in a question of its own ("乾卦的九二是
-// 什么？"): form's question may be about another kind of part.
+// than any form named is asked of in a question of its own ("学而篇的第三
+// 章是什么？"): form's question may be about another kind of part.
 func (st *rwState) writeAddress(form string, prev, b docstruct.Address, x string, a docstruct.Address, kn docstruct.Known) (string, bool) {
 	out := form
 	zh := text.MostlyCJK(form)
@@ -458,7 +458,7 @@ func ordered(spans [][2]int) bool {
 }
 
 // joinSteps writes steps one after another: in Chinese run together, a
-// position after "的" ("乾卦的九二"); in English after commas ("Article I,
+// position after "的" ("学而篇的序言"); in English after commas ("Article I,
 // Section 9").
 func (st *rwState) joinSteps(ws []string, zh bool) string {
 	if !zh {

@@ -219,8 +219,8 @@ func (st *rwState) rewriteZH(f memory.FollowUp, q string) string {
 var zhDefines = regexp.MustCompile(`^\s*(?:请问)?(?:什么是|何为|何谓|介绍一下|讲讲|说说|解释一下)|是什么[？?]?\s*$`)
 
 // asksForPart reports whether rest (what follows a pronoun) asks for a
-// part the profile names: one of its kinds ("的彖传"), a position ("的九
-// 二") or a position's kind.
+// part the profile names: one of its kinds ("的注释"), a position ("的序
+// 言") or a position's kind.
 func (st *rwState) asksForPart(rest string) bool {
 	p := st.known.Profile
 	if p == nil {

@@ -42,6 +42,10 @@ type ChatRequest struct {
 	// no chunk passes the threshold (the mix answerer), instead of the
 	// "empty" prompt.
 	NoModelWhenEmpty bool
+	// EvidenceTokens bounds the chunks the prompt carries, best first, the
+	// last cut to fit (rag.FitEvidence); 0 keeps every chunk found
+	// (rag.Query.EvidenceTokens: the mix answerer's budget).
+	EvidenceTokens int
 }
 
 // ChatReply is the answer with the chunks it rests on.
@@ -183,6 +187,7 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 	if err != nil {
 		return ChatReply{}, err
 	}
+	results = fitResults(results, req.EvidenceTokens)
 	if len(results) == 0 && req.NoModelWhenEmpty {
 		reply, err := nothingFound(req.Query, fn)
 		reply.BestRelevance, reply.MinRelevance = best, req.MinRelevance
@@ -214,6 +219,25 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 		return reply, fmt.Errorf("kb chat: %w", err)
 	}
 	return reply, nil
+}
+
+// fitResults keeps the leading results whose texts fit in budget tokens,
+// the last one cut to fit (rag.FitEvidence); budget 0 keeps them all.
+func fitResults(rs []Result, budget int) []Result {
+	if budget <= 0 {
+		return rs
+	}
+	texts := make([]string, len(rs))
+	for i, r := range rs {
+		texts[i] = r.Text
+	}
+	fit := rag.FitEvidence(texts, budget)
+	out := make([]Result, len(fit))
+	for i, t := range fit {
+		out[i] = rs[i]
+		out[i].Text = t
+	}
+	return out
 }
 
 // refusalReason says why no chunk was used.
@@ -248,7 +272,7 @@ func (s *Service) Answer(ctx context.Context, q rag.Query, fn func(delta string)
 	req := ChatRequest{
 		Query: q.Retrieval(), KnowledgeBases: kbs, TopK: q.TopK, MinRelevance: minRel,
 		Model: q.Model, Temperature: q.Temperature, MaxTokens: q.MaxTokens, PromptName: q.PromptName,
-		NoModelWhenEmpty: true,
+		NoModelWhenEmpty: true, EvidenceTokens: q.EvidenceTokens,
 	}
 	if s.cfg.History {
 		req.History = q.History

@@ -2,11 +2,13 @@ package kb
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/text"
@@ -14,8 +16,23 @@ import (
 
 func offlineModels() *llm.Registry {
 	r := llm.NewRegistry("offline")
-	r.Add("offline", extractive.New(extractive.Options{}))
+	r.Add("offline", extractive.New(extractive.Options{Profiles: demoProfiles()}))
 	return r
+}
+
+// demoProfiles are the profiles the app gives the offline model: the
+// demo's, read from its file.
+func demoProfiles() []*docstruct.Profile {
+	f, err := os.Open("../../demo/zhouyi/profile.json")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	p, err := docstruct.LoadProfile(f)
+	if err != nil {
+		panic(err)
+	}
+	return []*docstruct.Profile{p}
 }
 
 // TestChatThreeNotesAtDefaults is the first thing a new user tries: a

@@ -40,15 +40,15 @@ type Config struct {
 	DSN   string `yaml:"dsn"`
 	// VectorStore is where new knowledge bases keep their vectors:
 	// "embedded" or "qdrant". A request may pick another per KB.
-	VectorStore string       `yaml:"vector_store"`
+	VectorStore string `yaml:"vector_store"`
 	// VectorEncoding is how the embedded index's snapshot (vectors.hnsw)
 	// keeps the vectors: "float32" (exact), or "int8" (one byte a
 	// dimension and a scale per vector: the snapshot about a third of the
 	// size, the vectors read back within half a step of 1/127 of their
 	// largest value). Only the snapshot is encoded: the vector log and
 	// memory hold float32.
-	VectorEncoding string `yaml:"vector_encoding"`
-	Qdrant      QdrantConfig `yaml:"qdrant"`
+	VectorEncoding string       `yaml:"vector_encoding"`
+	Qdrant         QdrantConfig `yaml:"qdrant"`
 	// EmbedModel names the embedder given to New; it is recorded in every
 	// KB built with it, and a KB built with another model refuses queries.
 	EmbedModel string `yaml:"embed_model"`

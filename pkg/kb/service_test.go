@@ -555,6 +555,17 @@ func TestAnswer(t *testing.T) {
 		t.Errorf("sources: %+v", ans.Sources)
 	}
 
+	// The mix's evidence budget bounds the chunks the prompt and the
+	// grounding carry: the first kept, cut to fit.
+	ans, err = s.Answer(ctx, rag.Query{Text: "乾卦的卦辞是什么？潜龙勿用", ScoreThreshold: 0.01, EvidenceTokens: 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = model.gs[len(model.gs)-1]
+	if len(g.Evidence) != 1 || llm.Estimate(g.Evidence[0].Text) > 8 || len(ans.Sources) != 1 {
+		t.Errorf("an 8-token budget keeps one chunk cut to fit: %d evidence (%+v), %d sources", len(g.Evidence), g.Evidence, len(ans.Sources))
+	}
+
 	// Nothing passes the threshold: "nothing found", marked Empty, and no
 	// model call.
 	calls := len(model.reqs)
