@@ -133,6 +133,19 @@ func TestKBDescriptionAndRebuild(t *testing.T) {
 	}
 	p.do(chromedp.Reload())
 	p.waitJS(`document.querySelector('#kb-info').value === 'The classic of changes, for tests'`, "the description kept")
+	// The structure profile: the demo's base names the demo's; none can
+	// be chosen and saved, and the choice is kept.
+	p.waitJS(`document.querySelector('#kb-profile').value === 'zhouyi'`, "the demo's profile shown")
+	p.choose("#kb-profile", "")
+	p.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#kb-info-form').requestSubmit()`))
+	p.waitJS(`document.querySelectorAll('.toast').length > 0`, "the profile saved")
+	p.do(chromedp.Reload())
+	p.waitJS(`document.querySelector('#kb-info').value !== '' && document.querySelector('#kb-profile').value === ''`, "no profile kept")
+	p.choose("#kb-profile", "zhouyi")
+	p.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#kb-info-form').requestSubmit()`))
+	p.waitJS(`document.querySelectorAll('.toast').length > 0`, "the profile saved")
+	p.do(chromedp.Reload())
+	p.waitJS(`document.querySelector('#kb-profile').value === 'zhouyi'`, "the demo's profile named again")
 	resp, err := http.Post(srv.URL+"/knowledge_base/search_docs", "application/json", strings.NewReader(`{"knowledge_base_name":"zhouyi","query":"乾卦的卦辞","top_k":3}`))
 	if err != nil {
 		t.Fatal(err)

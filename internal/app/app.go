@@ -113,9 +113,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	// First run: the demo knowledge base (made the default) and search pages; demo: false turns it off.
 	// demo: false is remembered in the data directory, so a later plain
 	// start does not make the demo either.
-	var questions map[string][]string
 	if cfg.Demo {
-		if questions, err = bootstrapDemo(ctx, &cfg, a.Models, log); err != nil {
+		if err := bootstrapDemo(ctx, &cfg, a.Models, log); err != nil {
 			return nil, err
 		}
 		a.Config = cfg
@@ -169,7 +168,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		KB: a.KB, Search: searcher, Mixer: mixer, Access: access, Obs: o,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxQueryChars: cfg.Server.MaxQueryChars, HistoryLen: cfg.Memory.HistoryLen,
 		PublicHosts: cfg.Server.PublicHosts, StreamWriteTimeout: cfg.Server.StreamWriteTimeout, Conns: cfg.Server.ConnLimits(),
-		KBQuestions: questions,
 	})
 	return a, nil
 }

@@ -21,34 +21,34 @@ import (
 // no knowledge-base service here: they only ask the catalog whether the
 // demo knowledge base is still there, and only when it would become the
 // default.
-func bootstrapDemo(ctx context.Context, cfg *config.Config, models *llm.Registry, log *slog.Logger) (map[string][]string, error) {
+func bootstrapDemo(ctx context.Context, cfg *config.Config, models *llm.Registry, log *slog.Logger) error {
 	made, done, err := demo.Marker(cfg.Server.DataDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if done {
 		if made == "" || len(cfg.KB.DefaultKnowledgeBases) > 0 {
-			return demoProfile(cfg)
+			return demoPersona(cfg)
 		}
 		ok, err := kbExists(ctx, *cfg, made)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ok {
 			cfg.KB.DefaultKnowledgeBases = []string{made}
 		}
-		return demoProfile(cfg)
+		return demoPersona(cfg)
 	}
 	kbs, err := NewKB(*cfg, models)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res, err := demo.Bootstrap(ctx, kbs, demo.Options{DataDir: cfg.Server.DataDir, SearchDir: cfg.SearchLocalDir()})
 	if cerr := kbs.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("demo: %w", cerr)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if res.CreatedKB || res.Pages > 0 {
 		log.Info("first run: demo created (demo: false turns this off)", "knowledge_base", res.KnowledgeBase, "search_pages", res.Pages, "search_dir", cfg.SearchLocalDir())
@@ -56,25 +56,25 @@ func bootstrapDemo(ctx context.Context, cfg *config.Config, models *llm.Registry
 	if res.KnowledgeBase != "" && len(cfg.KB.DefaultKnowledgeBases) == 0 {
 		cfg.KB.DefaultKnowledgeBases = []string{res.KnowledgeBase}
 	}
-	return demoProfile(cfg)
+	return demoPersona(cfg)
 }
 
-// demoProfile applies the demo knowledge base's profile when it is a
-// default knowledge base: its persona, unless mix.persona was changed from
-// the neutral default, and its suggested questions, returned by knowledge
-// base.
-func demoProfile(cfg *config.Config) (map[string][]string, error) {
+// demoPersona applies the demo knowledge base's persona when it is a
+// default knowledge base, unless mix.persona was changed from the neutral
+// default. (The questions the web app suggests come from the profile the
+// default knowledge base names.)
+func demoPersona(cfg *config.Config) error {
 	if !slices.Contains(cfg.KB.DefaultKnowledgeBases, demo.KnowledgeBase) {
-		return nil, nil
+		return nil
 	}
 	p, err := demo.KBProfile()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.Mix.Persona == mix.DefaultPersona && p.Persona != "" {
 		cfg.Mix.Persona = p.Persona
 	}
-	return map[string][]string{demo.KnowledgeBase: p.Questions}, nil
+	return nil
 }
 
 // kbExists reports whether the knowledge base name exists, asking only the

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,11 +159,11 @@ func (s *Server) handleListKBs(c *gin.Context) {
 			}
 		}
 		def := s.defaultKBs(names)
-		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, def, s.questions(def), s.kb.Config().EmbedModel})
+		c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", kept}, def, s.questions(c.Request.Context(), def), s.kb.Config().EmbedModel, s.kb.Profiles()})
 		return
 	}
 	def := s.defaultKBs(names)
-	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, def, s.questions(def), s.kb.Config().EmbedModel})
+	c.JSON(http.StatusOK, listKBsReply{kbResponse{200, "success", names}, def, s.questions(c.Request.Context(), def), s.kb.Config().EmbedModel, s.kb.Profiles()})
 }
 
 // kbInfo is a knowledge base as list_knowledge_bases?detail=true shows it,
@@ -222,14 +223,23 @@ type listKBsReply struct {
 	// searched again once it is rebuilt with this one
 	// (recreate_vector_store with this embed_model).
 	EmbedModel string `json:"embed_model,omitempty"`
+	// Profiles are the structure profiles a knowledge base may name
+	// (create_knowledge_base, update_info).
+	Profiles []string `json:"profiles"`
 }
 
 // questions returns the suggested questions of the default knowledge
-// bases def.
-func (s *Server) questions(def []string) []string {
+// bases def: the examples of the profiles they name.
+func (s *Server) questions(ctx context.Context, def []string) []string {
 	out := []string{}
 	for _, n := range def {
-		out = append(out, s.opts.KBQuestions[n]...)
+		info, err := s.kb.Info(ctx, n)
+		if err != nil || info.Profile == "" {
+			continue
+		}
+		if p, ok := s.kb.Profile(info.Profile); ok {
+			out = append(out, p.Examples...)
+		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,10 +17,10 @@ import (
 // the profiles known), and list_knowledge_bases?detail=true shows it.
 func TestKBProfileField(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "law.json"), []byte(`{"name": "law", "kinds": [{"name": "条", "aliases": ["条款"]}]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "law.json"), []byte(`{"name": "law", "kinds": [{"name": "条", "aliases": ["条款"]}], "examples": ["第三十六条规定了什么？"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ts := newKBTestServer(t, func(c *kb.Config) { c.ProfilesDir = dir })
+	ts := newKBTestServer(t, func(c *kb.Config) { c.ProfilesDir = dir; c.DefaultKnowledgeBases = []string{"laws"} })
 	var e struct {
 		Code int    `json:"code"`
 		Msg  string `json:"msg"`
@@ -55,6 +56,20 @@ func TestKBProfileField(t *testing.T) {
 	if p := profileOf(); p != "law" {
 		t.Fatalf("profile = %q, want law", p)
 	}
+	// The web app suggests the default knowledge base's profile's
+	// examples, and lists the profiles a base may name.
+	suggested := func() (questions, profiles []string) {
+		t.Helper()
+		var list struct {
+			Questions []string `json:"questions"`
+			Profiles  []string `json:"profiles"`
+		}
+		ts.do(t, http.MethodGet, "/knowledge_base/list_knowledge_bases", "", nil, &list)
+		return list.Questions, list.Profiles
+	}
+	if q, ps := suggested(); !slices.Equal(q, []string{"第三十六条规定了什么？"}) || !slices.Contains(ps, "law") {
+		t.Errorf("questions %q, profiles %q: want the law profile's example and the law profile", q, ps)
+	}
 	if st := ts.postJSON(t, "/knowledge_base/update_info", map[string]any{"knowledge_base_name": "laws", "profile": "zz"}, &e); st != http.StatusBadRequest || !strings.Contains(e.Msg, "profile") {
 		t.Fatalf("update to an unknown profile: HTTP %d %+v", st, e)
 	}
@@ -63,6 +78,9 @@ func TestKBProfileField(t *testing.T) {
 	}
 	if p := profileOf(); p != "" {
 		t.Fatalf("profile after update = %q, want none", p)
+	}
+	if q, _ := suggested(); len(q) != 0 {
+		t.Errorf("questions %q of a base that names no profile, want none", q)
 	}
 }
 

@@ -77,9 +77,6 @@ type Options struct {
 	// longer loses its stream, and its turn is cut and stored as
 	// interrupted. 0 means DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
-	// KBQuestions are the questions the web app suggests, by knowledge
-	// base, for the default ones (list_knowledge_bases' "questions").
-	KBQuestions map[string][]string
 }
 
 // Server serves the API. Create it with New; Handler returns the router.

@@ -82,6 +82,7 @@ async function loadInfo() {
     if (!info || name !== current) return;
     $('#kb-info').value = info.kb_info || '';
     showEmbedder(info.embed_model || '', (data && data.embed_model) || '');
+    showProfiles(info.profile || '', (data && data.profiles) || []);
     $('#kb-index-facts').textContent = t('kbFacts', { files: info.file_count ?? '?', chunks: info.docs_count ?? '?', embed: info.embed_model || '?', vs: info.vs_type || '?' });
   } catch (err) {
     $('#kb-index-facts').textContent = err.message;
@@ -104,10 +105,19 @@ function showEmbedder(indexed, server) {
   note.textContent = stale ? t('embedStale', { indexed, server }) : '';
 }
 
+// showProfiles offers the structure profiles the server knows (the names
+// its documents' parts go by, docs/structure.md), the base's selected.
+function showProfiles(named, known) {
+  const sel = $('#kb-profile');
+  const names = [...new Set([...known, named].filter(Boolean))];
+  sel.replaceChildren(h('option', { value: '' }, t('noProfile')), ...names.map((n) => h('option', { value: n }, n)));
+  sel.value = named;
+}
+
 async function saveInfo(e) {
   e.preventDefault();
   try {
-    await api.post('/knowledge_base/update_info', { knowledge_base_name: current, kb_info: $('#kb-info').value.trim() });
+    await api.post('/knowledge_base/update_info', { knowledge_base_name: current, kb_info: $('#kb-info').value.trim(), profile: $('#kb-profile').value });
     announce(t('saved'));
     app.toast(t('saved'));
   } catch (err) {
