@@ -14,8 +14,8 @@ import (
 // Names the way people write them: the things the documents are about
 // (a document's title and aliases, and what the document says the thing
 // is) are found in a conversation without regard to case, with "&" read
-// as "and" and words run together or apart alike ("A & B Guesthouse" for
-// "A AND B GUEST HOUSE"), and by the distinctive part of a long name (a
+// as "and" and words run together or apart alike ("A & B Bookshop" for
+// "A AND B BOOK SHOP"), and by the distinctive part of a long name (a
 // run of its words no other title has: "Efes" for "Efes Bakery").
 
 // Documents is what a Vocabulary may also know of the documents behind its
