@@ -74,7 +74,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	if _, err := cfg.Auth.CheckListen(cfg.Server.Addr); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Log: log, Models: newModels(cfg.LLM, opts.LLMHTTPClient), version: opts.Version}
+	a := &App{Config: cfg, Log: log, Models: newModels(cfg.LLM, opts.LLMHTTPClient, offlineProfiles(cfg.KB.ProfilesDir)), version: opts.Version}
 	defer func() {
 		if err != nil {
 			a.Close()

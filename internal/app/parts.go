@@ -28,10 +28,12 @@ import (
 // NewModels registers the offline model and every configured endpoint; hc
 // (nil: a client of their own) makes the endpoints' calls.
 func NewModels(cfg config.LLMConfig) *llm.Registry {
-	return newModels(cfg, nil)
+	return newModels(cfg, nil, offlineProfiles(""))
 }
 
-func newModels(cfg config.LLMConfig, hc *http.Client) *llm.Registry {
+// newModels is NewModels with the HTTP client of the model endpoints and
+// the profiles the offline model reads parts named by.
+func newModels(cfg config.LLMConfig, hc *http.Client, profiles []*docstruct.Profile) *llm.Registry {
 	def := cfg.Default
 	if def == "" {
 		def = "offline"
@@ -40,7 +42,7 @@ func newModels(cfg config.LLMConfig, hc *http.Client) *llm.Registry {
 		}
 	}
 	r := llm.NewRegistry(def)
-	r.Add("offline", extractive.New(extractive.Options{Profiles: offlineProfiles()}))
+	r.Add("offline", extractive.New(extractive.Options{Profiles: profiles}))
 	if cfg.BaseURL != "" {
 		r.Add(cfg.Model, llm.NewClient(llm.ClientConfig{
 			Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model,
@@ -191,12 +193,16 @@ func OpenKBCatalog(kcfg kb.Config) (kb.Catalog, error) {
 }
 
 // offlineProfiles are the profiles the offline model reads parts named by
-// them with: the demo's, which the binary ships. (A knowledge base's own
-// profile is to reach the reader with its evidence.)
-func offlineProfiles() []*docstruct.Profile {
-	p, err := demo.StructureProfile()
-	if err != nil { // the embedded profile is validated by demo's tests
-		return nil
+// with: the demo's, which the binary ships, and those of dir
+// (kb.profiles_dir, "" for none; validated with the configuration). A
+// reply reads with the ones its evidence's knowledge bases name.
+func offlineProfiles(dir string) []*docstruct.Profile {
+	var out []*docstruct.Profile
+	if p, err := demo.StructureProfile(); err == nil { // the embedded profile is validated by demo's tests
+		out = append(out, p)
 	}
-	return []*docstruct.Profile{p}
+	if ps, err := kb.LoadProfiles(dir); err == nil {
+		out = append(out, ps...)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -31,7 +32,10 @@ type Options struct {
 	// Profiles name the parts of their domains' documents that questions
 	// ask for by name (docstruct.Profile: classifiers, kinds, named
 	// positions, file-name forms): "NAME<classifier>的<kind>" is read from
-	// the lines of the part so named. The model only reads them.
+	// the lines of the part so named. A reply reads with the profiles its
+	// evidence names (llm.Evidence.Profile: a knowledge base's), and with
+	// all of them when its evidence names none (web pages, a knowledge
+	// base without a profile). The model only reads them.
 	Profiles []*docstruct.Profile
 }
 
@@ -69,7 +73,9 @@ type Model struct {
 	maxSent  int
 	minScore float64
 	tok      *llm.Tokenizer
-	vocab    *vocab
+	profiles map[string]*docstruct.Profile
+	all      *vocab   // of every profile
+	vocabs   sync.Map // the profiles' names joined by "\n" → *vocab
 }
 
 var (
@@ -90,8 +96,40 @@ func New(opts Options) *Model {
 		m.minScore = 0.25
 	}
 	m.tok = llm.NewTokenizer(m.name)
-	m.vocab = newVocab(opts.Profiles)
+	m.profiles = map[string]*docstruct.Profile{}
+	for _, p := range opts.Profiles {
+		if p != nil {
+			m.profiles[p.Name] = p
+		}
+	}
+	m.all = newVocab(opts.Profiles)
 	return m
+}
+
+// vocabOf returns the reading vocabulary of the profiles the evidence
+// names, built once per set; of every profile when it names none the
+// model has.
+func (m *Model) vocabOf(ev []llm.Evidence) *vocab {
+	var names []string
+	for _, e := range ev {
+		if _, ok := m.profiles[e.Profile]; ok && !slices.Contains(names, e.Profile) {
+			names = append(names, e.Profile)
+		}
+	}
+	if len(names) == 0 {
+		return m.all
+	}
+	slices.Sort(names)
+	key := strings.Join(names, "\n")
+	if v, ok := m.vocabs.Load(key); ok {
+		return v.(*vocab)
+	}
+	ps := make([]*docstruct.Profile, len(names))
+	for i, n := range names {
+		ps[i] = m.profiles[n]
+	}
+	v, _ := m.vocabs.LoadOrStore(key, newVocab(ps))
+	return v.(*vocab)
 }
 
 // Name returns the configured name.
@@ -158,7 +196,8 @@ func (m *Model) answer(g llm.Grounding, maxTokens int) llm.Response {
 		// another answerer's neighbour or namesake of the absent part.
 		return m.respond(g, endSentence(s), false)
 	}
-	reply, ok := readStructured(q, lines, m.vocab)
+	vocab := m.vocabOf(g.Evidence)
+	reply, ok := readStructured(q, lines, vocab)
 	if reply == "" {
 		if e, found := addressedPart(g.Evidence); found {
 			reply, ok = readPart(q, e, zh), true
@@ -168,7 +207,7 @@ func (m *Model) answer(g llm.Grounding, maxTokens int) llm.Response {
 		if asksWhereFrom(q) {
 			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return s.speaker == speakerHuman })
 		}
-		if holds := m.vocab.partHolder(q); holds != nil {
+		if holds := vocab.partHolder(q); holds != nil {
 			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return !holds(s.text, s.scope) })
 		}
 		picked := m.pick(q, sents, maxTokens)

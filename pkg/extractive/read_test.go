@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
@@ -152,6 +153,35 @@ func TestCitesAndSkipsPaths(t *testing.T) {
 		resp := ask(t, m, llm.Grounding{Question: tt.q, Evidence: ctx})
 		if !strings.Contains(resp.Text, tt.want) || strings.Contains(resp.Text, "notes >") || len([]rune(resp.Text)) > 200 {
 			t.Errorf("%s → %q, want it to hold %q, no path, at most 200 characters", tt.q, resp.Text, tt.want)
+		}
+	}
+}
+
+// TestReadsWithTheEvidencesProfile: evidence that names its profile
+// (llm.Evidence.Profile, a knowledge base's) is read with that profile
+// only; naming another profile the model has, the demo's names read
+// nothing; naming none, every profile the model has applies.
+func TestReadsWithTheEvidencesProfile(t *testing.T) {
+	other, err := docstruct.LoadProfile(strings.NewReader(`{"name": "laws", "kinds": [{"name": "注释"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := withDemoProfile(t, extractive.Options{Profiles: []*docstruct.Profile{other}})
+	named := func(profile string) []llm.Evidence {
+		ev := slices.Clone(zhouyiChunks)
+		for i := range ev {
+			ev[i].Profile = profile
+		}
+		return ev
+	}
+	const q, want = "坤卦的卦辞是什么？", "坤，元亨，利牝馬之貞。君子有攸往，先迷后得主[1]。"
+	for _, tt := range []struct {
+		profile string
+		read    bool
+	}{{"zhouyi", true}, {"", true}, {"laws", false}} {
+		got := ask(t, m, llm.Grounding{Question: q, Evidence: named(tt.profile)}).Text
+		if (got == want) != tt.read {
+			t.Errorf("evidence of profile %q: %q, read by the demo's names %v, want %v", tt.profile, got, got == want, tt.read)
 		}
 	}
 }

@@ -208,7 +208,7 @@ func TestProfileChangeRereadsStructure(t *testing.T) {
 		}
 		return rs[0]
 	}
-	if r := first(); r.Match == rag.MatchPart {
+	if r := first(); r.Match == rag.MatchPart || r.Profile != "" {
 		t.Fatalf("without the profile: %+v", r)
 	}
 	if err := s.SetProfile(ctx, "docs", "nope"); !errors.Is(err, ErrBadRequest) {
@@ -220,8 +220,8 @@ func TestProfileChangeRereadsStructure(t *testing.T) {
 	if info, _ := s.Info(ctx, "docs"); info.Profile != "club" {
 		t.Errorf("info.Profile = %q", info.Profile)
 	}
-	if r := first(); r.Match != rag.MatchPart || !strings.Contains(r.Text, "第二条") {
-		t.Fatalf("with the profile: %+v", r)
+	if r := first(); r.Match != rag.MatchPart || !strings.Contains(r.Text, "第二条") || r.Profile != "club" {
+		t.Fatalf("with the profile (named by each result, for its reader): %+v", r)
 	}
 }
 

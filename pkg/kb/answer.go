@@ -137,7 +137,7 @@ func Request(req ChatRequest, results []Result) (llm.Request, llm.Grounding, boo
 		data.Context = FormatContext(results)
 		for i, r := range results {
 			path, text := entryText(r)
-			g.Evidence = append(g.Evidence, llm.Evidence{ID: i + 1, Title: titleOf(r.File, nil), Path: path, Text: text, From: rag.KB, Match: r.Match})
+			g.Evidence = append(g.Evidence, llm.Evidence{ID: i + 1, Title: titleOf(r.File, nil), Path: path, Text: text, From: rag.KB, Match: r.Match, Profile: r.Profile})
 		}
 	}
 	text, err := prompts.Render(PromptGroup, name, data)
@@ -161,7 +161,7 @@ func Sources(rs []Result) []rag.Source {
 	for i, r := range rs {
 		out[i] = rag.Source{
 			Title: r.File, Snippet: r.Text,
-			Score: r.Relevance, KB: r.KnowledgeBase, File: r.File, Path: r.Path, Match: r.Match,
+			Score: r.Relevance, KB: r.KnowledgeBase, File: r.File, Path: r.Path, Match: r.Match, Profile: r.Profile,
 		}
 		if r.File != "" {
 			out[i].URL = DownloadPath(r.KnowledgeBase, r.File)

@@ -48,6 +48,10 @@ type Result struct {
 	// Path is the result's section path: the document's title, then the
 	// headings it is under (also its metadata's "path").
 	Path string `json:"path,omitempty"`
+	// Profile names the structure profile the result's knowledge base
+	// reads its documents with, "" for none: the names of parts a reader
+	// of the passage may meet (llm.Evidence.Profile).
+	Profile string `json:"-"`
 }
 
 // DefaultMinRelevance is the relevance threshold of the configured
@@ -212,12 +216,19 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, floa
 	if len(all) > 0 {
 		best = all[0].Relevance
 	}
+	profile := map[string]string{}
+	for i, b := range bases {
+		if profs[i] != nil {
+			profile[b.name] = profs[i].Name
+		}
+	}
 	out := make([]Result, 0, k)
 	for _, r := range all {
 		if len(out) == k {
 			break
 		}
 		if r.Relevance >= req.MinRelevance {
+			r.Profile = profile[r.KnowledgeBase]
 			out = append(out, r)
 		}
 	}

@@ -55,6 +55,10 @@ type Evidence struct {
 	// question's language), "" for similarity. rag.MatchPart and
 	// rag.MatchAbsent name the values.
 	Match string
+	// Profile names the structure profile the passage's document is read
+	// with (docs/structure.md), "" for none: a reader that knows profiles
+	// reads the parts the profile names in this passage.
+	Profile string
 }
 
 // Draft is one answerer's answer, to be fused with others.

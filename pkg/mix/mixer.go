@@ -765,7 +765,7 @@ func (m *Mixer) answerFromContext(ctx context.Context, req Request, q rag.Query,
 		} else {
 			data.Web = append(data.Web, p)
 		}
-		g.Evidence = append(g.Evidence, llm.Evidence{ID: p.N, Title: d.Title, Path: d.Path, Text: text, From: d.From, Match: d.Match})
+		g.Evidence = append(g.Evidence, llm.Evidence{ID: p.N, Title: d.Title, Path: d.Path, Text: text, From: d.From, Match: d.Match, Profile: d.Profile})
 	}
 	prompt, err := prompts.Render(PromptGroup, name, data)
 	if err != nil {

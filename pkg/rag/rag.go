@@ -70,6 +70,9 @@ type Source struct {
 	// statement that an addressed part (or document) does not exist, ""
 	// for similarity.
 	Match string `json:"match,omitempty"`
+	// Profile names the structure profile the passage's knowledge base
+	// reads its documents with, "" for none (llm.Evidence.Profile).
+	Profile string `json:"profile,omitempty"`
 }
 
 // The ways a passage is found (Source.Match, llm.Evidence.Match).
