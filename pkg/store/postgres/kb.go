@@ -83,7 +83,7 @@ func OpenKBCatalog(ctx context.Context, dsn string) (*KBCatalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kb.dsn: %w", err)
 	}
-	reg := sql.OpenDB(newConnector(stdlib.GetConnector(*cfg)))
+	reg := sql.OpenDB(newConnector(stdlib.GetConnector(*cfg, pingBeforeReuse)))
 	reg.SetMaxOpenConns(4)
 	if _, err := reg.ExecContext(ctx, kbRegistry); err != nil {
 		// Replicas starting at once may race on the catalog; the table is
@@ -225,7 +225,7 @@ func openKBSchema(ctx context.Context, dsn, schema string) (*sql.DB, error) {
 		}
 	}
 	cfg.RuntimeParams["search_path"] = schema
-	db := sql.OpenDB(&kbConnector{base: newConnector(stdlib.GetConnector(*cfg)), key: kbLockKey(schema)})
+	db := sql.OpenDB(&kbConnector{base: newConnector(stdlib.GetConnector(*cfg, pingBeforeReuse)), key: kbLockKey(schema)})
 	db.SetMaxOpenConns(4)
 	// The tables are created in a transaction, under the lock, so replicas
 	// opening a new knowledge base at once do not race on the catalog.

@@ -43,7 +43,7 @@ func open(ctx context.Context, dsn string, maxConns int) (*sql.DB, *pgx.ConnConf
 	cfg := pcfg.ConnConfig
 	// Failures to reach the server are marked store.ErrUnavailable, so
 	// the server answers them with 503 and keeps their detail in its log.
-	db := sql.OpenDB(newConnector(stdlib.GetConnector(*cfg.Copy())))
+	db := sql.OpenDB(newConnector(stdlib.GetConnector(*cfg.Copy(), pingBeforeReuse)))
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	if err := db.PingContext(ctx); err != nil {
