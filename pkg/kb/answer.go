@@ -224,20 +224,7 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 // fitResults keeps the leading results whose texts fit in budget tokens,
 // the last one cut to fit (rag.FitEvidence); budget 0 keeps them all.
 func fitResults(rs []Result, budget int) []Result {
-	if budget <= 0 {
-		return rs
-	}
-	texts := make([]string, len(rs))
-	for i, r := range rs {
-		texts[i] = r.Text
-	}
-	fit := rag.FitEvidence(texts, budget)
-	out := make([]Result, len(fit))
-	for i, t := range fit {
-		out[i] = rs[i]
-		out[i].Text = t
-	}
-	return out
+	return rag.FitEach(rs, budget, func(r Result) string { return r.Text }, func(r *Result, t string) { r.Text = t })
 }
 
 // refusalReason says why no chunk was used.

@@ -53,3 +53,24 @@ func cut(t string, tokens int) string {
 	}
 	return strings.TrimRightFunc(string(rs[:lo]), func(r rune) bool { return r == ' ' || r == '\n' }) + "…"
 }
+
+// FitEach is FitEvidence over items that hold their texts: the leading
+// items whose texts (text) fit in budget tokens, the last one's cut to
+// fit (written back with setText on a copy); budget 0 or less keeps them
+// all.
+func FitEach[T any](items []T, budget int, text func(T) string, setText func(*T, string)) []T {
+	if budget <= 0 {
+		return items
+	}
+	texts := make([]string, len(items))
+	for i, it := range items {
+		texts[i] = text(it)
+	}
+	fit := FitEvidence(texts, budget)
+	out := make([]T, len(fit))
+	for i, t := range fit {
+		out[i] = items[i]
+		setText(&out[i], t)
+	}
+	return out
+}

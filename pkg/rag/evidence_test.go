@@ -43,3 +43,21 @@ func TestFitEvidence(t *testing.T) {
 		})
 	}
 }
+
+// TestFitEach: items keep their other fields; the texts are fitted as
+// FitEvidence fits them.
+func TestFitEach(t *testing.T) {
+	type item struct {
+		id   int
+		text string
+	}
+	long := strings.Repeat("evidence ", 200)
+	items := []item{{1, "short"}, {2, long}, {3, "left out"}}
+	got := rag.FitEach(items, 60, func(i item) string { return i.text }, func(i *item, s string) { i.text = s })
+	if len(got) != 2 || got[0] != items[0] || got[1].id != 2 || len(got[1].text) >= len(long) || items[1].text != long {
+		t.Errorf("FitEach = %+v (the items not changed: %v)", got, items[1].text == long)
+	}
+	if all := rag.FitEach(items, 0, func(i item) string { return i.text }, func(i *item, s string) { i.text = s }); len(all) != 3 {
+		t.Errorf("budget 0 keeps %d items, want 3", len(all))
+	}
+}
