@@ -118,7 +118,7 @@ var (
 	reQSection  = regexp.MustCompile(`§+\s*([0-9]+(?:\.[0-9]+)*)`)
 	reQWord     = regexp.MustCompile(`[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)*`)
 	reQNamedEn  = regexp.MustCompile(`\bthe\s+((?:[A-Z][a-z]+\s+){1,3})([A-Za-z]+)\b`)
-	reQDotted   = regexp.MustCompile(`(?:^|[^0-9.])([0-9]{1,4}(?:\.[0-9]{1,4})+)(?:[^0-9.]|$)`)
+	reQDotted   = regexp.MustCompile(`(?:^|[^0-9.A-Za-z])([0-9]{1,4}(?:\.[0-9]{1,4})+)(?:[^0-9.A-Za-z]|$)`)
 	reQNextZH   = regexp.MustCompile(`(下|后)一(\p{Han})`)
 	reQPrevZH   = regexp.MustCompile(`(上|前)一(\p{Han})`)
 	reQNextEN   = regexp.MustCompile(`(?i)\b(next|following)\b(?:\s+([a-z]+))?`)

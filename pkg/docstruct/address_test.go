@@ -58,6 +58,8 @@ func TestParseAddressForms(t *testing.T) {
 		{"What does § 12 say?", "", []string{"Section 12"}, 0},
 		{"第一次是什么时候？", "", nil, 0},
 		{"第三方支付是什么？", "", nil, 0},
+		{"Mutations in histone H3.3 drive tumours", "", nil, 0}, // a name's number, no label
+		{"What does 3.2 say?", "", []string{"3.2"}, 0},
 	}
 	for _, tt := range tests {
 		a := ParseAddress(tt.q, known)

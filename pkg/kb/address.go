@@ -128,14 +128,30 @@ func resolveAddress(docs []structDocRef, addr docstruct.Address, q string, ranke
 	case res.Part != nil && res.Part != doc.Root:
 		r := partResult(ref, res.Part)
 		return &r
-	case res.Absent != nil && res.Absent.Want.HasNumber():
+	case res.Absent != nil && res.Absent.Want.HasNumber() && !bareNumber(addr):
 		// A part asked for by number is absent for certain; one asked
 		// for by a name no part has may be words the question reads as
-		// a name: similarity answers it.
+		// a name, and a bare dotted number with no document named a
+		// decimal ("1.5 times"): similarity answers those.
 		r := absentResult(ref, res.Absent, q)
 		return &r
 	}
 	return nil
+}
+
+// bareNumber reports whether addr is only a dotted number without a kind
+// and names no document ("3.2" in "rose 3.2-fold"): what a question may
+// address, when such a part exists, but no proof that one is missing.
+func bareNumber(addr docstruct.Address) bool {
+	if addr.Doc != "" {
+		return false
+	}
+	for _, st := range addr.Steps {
+		if st.Kind != "" || len(st.Path) == 0 {
+			return false
+		}
+	}
+	return len(addr.Steps) > 0
 }
 
 // quotePairs are the quotation marks around a passage a question quotes

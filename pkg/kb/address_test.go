@@ -113,6 +113,8 @@ func TestAddressedSearch(t *testing.T) {
 		{q: "「依照本法第一条的规定执行」出自哪里？", match: ""},
 		{q: `Which article says "chosen every second year, as Article IX provides"?`, match: ""},
 		{q: "第一次休息是什么时候？", match: ""},
+		{q: "学习的快乐增加了 7.5 倍吗？", match: ""},                                            // a decimal, not a part 7.5 said to be missing
+		{q: "1.3 子曰：花言巧语，满脸堆笑", match: rag.MatchPart, want: "花言巧语", file: "yulu.txt"}, // a bare number that labels a part finds it
 	} {
 		t.Run(tc.q, func(t *testing.T) {
 			rs := search(t, s, tc.q, "docs")
