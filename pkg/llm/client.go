@@ -200,7 +200,7 @@ func (c *Client) stream(ctx context.Context, req Request, fn func(string) error,
 			if err != nil {
 				return err
 			}
-			var chunk openai.ChatCompletionStreamResponse
+			var chunk streamChunk
 			if err := json.Unmarshal(raw, &chunk); err != nil {
 				return &StatusError{StatusCode: at.status, Body: string(raw), Err: fmt.Errorf("malformed stream chunk: %w", err)}
 			}
@@ -243,6 +243,20 @@ func (c *Client) stream(ctx context.Context, req Request, fn func(string) error,
 		out.Usage = c.estimate(req, out.Text)
 	}
 	return out, nil
+}
+
+// streamChunk is what Stream reads of each chunk of a streamed reply: the
+// fields of openai.ChatCompletionStreamResponse it uses. A reply comes in
+// one chunk per token or so, and decoding only these costs a fraction of
+// decoding the whole struct.
+type streamChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openai.Usage `json:"usage"`
 }
 
 // Embed returns one vector per text, in order, sending EmbedBatch texts per

@@ -17,7 +17,6 @@
 package llmtest
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -551,6 +550,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req openai.Cha
 	return true
 }
 
+// stream sends rep as a streamed reply. Events are flushed before every
+// wait and at the end, not one by one: pieces the model produces with no
+// time between them leave together, as a fast upstream's do, and a piece
+// that comes after a wait leaves when it is written.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatCompletionRequest, rep Reply, id string) bool {
 	flusher := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -568,7 +571,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 			c.Usage = json.RawMessage("null")
 		}
 		b, _ := json.Marshal(c)
-		return sendEvent(w, flusher, b)
+		return writeEvent(w, b)
 	}
 	empty := ""
 	choice := func(d wireDelta, fin *string) []wireChoice {
@@ -577,8 +580,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 	fail := func() {
 		switch {
 		case rep.Garbage:
-			sendEvent(w, flusher, []byte(`{"id":"`+id+`","object":"chat.completion.chunk","choices":[{"delta":{"content":`))
+			writeEvent(w, []byte(`{"id":"`+id+`","object":"chat.completion.chunk","choices":[{"delta":{"content":`))
 		case rep.Disconnect:
+			flusher.Flush() // what came before the cut reaches the client
 			panic(http.ErrAbortHandler)
 		default:
 			msg := rep.StreamError
@@ -587,8 +591,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 			}
 			b, _ := json.Marshal(map[string]any{"error": map[string]any{
 				"message": msg, "type": "server_error", "param": nil, "code": nil}})
-			sendEvent(w, flusher, b)
+			writeEvent(w, b)
 		}
+		flusher.Flush()
 	}
 	failing := rep.Garbage || rep.StreamError != "" || rep.Disconnect || rep.StreamErrorAfter > 0
 	if rep.EmptyChoices {
@@ -604,7 +609,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 				fail()
 				return true
 			}
-			if !s.wait(r.Context(), rep.ChunkDelay+s.tokenWait(rep, i)) {
+			d := rep.ChunkDelay + s.tokenWait(rep, i)
+			if d > 0 {
+				flusher.Flush()
+			}
+			if !s.wait(r.Context(), d) {
 				return false
 			}
 			if !send(wireChunk{Choices: choice(wireDelta{Content: &piece}, nil)}) {
@@ -625,19 +634,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req openai.ChatC
 			return false
 		}
 	}
-	return sendEvent(w, flusher, []byte("[DONE]"))
-}
-
-func sendEvent(w io.Writer, f http.Flusher, data []byte) bool {
-	var b bytes.Buffer
-	b.WriteString("data: ")
-	b.Write(data)
-	b.WriteString("\n\n")
-	if _, err := w.Write(b.Bytes()); err != nil {
+	if !writeEvent(w, []byte("[DONE]")) {
 		return false
 	}
-	f.Flush()
+	flusher.Flush()
 	return true
+}
+
+// writeEvent writes data as one SSE event, unflushed.
+func writeEvent(w io.Writer, data []byte) bool {
+	b := make([]byte, 0, len(data)+len("data: \n\n"))
+	b = append(b, "data: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	_, err := w.Write(b)
+	return err == nil
 }
 
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
