@@ -98,7 +98,10 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("warm-up %s: %w", loadKinds[k], err)
 		}
 	}
+	// Idle connections (the clients' here, the app's to the model) hold
+	// goroutines: none is left before the counts are taken.
 	tr.CloseIdleConnections()
+	a.CloseIdleConnections()
 	baseG, baseHeap := settle(0, 0, 0)
 
 	var peakG atomic.Int64
@@ -159,6 +162,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	runtime.ReadMemStats(&ms)
 	peakHeap = ms.HeapAlloc
 	tr.CloseIdleConnections()
+	a.CloseIdleConnections()
 	afterG, afterHeap := settle(baseG, baseHeap, 15*time.Second)
 	if *memprofile != "" {
 		if err := writeHeapProfile(*memprofile); err != nil {

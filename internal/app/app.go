@@ -37,7 +37,9 @@ type Options struct {
 	// Version is reported by /healthz and in traces.
 	Version string
 	// LLMHTTPClient, when set, makes every model endpoint's calls (a
-	// benchmark with many connections to one upstream sizes its pool).
+	// benchmark with many connections to one upstream sizes its pool); nil
+	// means a client of the app's own (newLLMTransport), whose idle
+	// connections Close closes.
 	LLMHTTPClient *http.Client
 	// Answerers, when set, may replace or wrap mix_chat's answerers (keyed
 	// by rag.LLM, rag.KB, rag.Search) before they are measured and handed
@@ -56,6 +58,7 @@ type App struct {
 	Server *server.Server
 
 	version string
+	llmHTTP *http.Client // makes the model endpoints' calls
 	tracing *obs.Tracing
 	vocab   *kbVocabulary
 	// closers are closed in reverse order by Close.
@@ -74,12 +77,19 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	if _, err := cfg.Auth.CheckListen(cfg.Server.Addr); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Log: log, Models: newModels(cfg.LLM, opts.LLMHTTPClient, offlineProfiles(cfg.KB.ProfilesDir)), version: opts.Version}
+	hc := opts.LLMHTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: newLLMTransport()}
+	}
+	a := &App{Config: cfg, Log: log, Models: newModels(cfg.LLM, hc, offlineProfiles(cfg.KB.ProfilesDir)), version: opts.Version, llmHTTP: hc}
 	defer func() {
 		if err != nil {
 			a.Close()
 		}
 	}()
+	if opts.LLMHTTPClient == nil {
+		a.closers = append(a.closers, func() error { hc.CloseIdleConnections(); return nil })
+	}
 	a.tracing, err = obs.SetupTracing(ctx, cfg.Telemetry, opts.Version, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
@@ -177,6 +187,32 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 // before the call, or ctx is done. Serving never waits for them; a
 // benchmark that fills knowledge bases and then asks follow-ups does.
 func (a *App) WaitVocabulary(ctx context.Context) error { return a.vocab.wait(ctx) }
+
+// llmIdlePerHost is how many idle connections to one model endpoint the
+// app's own HTTP client keeps (net/http's default transport keeps 2).
+const llmIdlePerHost = 128
+
+// newLLMTransport is the HTTP transport of the model endpoints when
+// Options.LLMHTTPClient is not set: net/http's default one, keeping up to
+// llmIdlePerHost idle connections per endpoint instead of 2. With more
+// calls in flight to one endpoint than it keeps (a mixed turn alone makes
+// three at once), the default opened a connection, and with https did a
+// TLS handshake, for most calls and closed it after.
+func newLLMTransport() http.RoundTripper {
+	d, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport // replaced by the program: its choice
+	}
+	t := d.Clone()
+	t.MaxIdleConns = 2 * llmIdlePerHost
+	t.MaxIdleConnsPerHost = llmIdlePerHost
+	return t
+}
+
+// CloseIdleConnections closes the idle connections of the model endpoints'
+// HTTP client (http.Client.CloseIdleConnections); calls in flight keep
+// theirs.
+func (a *App) CloseIdleConnections() { a.llmHTTP.CloseIdleConnections() }
 
 // Close stops background work and closes the stores, in reverse order of
 // opening.
