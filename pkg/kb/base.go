@@ -685,6 +685,9 @@ func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay ma
 	var ids []string
 	var vecs [][]float32
 	var buf []float32
+	// A batch holds at most the chunks this ingestion adds: a small upload
+	// gets a buffer its size, not addBatchSize vectors'.
+	batch := min(addBatchSize, max(len(pay), 1))
 	added := 0
 	flush := func() error {
 		if len(ids) == 0 {
@@ -715,14 +718,14 @@ func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay ma
 		// The batch's vectors live in one reused buffer (AddBatch copies
 		// them into the index).
 		if buf == nil {
-			buf = make([]float32, addBatchSize*l.dim)
+			buf = make([]float32, batch*l.dim)
 		}
 		i := len(ids)
 		dst := buf[i*l.dim : (i+1)*l.dim : (i+1)*l.dim]
 		copy(dst, v)
 		ids = append(ids, id)
 		vecs = append(vecs, dst)
-		if len(ids) >= addBatchSize {
+		if len(ids) >= batch {
 			return flush()
 		}
 		return nil

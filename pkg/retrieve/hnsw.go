@@ -258,7 +258,7 @@ func (h *HNSW) AddBatch(ids []string, vecs [][]float32) error {
 func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.grow(len(ids), false)
+	h.grow(len(ids))
 	nodes := make([]uint32, len(ids))
 	for i := range ids {
 		nodes[i] = h.place(ids[i], vecs[i])
@@ -297,19 +297,20 @@ func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 func (h *HNSW) Reserve(n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.grow(n, true)
+	h.grow(n)
 }
 
-// grow reserves room for n more nodes: exactly (Reserve, whose caller
-// knows how many will come), else with a quarter more, so that batch after
-// batch the large arrays are copied a few times rather than each time.
-func (h *HNSW) grow(n int, exact bool) {
-	if !exact && n <= cap(h.ids)-len(h.ids) {
+// grow reserves room for n more nodes. When the arrays must move they get
+// room for n or a quarter of what they hold, the larger: exactly n for a
+// number of vectors large next to the index (a big upload reserved ahead,
+// an index read whole), and for small additions (batches, small uploads
+// reserved one by one) the large arrays are copied a few times rather than
+// each time.
+func (h *HNSW) grow(n int) {
+	if n <= cap(h.ids)-len(h.ids) {
 		return
 	}
-	if !exact {
-		n = max(n, len(h.ids)/4)
-	}
+	n = max(n, len(h.ids)/4)
 	h.ids = growTo(h.ids, n)
 	h.deleted = growTo(h.deleted, n)
 	h.levels = growTo(h.levels, n)

@@ -121,7 +121,7 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 	h := NewHNSW(dim, p)
 	h.p = p
 	h.rng = rand.New(rand.NewSource(p.Seed + int64(n)))
-	h.grow(n, true)
+	h.grow(n)
 	for i := 0; i < n && d.err == nil; i++ {
 		id := d.str()
 		flags := d.uvarint()
