@@ -23,7 +23,9 @@ const maxEvent = 4 << 20
 // stream. Comments, other fields and events without data are skipped.
 func Read(r io.Reader, fn func(data []byte) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxEvent)
+	// The buffer starts small (a stream of short events is the common
+	// one) and grows with the longest line, up to maxEvent.
+	sc.Buffer(make([]byte, 4<<10), maxEvent)
 	var data []byte
 	have := false
 	flush := func() error {
