@@ -99,10 +99,13 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	// Idle connections (the clients' here, the app's to the model) hold
-	// goroutines: none is left before the counts are taken.
-	tr.CloseIdleConnections()
-	a.CloseIdleConnections()
-	baseG, baseHeap := settle(0, 0, 0)
+	// goroutines: none is left before the counts are taken, and settle
+	// closes those that work still finishing (memory's) leaves idle.
+	closeIdle := func() {
+		tr.CloseIdleConnections()
+		a.CloseIdleConnections()
+	}
+	baseG, baseHeap := settle(0, 0, 0, closeIdle)
 
 	var peakG atomic.Int64
 	stopSample := make(chan struct{})
@@ -161,9 +164,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	peakHeap = ms.HeapAlloc
-	tr.CloseIdleConnections()
-	a.CloseIdleConnections()
-	afterG, afterHeap := settle(baseG, baseHeap, 15*time.Second)
+	afterG, afterHeap := settle(baseG, baseHeap, 15*time.Second, closeIdle)
 	if *memprofile != "" {
 		if err := writeHeapProfile(*memprofile); err != nil {
 			closeAll()
@@ -184,7 +185,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	closeAll()
 	// With the app closed its caches are gone: what is left must be the
 	// baseline's, or something leaked.
-	closedG, closedHeap := settle(baseG, baseHeap, 15*time.Second)
+	closedG, closedHeap := settle(baseG, baseHeap, 15*time.Second, tr.CloseIdleConnections)
 	fmt.Fprintf(stdout, "after closing the app: goroutines %d, heap %.1f MiB\n", closedG, mib(closedHeap))
 	var problems []string
 	if l.errors.Load() > 0 {
@@ -221,10 +222,12 @@ func writeHeapProfile(path string) error {
 }
 
 // settle waits up to d for the goroutines to drop to wantG (0: no wait),
-// collecting garbage, and returns the goroutine count and heap in use.
-func settle(wantG int, wantHeap uint64, d time.Duration) (int, uint64) {
+// closing idle connections with closeIdle and collecting garbage, and
+// returns the goroutine count and heap in use.
+func settle(wantG int, wantHeap uint64, d time.Duration, closeIdle func()) (int, uint64) {
 	end := time.Now().Add(d)
 	for {
+		closeIdle()
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
