@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -345,12 +346,15 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	if len(ranked) == 0 {
 		return nil, 0
 	}
-	// Messages of the recent turns are already there.
+	// Messages of the recent turns (from turn skipFrom on) are already
+	// there.
 	skip := map[string]bool{}
+	skipFrom := int64(math.MaxInt64)
 	for i := len(v.turns) - 1; i >= 0 && skipMessages > 0; i-- {
 		for _, msg := range []Message{v.turns[i].Answer, v.turns[i].Question} {
 			if msg.Content != "" && skipMessages > 0 {
 				skip[docID(v.turns[i].ID, msg.Role)] = true
+				skipFrom = min(skipFrom, v.turns[i].ID)
 				skipMessages--
 			}
 		}
@@ -364,7 +368,13 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	var chosen []*indexDoc
 	for _, r := range ranked {
 		d := r.doc
-		if skip[d.id] || d.turn > lastTurn {
+		if d.turn > lastTurn || (d.turn >= skipFrom && skip[d.id]) {
+			continue
+		}
+		if used+d.tokens > budget { // with its day's heading, all the more
+			if budget-used < 8 {
+				break
+			}
 			continue
 		}
 		n := d.tokens
@@ -420,7 +430,9 @@ func (m *Manager) renderExcerpts(title string, docs []*indexDoc) string {
 			last = day
 		}
 		b.WriteString("\n")
-		b.WriteString(d.line.String())
+		b.WriteString(d.line.label())
+		b.WriteString(": ")
+		b.WriteString(d.line.text)
 	}
 	return b.String()
 }
