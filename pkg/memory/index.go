@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/viterin/vek/vek32"
-
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
@@ -75,12 +73,12 @@ import (
 type turnIndex struct {
 	mu  sync.RWMutex
 	lex *postings // the messages, by position in docs
-	// vecs holds the unit vector of docs[i] at [i*dim, (i+1)*dim) (zero
-	// until embedded; embedded counts those that are), scored against a
-	// question in place: what a flat vector index and a fusion of hit
-	// lists would compute, without their maps and sorts of every message.
+	// vecs holds the unit vector of docs[i] once embedded (embedded
+	// counts those that are), scored against a question in place: what a
+	// flat vector index and a fusion of hit lists would compute, without
+	// their maps and sorts of every message.
 	dim      int
-	vecs     []float32
+	vecs     *vectors
 	embedded []bool
 	nvecs    int
 	embedder llm.Embedder
@@ -112,6 +110,8 @@ type rankScratch struct {
 	pos   []int32
 	lex   []float64
 	final []float64
+	order []scored
+	tmp   []scored
 }
 
 // grow returns s[:n], reallocated when too short, its contents undefined.
@@ -190,6 +190,7 @@ func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string)
 		lex:      newPostings(),
 		sessions: newPostings(),
 		dim:      dim,
+		vecs:     newVectors(dim),
 		embedder: e,
 		pos:      map[string]int{},
 		speakers: map[string]int32{},
@@ -249,7 +250,7 @@ func (x *turnIndex) add(turns []Turn) {
 			x.pos[id] = len(x.docs)
 			x.pending = append(x.pending, len(x.docs))
 			x.docs = append(x.docs, d)
-			x.vecs = append(x.vecs, make([]float32, x.dim)...)
+			x.vecs.grow()
 			x.embedded = append(x.embedded, false)
 			terms := docTerms(c)
 			x.lex.extend(len(x.docs)-1, withPairs(terms))
@@ -298,14 +299,15 @@ func (x *turnIndex) embedPending(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	v := make([]float32, x.dim)
 	for i, p := range x.pending {
 		if i < len(vecs) {
 			if len(vecs[i]) != x.dim {
 				return fmt.Errorf("embed message %s: dimension %d, want %d", x.docs[p].id, len(vecs[i]), x.dim)
 			}
-			v := x.vecs[p*x.dim : (p+1)*x.dim]
 			copy(v, vecs[i])
 			retrieve.Normalize(v)
+			x.vecs.set(p, v)
 			if !x.embedded[p] {
 				x.embedded[p] = true
 				x.nvecs++
@@ -377,15 +379,16 @@ func (x *turnIndex) baseScores(pos []int32, lex []float64, qvec []float32, vecto
 	w := min(max(vectorWeight, 1e-9), 1)
 	base := lex
 	vectors := qvec != nil && x.dim > 0 && len(qvec) == x.dim && x.nvecs > 0
-	var u []float32
+	var q query
 	if vectors {
-		u = slices.Clone(qvec)
+		u := slices.Clone(qvec)
 		retrieve.Normalize(u)
+		q = x.vecs.query(u)
 	}
 	for k, p := range pos {
 		var v float64
 		if vectors && x.embedded[p] {
-			v = retrieve.CosineToRelevance(float64(vek32.Dot(u, x.vecs[int(p)*x.dim:(int(p)+1)*x.dim])))
+			v = retrieve.CosineToRelevance(float64(x.vecs.dot(q, int(p))))
 		}
 		s := math.Min(math.Max((1-w)*base[k]+w*v, 0), 1)
 		if !vectors {
@@ -571,11 +574,13 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		}
 	}
 
-	order := make([]scored, m)
+	order := grow(sc.order, m)
+	sc.order = order
 	for k, p := range pos {
-		order[k] = scored{final[k], p}
+		order[m-1-k] = scored{final[k], p}
 	}
-	order = best(order, m)
+	sc.tmp = grow(sc.tmp, m)
+	sortScored(order, sc.tmp)
 	out := make([]ranked, m)
 	for i, o := range order {
 		out[i] = ranked{doc: &x.docs[o.pos], score: o.score}
@@ -587,6 +592,50 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 type scored struct {
 	score float64
 	pos   int32
+}
+
+// sortScored sorts s as best does (a higher score first, a later position
+// first among equals), given s in descending position: a stable radix sort
+// on the scores' bits, with tmp (as long as s) for scratch. Scores are
+// never NaN.
+func sortScored(s, tmp []scored) {
+	if len(s) < 2 {
+		return
+	}
+	key := func(x scored) uint64 { // ascending as the score descends
+		b := math.Float64bits(x.score)
+		switch {
+		case b == 1<<63: // −0 is 0
+			b = 0
+		case b&(1<<63) != 0:
+			return b
+		}
+		return ^(b | 1<<63)
+	}
+	src, dst := s, tmp[:len(s)]
+	for shift := 0; shift < 64; shift += 8 {
+		var count [256]int
+		for _, x := range src {
+			count[key(x)>>shift&0xff]++
+		}
+		if count[key(src[0])>>shift&0xff] == len(src) {
+			continue // every key has this byte
+		}
+		at := 0
+		for i, c := range count {
+			count[i] = at
+			at += c
+		}
+		for _, x := range src {
+			d := key(x) >> shift & 0xff
+			dst[count[d]] = x
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
 }
 
 // best returns the k best of s, best first and later first among equals
