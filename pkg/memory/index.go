@@ -172,16 +172,20 @@ const (
 
 // indexDoc is one indexed message.
 type indexDoc struct {
-	id      string
+	// What the walk through a ranking reads of every message comes first,
+	// in one cache line.
 	turn    int64
-	line    line
+	tokens  int // of line.String() plus a line break
 	at      time.Time
 	session int
-	tokens  int      // of line.String() plus a line break
-	timed   bool     // the message has time words (hasTimeWords)
-	counts  bool     // the message has a number (numberWord)
-	names   []string // properNouns of the message
-	asks    bool     // the message asks something (has a question mark)
+	user    bool // line.role is the user's
+	timed   bool // the message has time words (hasTimeWords)
+	counts  bool // the message has a number (numberWord)
+	asks    bool // the message asks something (has a question mark)
+
+	id    string
+	line  line
+	names []string // properNouns of the message
 }
 
 func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string) int) *turnIndex {
@@ -229,6 +233,7 @@ func (x *turnIndex) add(turns []Turn) {
 			d.counts = numberWord.MatchString(c)
 			d.names = properNouns(c)
 			d.asks = strings.ContainsAny(c, "?？")
+			d.user = m.Role == llm.RoleUser
 			h := docHot{session: int32(d.session)}
 			if d.line.speaker != "" {
 				if x.speakers[d.line.speaker] == 0 {
@@ -379,7 +384,7 @@ func (x *turnIndex) baseScores(pos []int32, lex []float64, qvec []float32, vecto
 	w := min(max(vectorWeight, 1e-9), 1)
 	base := lex
 	vectors := qvec != nil && x.dim > 0 && len(qvec) == x.dim && x.nvecs > 0
-	var q query
+	var q *query
 	if vectors {
 		u := slices.Clone(qvec)
 		retrieve.Normalize(u)
@@ -612,24 +617,29 @@ func sortScored(s, tmp []scored) {
 		}
 		return ^(b | 1<<63)
 	}
-	src, dst := s, tmp[:len(s)]
-	for shift := 0; shift < 64; shift += 8 {
-		var count [256]int
-		for _, x := range src {
-			count[key(x)>>shift&0xff]++
+	var count [8][256]int32 // by byte of the key, computed in one pass
+	for _, x := range s {
+		k := key(x)
+		for b := range count {
+			count[b][k>>(8*b)&0xff]++
 		}
-		if count[key(src[0])>>shift&0xff] == len(src) {
+	}
+	src, dst := s, tmp[:len(s)]
+	for b := range count {
+		c := &count[b]
+		shift := 8 * b
+		if c[key(src[0])>>shift&0xff] == int32(len(src)) {
 			continue // every key has this byte
 		}
-		at := 0
-		for i, c := range count {
-			count[i] = at
-			at += c
+		at := int32(0)
+		for i, n := range c {
+			c[i] = at
+			at += n
 		}
 		for _, x := range src {
 			d := key(x) >> shift & 0xff
-			dst[count[d]] = x
-			count[d]++
+			dst[c[d]] = x
+			c[d]++
 		}
 		src, dst = dst, src
 	}

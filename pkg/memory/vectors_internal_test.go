@@ -2,7 +2,6 @@ package memory
 
 import (
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -12,49 +11,29 @@ import (
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
 
-// TestFMA32: fma32 rounds a·b + c once, as big.Float's exact sum rounded
-// to the nearest float32 does, including sums halfway between two float32
-// values in float64.
-func TestFMA32(t *testing.T) {
-	exact := func(a, b, c float32) float32 {
-		x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
-		x.Mul(x, new(big.Float).SetPrec(200).SetFloat64(float64(b)))
-		x.Add(x, new(big.Float).SetPrec(200).SetFloat64(float64(c)))
-		f, _ := x.Float32()
-		return f
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	type abc struct{ a, b, c float32 }
-	cases := []abc{
-		{1, 1, 0x1p-24},                     // 1 + 2⁻²⁴: halfway in float64, exact
-		{1 + 0x1p-23, 1, 0x1p-24},           // halfway, ties to even
-		{1 + 0x1p-23, 1 - 0x1p-24, 0x1p-24}, // halfway in float64 only
-		{0x1p-70, 0x1p-70, 0},               // below float32
-		{0, 5, -3},
-		{-1, 1, 1},
-	}
-	for range 200000 {
-		a := float32(rng.NormFloat64())
-		b := float32(rng.NormFloat64()) * float32(math.Ldexp(1, rng.IntN(60)-30))
-		c := float32(rng.NormFloat64()) * float32(math.Ldexp(1, rng.IntN(60)-30))
-		cases = append(cases, abc{a, b, c})
-		// c so that a·b + c is near halfway between two float32 values.
-		p := float64(a) * float64(b)
-		cases = append(cases, abc{a, b, -float32(p) + float32(math.Ldexp(float64(float32(p)), -24))})
-	}
-	for _, k := range cases {
-		if got, want := fma32(k.a, k.b, k.c), exact(k.a, k.b, k.c); math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("fma32(%g, %g, %g) = %g, want %g", k.a, k.b, k.c, got, want)
-		}
-	}
-}
-
 // TestSparseVectors: the offline embedder's vectors are stored sparse, and
-// their dot products are vek32.Dot's to the bit (on a machine where vek
-// uses its AVX2 kernel; elsewhere every vector is stored dense).
+// their dot products are vek32.Dot's to the bit, as are those of random
+// sparse vectors.
 func TestSparseVectors(t *testing.T) {
-	if !sparseDotExact() {
-		t.Skip("vek32.Dot does not use the AVX2 kernel here: vectors are stored dense")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, dim := range []int{512, 100, 33, 31, 7} {
+		for range 200 {
+			u, v := make([]float32, dim), make([]float32, dim)
+			for i := range dim {
+				if rng.IntN(4) == 0 {
+					u[i] = float32(rng.NormFloat64())
+				}
+				if rng.IntN(5) == 0 {
+					v[i] = float32(rng.NormFloat64() * math.Ldexp(1, rng.IntN(40)-20))
+				}
+			}
+			vs := newVectors(dim)
+			vs.grow()
+			vs.set(0, v)
+			if got, want := vs.dot(vs.query(u), 0), vek32.Dot(u, v); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("dim %d: dot = %v, want %v", dim, got, want)
+			}
+		}
 	}
 	texts := []string{
 		"What did I say about the hexagram Kun?", "Kun stands for earth, receptivity and devotion.", "Yes!",
