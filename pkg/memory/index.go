@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,7 @@ type rankScratch struct {
 	final []float64
 	order []scored
 	tmp   []scored
+	keys  []uint64
 }
 
 // grow returns s[:n], reallocated when too short, its contents undefined.
@@ -584,8 +586,8 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 	for k, p := range pos {
 		order[m-1-k] = scored{final[k], p}
 	}
-	sc.tmp = grow(sc.tmp, m)
-	sortScored(order, sc.tmp)
+	sc.tmp, sc.keys = grow(sc.tmp, m), grow(sc.keys, m)
+	sortScored(order, sc.tmp, sc.keys)
 	out := make([]ranked, m)
 	for i, o := range order {
 		out[i] = ranked{doc: &x.docs[o.pos], score: o.score}
@@ -600,67 +602,69 @@ type scored struct {
 }
 
 // sortScored sorts s as best does (a higher score first, a later position
-// first among equals), given s in descending position: a stable radix sort
-// on the scores' bits, with tmp (as long as s) for scratch. Scores are
-// never NaN.
-func sortScored(s, tmp []scored) {
-	if len(s) < 2 {
+// first among equals), given s in descending position, with tmp and keys
+// (as long as s) for scratch. It sorts integers, fast: each score's bits,
+// ordered as the scores are, with the lowest bits replaced by the
+// element's index (so equal keys keep their order); elements whose keys
+// agree but for those bits are then put in order by best's comparison.
+// Scores are never NaN.
+func sortScored(s, tmp []scored, keys []uint64) {
+	n := len(s)
+	if n < 2 {
 		return
 	}
-	key := func(x scored) uint64 { // ascending as the score descends
+	ib := bits.Len(uint(n - 1))
+	if ib > 32 {
+		slices.SortFunc(s, better)
+		return
+	}
+	low := uint64(1)<<ib - 1
+	keys = keys[:n]
+	for i, x := range s {
 		b := math.Float64bits(x.score)
-		switch {
-		case b == 1<<63: // −0 is 0
+		if b == 1<<63 { // −0 is 0
 			b = 0
-		case b&(1<<63) != 0:
-			return b
 		}
-		return ^(b | 1<<63)
+		if b&(1<<63) != 0 { // ascending as the score ascends
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		keys[i] = ^b&^low | uint64(i) // ascending as the score descends
 	}
-	var count [8][256]int32 // by byte of the key, computed in one pass
-	for _, x := range s {
-		k := key(x)
-		for b := range count {
-			count[b][k>>(8*b)&0xff]++
-		}
+	slices.Sort(keys)
+	for j, k := range keys {
+		tmp[j] = s[k&low]
 	}
-	src, dst := s, tmp[:len(s)]
-	for b := range count {
-		c := &count[b]
-		shift := 8 * b
-		if c[key(src[0])>>shift&0xff] == int32(len(src)) {
-			continue // every key has this byte
+	for j := 0; j < n; {
+		e := j + 1
+		for e < n && keys[e]&^low == keys[j]&^low {
+			e++
 		}
-		at := int32(0)
-		for i, n := range c {
-			c[i] = at
-			at += n
+		if e-j > 1 {
+			slices.SortFunc(tmp[j:e], better)
 		}
-		for _, x := range src {
-			d := key(x) >> shift & 0xff
-			dst[c[d]] = x
-			c[d]++
-		}
-		src, dst = dst, src
+		j = e
 	}
-	if &src[0] != &s[0] {
-		copy(s, src)
+	copy(s, tmp[:n])
+}
+
+// better orders scored best first, later first among equals (a total
+// order: scores are never NaN).
+func better(a, b scored) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
 	}
+	return int(b.pos - a.pos)
 }
 
 // best returns the k best of s, best first and later first among equals
 // (a total order, so the unstable sort gives the one result); s is
 // reordered.
 func best(s []scored, k int) []scored {
-	better := func(a, b scored) int { // scores are never NaN
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return int(b.pos - a.pos)
-	}
 	if k < len(s) {
 		// Keep the k best in a heap whose root is the worst of them.
 		h := s[:k]

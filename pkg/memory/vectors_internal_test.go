@@ -104,7 +104,7 @@ func TestSortScored(t *testing.T) {
 				s[n-1-i] = scored{v, int32(i)} // descending position
 			}
 			want := best(slices.Clone(s), n)
-			sortScored(s, make([]scored, n))
+			sortScored(s, make([]scored, n), make([]uint64, n))
 			if !slices.Equal(s, want) {
 				t.Fatalf("n=%d: got %v, want %v", n, s, want)
 			}
