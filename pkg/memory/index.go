@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/viterin/vek/vek32"
+
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
@@ -74,12 +76,12 @@ import (
 type turnIndex struct {
 	mu  sync.RWMutex
 	lex *postings // the messages, by position in docs
-	// vecs holds the unit vector of docs[i] once embedded (embedded
-	// counts those that are), scored against a question in place: what a
-	// flat vector index and a fusion of hit lists would compute, without
-	// their maps and sorts of every message.
+	// vecs holds the unit vector of docs[i] at [i*dim, (i+1)*dim) (zero
+	// until embedded; embedded counts those that are), scored against a
+	// question in place: what a flat vector index and a fusion of hit
+	// lists would compute, without their maps and sorts of every message.
 	dim      int
-	vecs     *vectors
+	vecs     []float32
 	embedded []bool
 	nvecs    int
 	embedder llm.Embedder
@@ -196,7 +198,6 @@ func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string)
 		lex:      newPostings(),
 		sessions: newPostings(),
 		dim:      dim,
-		vecs:     newVectors(dim),
 		embedder: e,
 		pos:      map[string]int{},
 		speakers: map[string]int32{},
@@ -257,7 +258,7 @@ func (x *turnIndex) add(turns []Turn) {
 			x.pos[id] = len(x.docs)
 			x.pending = append(x.pending, len(x.docs))
 			x.docs = append(x.docs, d)
-			x.vecs.grow()
+			x.vecs = append(x.vecs, make([]float32, x.dim)...)
 			x.embedded = append(x.embedded, false)
 			terms := docTerms(c)
 			x.lex.extend(len(x.docs)-1, withPairs(terms))
@@ -306,15 +307,14 @@ func (x *turnIndex) embedPending(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v := make([]float32, x.dim)
 	for i, p := range x.pending {
 		if i < len(vecs) {
 			if len(vecs[i]) != x.dim {
 				return fmt.Errorf("embed message %s: dimension %d, want %d", x.docs[p].id, len(vecs[i]), x.dim)
 			}
+			v := x.vecs[p*x.dim : (p+1)*x.dim]
 			copy(v, vecs[i])
 			retrieve.Normalize(v)
-			x.vecs.set(p, v)
 			if !x.embedded[p] {
 				x.embedded[p] = true
 				x.nvecs++
@@ -386,16 +386,15 @@ func (x *turnIndex) baseScores(pos []int32, lex []float64, qvec []float32, vecto
 	w := min(max(vectorWeight, 1e-9), 1)
 	base := lex
 	vectors := qvec != nil && x.dim > 0 && len(qvec) == x.dim && x.nvecs > 0
-	var q *query
+	var u []float32
 	if vectors {
-		u := slices.Clone(qvec)
+		u = slices.Clone(qvec)
 		retrieve.Normalize(u)
-		q = x.vecs.query(u)
 	}
 	for k, p := range pos {
 		var v float64
 		if vectors && x.embedded[p] {
-			v = retrieve.CosineToRelevance(float64(x.vecs.dot(q, int(p))))
+			v = retrieve.CosineToRelevance(float64(vek32.Dot(u, x.vecs[int(p)*x.dim:(int(p)+1)*x.dim])))
 		}
 		s := math.Min(math.Max((1-w)*base[k]+w*v, 0), 1)
 		if !vectors {
