@@ -454,7 +454,7 @@ func (m *Manager) renderExcerpts(title string, docs []excerpt) string {
 	})
 	size := len(title)
 	for _, e := range docs {
-		size += len(e.day) + 3 + len(e.doc.line.label()) + 3 + len(e.doc.line.text)
+		size += len(e.day) + 3 + len(e.doc.line.speaker) + 5 + 3 + len(e.doc.line.text) // label: speaker, Human or AI
 	}
 	var b strings.Builder
 	b.Grow(size)
