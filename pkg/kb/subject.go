@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"unicode"
 
 	"github.com/mixchat/mixchat/pkg/retrieve"
 )
@@ -162,12 +163,14 @@ func (s *Service) rankNamedDocument(ctx context.Context, b *base, q string, rs [
 	return out, nil
 }
 
-// rankNamedDocuments is rankNamedDocument in each base of the results rs
-// (best first).
+// rankNamedDocuments puts first the documents the question q names whole
+// (applyNamedDocuments), then ranks the chunks of the one it names in each
+// base of the results rs (best first) by what it asks (rankNamedDocument).
 func (s *Service) rankNamedDocuments(ctx context.Context, bases []*base, q string, rs []Result) ([]Result, error) {
 	if len(rs) == 0 {
 		return rs, nil
 	}
+	applyNamedDocuments(q, rs)
 	out := make([]Result, 0, len(rs))
 	for _, b := range bases {
 		var mine []Result
@@ -217,3 +220,58 @@ func restScores(lex *retrieve.BM25, rest []string, in map[string]bool, n int) ma
 }
 
 var restWeight = func(g, local float64) float64 { return g * local }
+
+// applyNamedDocuments lowers, by outOfScope, the relevance of the results
+// (best first) outside the documents whose whole title the question q
+// holds (every term of it but numbers, which tell apart documents of one
+// name: "Report (2)"), when some result is inside one, and re-sorts. A
+// question that names a document asks about it, even when another
+// document says more of the question's other words.
+func applyNamedDocuments(q string, rs []Result) {
+	qset := map[string]bool{}
+	for _, t := range lexTerms(stripQuestion(q)) {
+		qset[t] = true
+	}
+	named := map[string]bool{}
+	checked := map[string]bool{}
+	for _, r := range rs {
+		if r.File == "" || checked[r.File] {
+			continue
+		}
+		checked[r.File] = true
+		held := 0
+		whole := true
+		for _, t := range lexTerms(titleOf(r.File, nil)) {
+			if isNumber(t) {
+				continue
+			}
+			if !qset[t] {
+				whole = false
+				break
+			}
+			held++
+		}
+		if whole && held > 0 {
+			named[r.File] = true
+		}
+	}
+	if len(named) == 0 {
+		return
+	}
+	for i := range rs {
+		if !named[rs[i].File] && rs[i].Match == "" {
+			rs[i].Relevance *= outOfScope
+		}
+	}
+	sortResults(rs)
+}
+
+// isNumber reports whether a term is all digits.
+func isNumber(t string) bool {
+	for _, r := range t {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return t != ""
+}

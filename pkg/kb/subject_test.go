@@ -83,3 +83,32 @@ func TestNamedDocument(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyNamedDocuments: the results outside the documents whose whole
+// title the question holds (numbers aside: "(2)" tells two documents of
+// one name apart) are lowered when one is inside; a title the question
+// holds only part of names nothing.
+func TestApplyNamedDocuments(t *testing.T) {
+	for _, tt := range []struct {
+		q     string
+		order []string
+	}{
+		{"Does Oak Hill have fast internet?", []string{"OAK HILL (2).md", "OAK HILL.md", "ELM YARD.md"}},
+		{"Does Birch Court have fast internet?", []string{"ELM YARD.md", "OAK HILL (2).md", "OAK HILL.md"}}, // no result of BIRCH COURT
+		{"Is the hill quiet?", []string{"ELM YARD.md", "OAK HILL (2).md", "OAK HILL.md"}},                   // half a title names nothing
+	} {
+		rs := []Result{
+			{Chunk: Chunk{ID: "1", File: "ELM YARD.md"}, Relevance: 0.9},
+			{Chunk: Chunk{ID: "2", File: "OAK HILL (2).md"}, Relevance: 0.81},
+			{Chunk: Chunk{ID: "3", File: "OAK HILL.md"}, Relevance: 0.8},
+		}
+		applyNamedDocuments(tt.q, rs)
+		var got []string
+		for _, r := range rs {
+			got = append(got, r.File)
+		}
+		if !slices.Equal(got, tt.order) {
+			t.Errorf("%s: %q, want %q", tt.q, got, tt.order)
+		}
+	}
+}
