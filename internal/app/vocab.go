@@ -25,6 +25,16 @@ type kbLister interface {
 	ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]kb.Chunk, error)
 }
 
+// kbDocuments is what a catalog with a structure index (*kb.Service) also
+// gives: its chunks' distinct metadata and its parsed documents, so a
+// build reads neither the chunks' text nor parses the documents again
+// (for a large base, hundreds of megabytes of garbage each time it
+// changes).
+type kbDocuments interface {
+	ChunkMetadata(ctx context.Context, name string) ([]map[string]any, error)
+	Documents(ctx context.Context, name string) ([]*docstruct.Doc, error)
+}
+
 // kbVocabulary is the offline rewriter's Vocabulary (extractive.NewRewriter) over
 // the knowledge bases: their names, their documents' titles and their
 // section headings, which the offline follow-up rewrite prefers as
@@ -321,8 +331,9 @@ func kbStamp(ctx context.Context, kbs kbLister) (string, map[string][]kb.FileInf
 
 // buildVocabulary collects the knowledge bases' names, their documents'
 // titles (the file name without folder and extension, with - and _ read as
-// spaces) and their chunks' section headings and page titles; and reads
-// the documents from their chunks (buildDocs).
+// spaces) and their chunks' section headings and page titles; and the
+// documents (buildDocs): from the catalog's structure index when it has
+// one (kbDocuments), else read from their chunks.
 func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.FileInfo) ([]vocabName, vocabDocs, error) {
 	seen := map[string]bool{}
 	var out []vocabName
@@ -351,8 +362,35 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 			add(titleSpaces.Replace(title))
 		}
 	}
+	headings := func(meta map[string]any) {
+		if sec, ok := meta["section"].(string); ok {
+			for _, h := range strings.Split(sec, " > ") {
+				add(h)
+			}
+		}
+		if t, ok := meta["title"].(string); ok {
+			add(t)
+		}
+	}
 	read := map[string][]kb.Chunk{}
+	parsed := map[string][]*docstruct.Doc{}
+	indexed, fast := kbs.(kbDocuments)
 	for _, n := range kbNames {
+		if fast {
+			// The distinct metadata and the structure index's
+			// documents: no chunk text is read or parsed again.
+			metas, err := indexed.ChunkMetadata(ctx, n)
+			if err != nil {
+				return nil, vocabDocs{}, err
+			}
+			for _, m := range metas {
+				headings(m)
+			}
+			if parsed[n], err = indexed.Documents(ctx, n); err != nil {
+				return nil, vocabDocs{}, err
+			}
+			continue
+		}
 		if chunkCount(files[n]) > maxHeadingChunks {
 			continue // its titles and name only: reading every chunk costs too much
 		}
@@ -362,20 +400,13 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 		}
 		read[n] = chunks
 		for _, c := range chunks {
-			if sec, ok := c.Metadata["section"].(string); ok {
-				for _, h := range strings.Split(sec, " > ") {
-					add(h)
-				}
-			}
-			if t, ok := c.Metadata["title"].(string); ok {
-				add(t)
-			}
+			headings(c.Metadata)
 		}
 	}
 	if out == nil {
 		out = []vocabName{} // built, and empty
 	}
-	return out, buildDocs(kbNames, files, read, profilesOf(ctx, kbs)), nil
+	return out, buildDocs(kbNames, files, read, parsed, profilesOf(ctx, kbs)), nil
 }
 
 // titleSpaces reads - and _ in a document title as spaces.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,8 +12,8 @@ import (
 )
 
 // What the vocabulary knows of the knowledge bases' documents besides their
-// names (extractive.Documents): each document read again from its chunks
-// by docstruct — its title and aliases, the kinds of parts it uses — and
+// names (extractive.Documents): each document as the base's structure
+// index parsed it (or read again from its chunks by docstruct) — its title and aliases, the kinds of parts it uses — and
 // what its opening says the document's subject is ("Efes is a bakery.",
 // "Category: museum", "全聚德是一家烤鸭店。"), with the profile in force.
 
@@ -46,9 +47,11 @@ func profilesOf(ctx context.Context, kbs kbLister) func(string) *docstruct.Profi
 	}
 }
 
-// buildDocs reads the documents of one build: chunks holds each knowledge
-// base's chunks (nil for one too large to read), files their documents.
-func buildDocs(kbNames []string, files map[string][]kb.FileInfo, chunks map[string][]kb.Chunk, profile func(string) *docstruct.Profile) vocabDocs {
+// buildDocs reads the documents of one build: parsed holds the documents
+// of the knowledge bases whose structure index gave them (shared: copied
+// here before Distinguish changes their aliases), chunks the chunks of
+// the others (nil for one too large to read), files their documents.
+func buildDocs(kbNames []string, files map[string][]kb.FileInfo, chunks map[string][]kb.Chunk, parsed map[string][]*docstruct.Doc, profile func(string) *docstruct.Profile) vocabDocs {
 	var docs []*docstruct.Doc
 	var things []extractive.Thing
 	var prof *docstruct.Profile
@@ -56,6 +59,14 @@ func buildDocs(kbNames []string, files map[string][]kb.FileInfo, chunks map[stri
 		p := profile(n)
 		if prof == nil {
 			prof = p
+		}
+		if ds, ok := parsed[n]; ok {
+			for _, d := range ds {
+				c := *d
+				c.Aliases = slices.Clone(d.Aliases)
+				docs = append(docs, &c)
+			}
+			continue
 		}
 		byFile := map[string][]kb.Chunk{}
 		for _, c := range chunks[n] {

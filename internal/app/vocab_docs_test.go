@@ -1,12 +1,16 @@
 package app
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mixchat/mixchat/demo"
 	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlite"
 )
 
 // TestBuildDocs: the documents are read again from their chunks: their
@@ -40,7 +44,7 @@ func TestBuildDocs(t *testing.T) {
 		}
 		return p
 	}
-	d := buildDocs([]string{demo.KnowledgeBase, "laws", "places"}, files, chunks, profileOf)
+	d := buildDocs([]string{demo.KnowledgeBase, "laws", "places"}, files, chunks, nil, profileOf)
 	var titles []string
 	for _, tt := range d.known.Titles {
 		titles = append(titles, tt.Title)
@@ -64,5 +68,94 @@ func TestBuildDocs(t *testing.T) {
 	}
 	if want := []string{"EFES RESTAURANT/restaurant", "Acorn Guest House/hotel", "中华人民共和国劳动法/"}; !slices.Equal(names, want) {
 		t.Errorf("Named = %q, want %q", names, want)
+	}
+}
+
+// hideDocuments is a catalog without the structure index's shortcut: the
+// vocabulary reads its chunks.
+type hideDocuments struct{ kbLister }
+
+// countListings counts the chunk listings of a catalog.
+type countListings struct {
+	*kb.Service
+	listed int
+}
+
+func (c *countListings) ListChunks(ctx context.Context, name, file string, metadata map[string]any) ([]kb.Chunk, error) {
+	c.listed++
+	return c.Service.ListChunks(ctx, name, file, metadata)
+}
+
+// TestVocabularyFromIndex: over a knowledge-base service the vocabulary
+// takes the documents from the structure index and the headings from the
+// chunks' distinct metadata, reading no chunk, and knows what reading
+// every chunk would tell it: the same names, titles, kinds and things.
+func TestVocabularyFromIndex(t *testing.T) {
+	ctx := context.Background()
+	cfg := kb.DefaultConfig()
+	cfg.Dir = t.TempDir()
+	svc, err := kb.New(cfg, sqlite.NewKBCatalog(cfg.Dir), retrieve.NewHashEmbedder(64), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	for name, files := range map[string][]kb.FileData{
+		"laws": {{Name: "labour.md", Data: []byte("# 中华人民共和国劳动法\n\n## 第一章 总则\n\n第一条 为了保护劳动者的合法权益，制定本法。\n\n第二条 在中华人民共和国境内的企业适用本法。\n\n## 第二章 促进就业\n\n第十条 国家创造就业条件。\n")}},
+		"places": {
+			{Name: "efes.md", Data: []byte("# EFES RESTAURANT\n\nEFES RESTAURANT is a restaurant.\n\n## Opening hours\n\nQ: Do you serve beer?\nA: Yes.\n")},
+			{Name: "acorn.md", Data: []byte("# Acorn Guest House\n\nCategory: hotel\n\n## Rooms\n\nForty rooms.\n")},
+		},
+	} {
+		if _, err := svc.Create(ctx, name, kb.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.AddFiles(ctx, name, files, kb.AddOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counted := &countListings{Service: svc}
+	_, files, err := kbStamp(ctx, counted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fastNames, fast, err := buildVocabulary(ctx, counted, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counted.listed != 0 {
+		t.Errorf("the vocabulary listed chunks %d times", counted.listed)
+	}
+	slowNames, slow, err := buildVocabulary(ctx, hideDocuments{counted}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counted.listed == 0 {
+		t.Fatal("hideDocuments did not hide the shortcut")
+	}
+	if !slices.Equal(fastNames, slowNames) {
+		t.Errorf("names %v, reading the chunks %v", fastNames, slowNames)
+	}
+	titles := func(d vocabDocs) (out []string) {
+		for _, tt := range d.known.Titles {
+			out = append(out, tt.Title+"|"+strings.Join(tt.Aliases, ","))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(titles(fast), titles(slow)) {
+		t.Errorf("titles %q, reading the chunks %q", titles(fast), titles(slow))
+	}
+	if !slices.Equal(fast.known.Kinds, slow.known.Kinds) || !slices.Contains(fast.known.Kinds, "条") {
+		t.Errorf("kinds %q, reading the chunks %q", fast.known.Kinds, slow.known.Kinds)
+	}
+	q := "Is Efes open? And the acorn guesthouse? 劳动法呢？"
+	named := func(d vocabDocs) (out []string) {
+		for _, n := range d.things.Named(q) {
+			out = append(out, n.Name+"/"+n.Kind)
+		}
+		return out
+	}
+	if got, want := named(fast), []string{"EFES RESTAURANT/restaurant", "Acorn Guest House/hotel", "中华人民共和国劳动法/"}; !slices.Equal(got, want) {
+		t.Errorf("Named = %q, want %q (reading the chunks: %q)", got, want, named(slow))
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -39,6 +38,11 @@ type Info struct {
 	// Profile names the profile the documents are read with ("" for
 	// none; see WithProfiles).
 	Profile string
+	// Indexing is true while the embedded index links an ingestion's
+	// vectors into its graph in the background; Pending are the vectors
+	// it has yet to link. They are searched (exactly) meanwhile.
+	Indexing bool
+	Pending  int
 }
 
 // lexVersion names the term function below; a KB whose stored terms were
@@ -272,6 +276,8 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 	b.mem, _ = vec.(*MemIndex)
 	if b.mem == nil {
 		b.lexIDs = map[string]struct{}{}
+	} else {
+		b.mem.onLinked = b.afterLink
 	}
 	b.gen = gen
 	b.info = info
@@ -579,6 +585,9 @@ func (b *base) stopBackground() {
 	if b.stopBuild != nil {
 		b.stopBuild()
 	}
+	if b.mem != nil {
+		b.mem.stopLinking()
+	}
 }
 
 // acquire holds the KB open for one operation; release with b.life.RUnlock.
@@ -600,6 +609,7 @@ func (b *base) close() error {
 		return nil
 	}
 	b.closed = true
+	b.mem.linkRest()
 	var err error
 	if b.dirty > 0 {
 		err = b.saveSnapshots()
@@ -666,77 +676,6 @@ func (m *MemIndex) addVectors(ctx context.Context, ids []string, vecs [][]float3
 	return m.vecs.AddBatch(ids, vecs)
 }
 
-// addFromLog indexes the chunks pay names with their vectors from the
-// log's records from offset from on (appended and synced by the caller),
-// a batch at a time, and sets their payloads. Searches run between the
-// batches; a chunk is found once its batch is in. With gcEvery > 0 it
-// collects garbage every gcEvery vectors.
-func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay map[string]payload, gcEvery int) error {
-	if err := l.w.Flush(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	if m.vecs == nil {
-		m.dim = l.dim
-		m.vecs = retrieve.NewHNSW(m.dim, memHNSW)
-	}
-	m.vecs.Reserve(len(pay))
-	m.mu.Unlock()
-	var ids []string
-	var vecs [][]float32
-	var buf []float32
-	added := 0
-	flush := func() error {
-		if len(ids) == 0 {
-			return nil
-		}
-		m.mu.Lock()
-		err := m.vecs.AddBatch(ids, vecs)
-		if err == nil {
-			for _, id := range ids {
-				m.pay[id] = pay[id]
-			}
-		}
-		m.mu.Unlock()
-		if err != nil {
-			return err
-		}
-		if gcEvery > 0 && (added+len(ids))/gcEvery > added/gcEvery {
-			runtime.GC()
-		}
-		added += len(ids)
-		ids, vecs = ids[:0], vecs[:0]
-		return nil
-	}
-	_, err := scanVecLogFrom(l.f.Name(), l.epoch, l.dim, from, func(id string, v []float32) error {
-		if _, ok := pay[id]; !ok {
-			return nil
-		}
-		// The batch's vectors live in one reused buffer (AddBatch copies
-		// them into the index).
-		if buf == nil {
-			buf = make([]float32, addBatchSize*l.dim)
-		}
-		i := len(ids)
-		dst := buf[i*l.dim : (i+1)*l.dim : (i+1)*l.dim]
-		copy(dst, v)
-		ids = append(ids, id)
-		vecs = append(vecs, dst)
-		if len(ids) >= addBatchSize {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
-	}
-	return err
-}
-
-// addBatchSize is how many vectors the embedded index inserts under one
-// hold of its lock while an ingestion indexes its chunks.
-const addBatchSize = 1024
-
 func (m *MemIndex) graph() *retrieve.HNSW {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -758,11 +697,15 @@ func (mi metaInterner) internJSON(k string, m map[string]any) map[string]any {
 }
 
 // afterWrite ends a batch of writes (the caller holds wmu; dirtyBefore is
-// b.dirty when the batch began): the snapshots
-// are rewritten when the changes are many (compact), and a write-ahead log
+// b.dirty when the batch began): the background link of the staged
+// vectors starts, the snapshots are rewritten when the changes are many
+// (compact; the graph's when the link is done), and a write-ahead log
 // that a bulk write grew is checkpointed into the database file and
 // truncated, so the disk holds the data once.
 func (b *base) afterWrite(dirtyBefore int) {
+	if b.mem != nil {
+		b.mem.linkLater()
+	}
 	bulk := b.dirty-dirtyBefore >= bulkChunks
 	_ = b.compact()
 	if bulk {

@@ -72,6 +72,11 @@ type MemIndex struct {
 	dim  int
 	vecs *retrieve.HNSW
 	pay  map[string]payload
+
+	// link links staged vectors in the background (link.go); onLinked,
+	// set before the index is shared, runs after each link.
+	link     linker
+	onLinked func()
 }
 
 // NewMemIndex returns an empty index; dim 0 takes the dimension of the first

@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -310,6 +312,31 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 	return ingestResult{chunks: len(pieces)}, nil
 }
 
+// termBlock is how many chunks' term counts an ingestion makes at a time
+// before adding them to the lexical index.
+const termBlock = 1024
+
+// parallelFor calls f(0) … f(n-1) on all cores.
+func parallelFor(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/16)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // bulkGC is the number of chunks of an ingestion past which it collects
 // garbage as it indexes, every bulkGC chunks.
 const bulkGC = 8192
@@ -538,10 +565,21 @@ func (b *base) applyFile(ctx context.Context, old []string, file string, ids []s
 	if len(ids) >= bulkGC {
 		gcEvery = bulkGC
 	}
-	for i, p := range pieces {
-		b.lexAdd(ids[i], termCounts(chunkTerms(titleOf(file, p.Metadata), p.Text)))
-		if gcEvery > 0 && (i+1)%gcEvery == 0 {
-			runtime.GC()
+	// The term counts are made on all cores, a block at a time, and
+	// added in order.
+	tfs := make([]map[string]int, min(len(pieces), termBlock))
+	for s := 0; s < len(pieces); s += termBlock {
+		e := min(s+termBlock, len(pieces))
+		parallelFor(e-s, func(i int) {
+			p := pieces[s+i]
+			tfs[i] = termCounts(chunkTerms(titleOf(file, p.Metadata), p.Text))
+		})
+		for i := s; i < e; i++ {
+			b.lexAdd(ids[i], tfs[i-s])
+			tfs[i-s] = nil
+			if gcEvery > 0 && (i+1)%gcEvery == 0 {
+				runtime.GC()
+			}
 		}
 	}
 	if b.mem != nil && log != nil {

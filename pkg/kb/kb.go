@@ -374,7 +374,11 @@ func (s *Service) Info(ctx context.Context, name string) (Info, error) {
 		return Info{}, err
 	}
 	defer release()
-	return b.counts(ctx, b.getInfo())
+	info := b.getInfo()
+	if b.mem != nil {
+		info.Pending, info.Indexing = b.mem.linking()
+	}
+	return b.counts(ctx, info)
 }
 
 // Exists reports whether the knowledge base exists; an invalid name does

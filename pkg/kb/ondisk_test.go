@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // manyChunks is a document of about n chunks at testConfig's chunk size.
@@ -88,6 +89,7 @@ func TestSmallUploadWritesItsSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAdd(t, s, "big", FileData{Name: "big.txt", Data: manyChunks(3000)})
+	waitIndexed(t, s, "big")
 	dir := filepath.Join(cfg.Dir, "big")
 	snaps := map[string]os.FileInfo{}
 	var snapBytes int64
@@ -221,5 +223,88 @@ func TestLostVectorsEmbeddedAgain(t *testing.T) {
 	}
 	if got := search(t, s2, "利牝马之贞", "zy"); len(got) != len(want) || got[0].ID != want[0].ID || got[0].Relevance != want[0].Relevance {
 		t.Errorf("after re-embedding: %v, want %v", got, want)
+	}
+}
+
+// waitIndexed waits until the knowledge base's background link is done
+// (its snapshots written).
+func waitIndexed(t *testing.T, s *Service, name string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		info, err := s.Info(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.Indexing {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still indexing after a minute (%d pending)", name, info.Pending)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStagedVectors: an upload's vectors are searchable as soon as it
+// returns, before the background link has put them in the graph; a base
+// closed with many of them unlinked keeps them in its vector log, and the
+// next open indexes every one.
+func TestStagedVectors(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	emb := newFakeEmbedder()
+	s := newService(t, cfg, emb, nil)
+	if _, err := s.Create(ctx, "st", CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, release, err := s.get(ctx, "st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mem.stopLinking() // no background link: the vectors stay staged
+	release()
+	mustAdd(t, s, "st", FileData{Name: "big.txt", Data: manyChunks(3000)})
+	rows, lex, vecs := indexSizes(t, s, "st")
+	if rows <= closeLinkMax || lex != rows || vecs != rows {
+		t.Fatalf("rows %d (want > %d), BM25 %d, vectors %d", rows, closeLinkMax, lex, vecs)
+	}
+	info, err := s.Info(ctx, "st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Indexing || info.Pending != rows {
+		t.Errorf("Info: indexing %v, %d pending; want true, %d", info.Indexing, info.Pending, rows)
+	}
+	// Each chunk's own vector finds it (or one of equal vector) first.
+	var ids, texts []string
+	r, err := b.db.Query(`SELECT id, text FROM chunks ORDER BY seq LIMIT 40`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var id, text string
+		r.Scan(&id, &text)
+		ids, texts = append(ids, id), append(texts, embedText(text))
+	}
+	r.Close()
+	qs, _ := emb.Embed(ctx, texts)
+	for i, q := range qs {
+		if hits, err := b.mem.Search(ctx, q, 1, Filter{}); err != nil || len(hits) != 1 || hits[0].Score < 0.999 {
+			t.Fatalf("chunk %s (staged) finds %v, %v", ids[i], hits, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, "st", vecSnapshot)); err == nil {
+		t.Error("a graph snapshot was written with its vectors unlinked")
+	}
+	s2 := newService(t, cfg, emb, nil)
+	if r, l, v := indexSizes(t, s2, "st"); r != rows || l != rows || v != rows {
+		t.Errorf("reopened: rows %d, BM25 %d, vectors %d; want %d", r, l, v, rows)
+	}
+	if info, _ := s2.Info(ctx, "st"); info.Indexing || info.Pending != 0 {
+		t.Errorf("reopened: indexing %v, %d pending", info.Indexing, info.Pending)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/store/sqlrows"
 )
 
 // SearchRequest is a query over one or more knowledge bases.
@@ -366,6 +367,34 @@ func (s *Service) ListChunks(ctx context.Context, name, file string, metadata ma
 	}
 	defer release()
 	return filterChunks(ctx, b.db, file, metadata)
+}
+
+// ChunkMetadata returns the distinct metadata of the knowledge base's
+// chunks, in the order of their first chunks (by file and position): the
+// headings and fields a vocabulary wants, without reading every chunk.
+func (s *Service) ChunkMetadata(ctx context.Context, name string) ([]map[string]any, error) {
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var out []map[string]any
+	err = sqlrows.Each(ctx, b.db, `SELECT metadata FROM chunks GROUP BY metadata ORDER BY MIN(file), MIN(seq)`, nil, func(row sqlrows.Scanner) error {
+		var raw string
+		if err := row.Scan(&raw); err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			return fmt.Errorf("chunk metadata %.40q: %w", raw, err)
+		}
+		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chunk metadata of %s: %w", name, err)
+	}
+	return out, nil
 }
 
 // compiledFilter is a Filter prepared for many checks.

@@ -103,6 +103,12 @@ func (b *base) saveSnapshots() error {
 	}
 	if b.mem != nil {
 		if h := b.mem.graph(); h != nil {
+			if h.Pending() > 0 {
+				// The graph is still taking in staged vectors: the log
+				// keeps them, and the link's end writes the graph
+				// (afterLink), or the next open indexes them.
+				return nil
+			}
 			if err := writeSnapshot(filepath.Join(b.dir, vecSnapshot), b.epoch, "", h.Encoded(b.vecEncoding)); err != nil {
 				return fmt.Errorf("save hnsw snapshot: %w", err)
 			}

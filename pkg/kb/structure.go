@@ -226,6 +226,27 @@ func (b *base) structure(ctx context.Context) (*structSet, error) {
 	return set, nil
 }
 
+// Documents returns the knowledge base's documents as its structure index
+// holds them (parsed with its profile: titles, aliases distinctive within
+// the base, parts, text), by file name. They are shared: callers copy what
+// they change.
+func (s *Service) Documents(ctx context.Context, name string) ([]*docstruct.Doc, error) {
+	b, release, err := s.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	set, err := b.structure(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("documents of %s: %w", name, err)
+	}
+	out := make([]*docstruct.Doc, len(set.docs))
+	for i, d := range set.docs {
+		out[i] = d.doc
+	}
+	return out, nil
+}
+
 // buildStruct reconciles the index with the files table: documents whose
 // hash is unchanged are kept (parsed again from their text when the
 // profile changed), the others read from their originals.

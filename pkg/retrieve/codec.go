@@ -13,6 +13,10 @@ import (
 // format (wrong magic, unknown version or inconsistent content).
 var ErrFormat = errors.New("retrieve: bad index format")
 
+// ErrStaged is returned by HNSW.WriteTo while staged vectors are not yet
+// linked (see Stage and LinkPending).
+var ErrStaged = errors.New("retrieve: staged vectors not yet linked")
+
 // encoder writes the little-endian binary format of the indexes, keeping the
 // first error and the byte count.
 type encoder struct {
@@ -20,6 +24,9 @@ type encoder struct {
 	n   int64
 	err error
 	buf [binary.MaxVarintLen64]byte
+	// chunk is putWords' scratch: one per encoder, not one per slice
+	// written (a graph writes one slice per node).
+	chunk []byte
 }
 
 // newEncoder returns an encoder to w that has written magic, the format's
@@ -72,7 +79,10 @@ func (e *encoder) u32s(v []uint32) { putWords(e, v, identity) }
 // putWords writes v as little-endian 32-bit words (word of each element)
 // in chunks, without one big temporary buffer.
 func putWords[T any](e *encoder, v []T, word func(T) uint32) {
-	var chunk [4096]byte
+	if e.chunk == nil {
+		e.chunk = make([]byte, 4096)
+	}
+	chunk := e.chunk
 	for len(v) > 0 && e.err == nil {
 		m := min(len(v), len(chunk)/4)
 		for i := 0; i < m; i++ {
@@ -99,9 +109,10 @@ func (e *encoder) flush(what string) (int64, error) {
 
 // decoder reads what encoder writes, keeping the first error.
 type decoder struct {
-	r   *bufio.Reader
-	err error
-	buf [8]byte
+	r     *bufio.Reader
+	err   error
+	buf   [8]byte
+	chunk []byte // getWords' scratch (see encoder.chunk)
 }
 
 // newDecoder returns a decoder of r that has read and checked magic.
@@ -184,7 +195,10 @@ func (d *decoder) u32s(v []uint32) { getWords(d, v, identity) }
 // getWords reads len(v) little-endian 32-bit words into v (elem of each
 // word), in chunks as putWords wrote them.
 func getWords[T any](d *decoder, v []T, elem func(uint32) T) {
-	var chunk [4096]byte
+	if d.chunk == nil {
+		d.chunk = make([]byte, 4096)
+	}
+	chunk := d.chunk
 	for len(v) > 0 && d.err == nil {
 		m := min(len(v), len(chunk)/4)
 		d.full(chunk[:4*m])

@@ -3,9 +3,12 @@ package retrieve
 import (
 	"context"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mixchat/mixchat/pkg/text"
@@ -131,18 +134,47 @@ func (e *HashEmbedder) Model() string { return "mixchat-hash-v1-" + strconv.Itoa
 
 // Embed returns one unit vector per text, in order (the zero vector for a
 // text with no features). It only fails when ctx is done.
+//
+// A batch is embedded on all cores: an ingestion's embedding is then as
+// fast as its other stages, which a remote embedder's concurrency gives
+// it too.
 func (e *HashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	for i, s := range texts {
-		if i%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	workers := min(runtime.GOMAXPROCS(0), len(texts)/embedPerWorker)
+	if workers <= 1 {
+		for i, s := range texts {
+			if i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
 			}
+			out[i] = e.embed(s)
 		}
-		out[i] = e.embed(s)
+		return out, nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(texts) || ctx.Err() != nil {
+					return
+				}
+				out[i] = e.embed(texts[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// embedPerWorker is the fewest texts of a batch per goroutine that embeds
+// them (a text takes some 50 µs).
+const embedPerWorker = 8
 
 // Feature kinds, mixed into the hash so equal strings of different kinds do
 // not collide on purpose.

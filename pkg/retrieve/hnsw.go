@@ -85,11 +85,14 @@ func (p HNSWParams) withDefaults() HNSWParams {
 //     from the live vectors (during that Remove call);
 //   - a filtered search (allow ≠ nil) walks the graph keeping only allowed
 //     nodes, and falls back to an exact scan of the allowed vectors when the
-//     filter is so selective that the walk would cost more.
+//     filter is so selective that the walk would cost more;
+//   - vectors Stage stores are searched by an exact scan until LinkPending
+//     has linked them into the graph.
 //
 // Add inserts one vector; AddBatch inserts many on all cores. Searches run
 // concurrently with each other; writes exclude searches while they run
-// (AddBatch releases the lock between batches of 8192).
+// (AddBatch releases the lock between batches of 8192, LinkPending between
+// smaller ones).
 // WriteTo/ReadHNSW save and restore the graph, so it is not rebuilt at start.
 type HNSW struct {
 	mu  sync.RWMutex
@@ -108,6 +111,10 @@ type HNSW struct {
 	upper   [][]uint32 // per node: level·(1+M) words for layers 1..level
 	entry   uint32
 	maxLvl  int // -1 when empty
+	// linked is the number of nodes that are in the graph: the nodes from
+	// linked on were placed by Stage and are searched by a scan until
+	// LinkPending links them.
+	linked int
 
 	ef        int  // candidate list size of searches
 	exactMode bool // tuning found the graph no cheaper than a scan at TargetRecall
@@ -219,8 +226,9 @@ func (h *HNSW) Add(id string, v []float32) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := h.place(id, v)
-	h.insert(n, false)
+	h.place(id, v)
+	h.linkNodes(h.unlinked())
+	h.linked = len(h.ids)
 	h.maybeRebuild()
 	h.maybeTune()
 	return nil
@@ -236,13 +244,8 @@ func (h *HNSW) AddBatch(ids []string, vecs [][]float32) error {
 	if len(ids) != len(vecs) {
 		return fmt.Errorf("hnsw add batch: %d ids for %d vectors", len(ids), len(vecs))
 	}
-	for i, v := range vecs {
-		if len(v) != h.dim {
-			return fmt.Errorf("hnsw add batch %q: dimension %d, want %d", ids[i], len(v), h.dim)
-		}
-		if ids[i] == "" {
-			return fmt.Errorf("hnsw add batch: empty id at %d", i)
-		}
+	if err := h.check(ids, vecs); err != nil {
+		return fmt.Errorf("hnsw add batch: %w", err)
 	}
 	for start := 0; start < len(ids); start += hnswBatch {
 		end := min(start+hnswBatch, len(ids))
@@ -255,18 +258,46 @@ func (h *HNSW) AddBatch(ids []string, vecs [][]float32) error {
 	return nil
 }
 
+// check verifies ids and vecs before anything is stored.
+func (h *HNSW) check(ids []string, vecs [][]float32) error {
+	if len(ids) != len(vecs) {
+		return fmt.Errorf("%d ids for %d vectors", len(ids), len(vecs))
+	}
+	for i, v := range vecs {
+		if len(v) != h.dim {
+			return fmt.Errorf("%q: dimension %d, want %d", ids[i], len(v), h.dim)
+		}
+		if ids[i] == "" {
+			return fmt.Errorf("empty id at %d", i)
+		}
+	}
+	return nil
+}
+
+// addBatch places ids' vectors and links them, with any staged before
+// them. The caller has checked them.
 func (h *HNSW) addBatch(ids []string, vecs [][]float32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.grow(len(ids), false)
-	nodes := make([]uint32, len(ids))
 	for i := range ids {
-		nodes[i] = h.place(ids[i], vecs[i])
+		h.place(ids[i], vecs[i])
+	}
+	h.linkNodes(h.unlinked())
+	h.linked = len(h.ids)
+}
+
+// linkNodes links placed nodes (the next ones after h.linked, in order)
+// into the graph on all cores. The caller holds the write lock and sets
+// h.linked after.
+func (h *HNSW) linkNodes(nodes []uint32) {
+	if len(nodes) == 0 {
+		return
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(nodes))
 	// Start the graph single-threaded so the workers have something to walk.
 	first := 0
-	if h.maxLvl < 0 || workers <= 1 || len(h.ids)-len(nodes) < 64 {
+	if h.maxLvl < 0 || workers <= 1 || h.linked < 64 {
 		first = min(len(nodes), 256)
 		if workers <= 1 {
 			first = len(nodes)
@@ -605,7 +636,7 @@ func (h *HNSW) search(q []float32, k int, allow func(id string) bool) ([]Hit, in
 	if live == 0 {
 		return nil, 0
 	}
-	if live <= h.p.ExactBelow || h.exactMode {
+	if live <= h.p.ExactBelow || h.exactMode || h.maxLvl < 0 {
 		return h.exact(u, k, allow), len(h.ids)
 	}
 	var accept func(uint32) bool
@@ -631,6 +662,18 @@ func (h *HNSW) search(q []float32, k int, allow func(id string) bool) ([]Hit, in
 	}
 	cs := res.sortedAsc() // a copy: res is vs's, which goes back to the pool
 	h.visited.Put(vs)
+	if h.linked < len(h.ids) {
+		// Staged vectors: a scan of them, merged with the graph's best.
+		from := h.linked
+		top := newTopK(k)
+		for _, x := range scanParallel(len(h.ids)-from, func(a, b int) *topK { return h.scan(u, k, allow, from+a, from+b) }) {
+			top.push(x)
+		}
+		for _, c := range cs[:min(k, len(cs))] {
+			top.push(Hit{ID: h.ids[c.id], Score: float64(1 - c.d)})
+		}
+		return top.sorted(), spent + len(h.ids) - h.linked
+	}
 	out := make([]Hit, 0, min(k, len(cs)))
 	for _, c := range cs[:min(k, len(cs))] {
 		out = append(out, Hit{ID: h.ids[c.id], Score: float64(1 - c.d)})
@@ -704,7 +747,7 @@ func (h *HNSW) rebuild() {
 		end := min(start+hnswBatch, len(ids))
 		fresh.addBatch(ids[start:end], vecs[start:end])
 	}
-	h.ids, h.slot, h.deleted, h.ndel = fresh.ids, fresh.slot, fresh.deleted, 0
+	h.ids, h.slot, h.deleted, h.ndel, h.linked = fresh.ids, fresh.slot, fresh.deleted, 0, fresh.linked
 	h.vecs, h.levels, h.base, h.upper = fresh.vecs, fresh.levels, fresh.base, fresh.upper
 	h.entry, h.maxLvl = fresh.entry, fresh.maxLvl
 }

@@ -47,6 +47,11 @@ func (f writerToFunc) WriteTo(w io.Writer) (int64, error) { return f(w) }
 func (h *HNSW) writeTo(w io.Writer, encoding string) (int64, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	if n := len(h.ids) - h.linked; n > 0 {
+		// The file holds a graph: staged vectors would be read back as
+		// nodes no search reaches.
+		return 0, fmt.Errorf("write hnsw: %w", ErrStaged)
+	}
 	magic := hnswMagic
 	if encoding == Int8 {
 		magic = hnswMagicInt8
@@ -177,7 +182,7 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 	if err := h.checkLinks(); err != nil {
 		return nil, fmt.Errorf("read hnsw: %w", err)
 	}
-	h.entry, h.maxLvl = entry, top
+	h.entry, h.maxLvl, h.linked = entry, top, n
 	h.ef, h.exactMode, h.tunedAt = max(ef, 1), exactMode, tunedAt
 	return h, nil
 }

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math/rand"
@@ -54,6 +55,20 @@ func TestHNSWRecall(t *testing.T) {
 		{"AddBatch", func(h *HNSW) {
 			if err := h.AddBatch(ids, vecs); err != nil {
 				t.Fatal(err)
+			}
+		}},
+		{"Stage+LinkPending", func(h *HNSW) {
+			for s := 0; s < len(ids); s += 400 {
+				e := min(s+400, len(ids))
+				if err := h.Stage(ids[s:e], vecs[s:e]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := h.LinkPending(context.Background(), 256, 0); err != nil {
+				t.Fatal(err)
+			}
+			if n := h.Pending(); n != 0 {
+				t.Fatalf("Pending = %d after LinkPending", n)
 			}
 		}},
 		{"Add", func(h *HNSW) {
@@ -411,5 +426,103 @@ func TestHNSWInt8RoundTrip(t *testing.T) {
 	codes := make([]byte, 4)
 	if s := encodeInt8(codes, make([]float32, 4)); s != 0 {
 		t.Errorf("zero vector scale %g", s)
+	}
+}
+
+// TestHNSWStaged: staged vectors are found (by a scan merged with the
+// graph's hits) before they are linked, removed and replaced like others,
+// and kept out of a snapshot until LinkPending has linked them; a cancelled
+// LinkPending leaves them staged.
+func TestHNSWStaged(t *testing.T) {
+	ids, vecs, queries := smallSet(1500, 50, 24)
+	h := NewHNSW(24, HNSWParams{ExactBelow: -1, EfConstruction: 64})
+	if err := h.AddBatch(ids[:700], vecs[:700]); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Stage(ids[700:], vecs[700:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Stage([]string{"x"}, [][]float32{make([]float32, 3)}); err == nil {
+		t.Error("Stage took a vector of the wrong dimension")
+	}
+	if got := h.Pending(); got != 800 {
+		t.Fatalf("Pending = %d, want 800", got)
+	}
+	if h.Len() != 1500 {
+		t.Fatalf("Len = %d, want 1500", h.Len())
+	}
+	truth := exactTruth(ids, vecs, queries, nil)
+	if r := hnswRecall(h, truth, queries, nil); r < 0.95 {
+		t.Errorf("recall@10 with 800 staged = %.3f, want ≥ 0.95", r)
+	}
+	for _, i := range []int{0, 699, 700, 1200, 1499} {
+		if got := h.Search(vecs[i], 1, nil); len(got) != 1 || got[0].ID != ids[i] {
+			t.Errorf("vector %s finds %v", ids[i], got)
+		}
+	}
+	// A filter reaches the staged vectors too.
+	only := func(id string) bool { return id == ids[1300] }
+	if got := h.Search(vecs[1300], 3, only); len(got) != 1 || got[0].ID != ids[1300] {
+		t.Errorf("filtered search for a staged vector = %v", got)
+	}
+	// Removed and replaced while staged.
+	h.Remove(ids[1000])
+	if got := h.Search(vecs[1000], 1, nil); len(got) == 1 && got[0].ID == ids[1000] {
+		t.Error("a removed staged vector is still found")
+	}
+	if err := h.Stage([]string{ids[1001]}, [][]float32{vecs[5]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.WriteTo(io.Discard); !errors.Is(err, ErrStaged) {
+		t.Errorf("WriteTo with staged vectors: %v, want ErrStaged", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.LinkPending(ctx, 100, 0); !errors.Is(err, context.Canceled) || h.Pending() == 0 {
+		t.Errorf("cancelled LinkPending: %v, %d pending", err, h.Pending())
+	}
+	// Searches run while the graph links the rest.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; i < 200; i++ {
+			if got := h.Search(queries[i%len(queries)], 5, nil); len(got) != 5 {
+				t.Errorf("search during linking: %d hits", len(got))
+				return
+			}
+		}
+	})
+	if err := h.LinkPending(context.Background(), 100, 300); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.Pending(); n < 400 || n > 600 {
+		t.Errorf("LinkPending with a limit of 300 left %d of 801 staged", n)
+	}
+	if err := h.LinkPending(context.Background(), 100, 0); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if h.Pending() != 0 {
+		t.Fatalf("Pending = %d after LinkPending", h.Pending())
+	}
+	got, _ := roundTrip(t, h, ReadHNSW)
+	for _, i := range []int{0, 700, 1200} {
+		if r := got.Search(vecs[i], 1, nil); len(r) != 1 || r[0].ID != ids[i] {
+			t.Errorf("read back: vector %s finds %v", ids[i], r)
+		}
+	}
+	if r := got.Search(vecs[5], 2, nil); len(r) != 2 {
+		t.Errorf("replaced staged vector: %v", r)
+	}
+	if r := got.Search(vecs[1000], 1, nil); len(r) == 1 && r[0].ID == ids[1000] {
+		t.Error("read back: a removed staged vector is found")
+	}
+	// Add links whatever is staged before it.
+	h2 := NewHNSW(24, HNSWParams{ExactBelow: -1})
+	h2.Stage(ids[:300], vecs[:300])
+	if err := h2.Add(ids[300], vecs[300]); err != nil {
+		t.Fatal(err)
+	}
+	if h2.Pending() != 0 {
+		t.Errorf("Add left %d staged", h2.Pending())
 	}
 }

@@ -17,7 +17,7 @@ const (
 // last did. The caller holds the write lock.
 func (h *HNSW) maybeTune() {
 	live := len(h.ids) - h.ndel
-	if h.p.EfSearch != 0 || live <= h.p.ExactBelow || live < 2*h.tunedAt {
+	if h.p.EfSearch != 0 || live <= h.p.ExactBelow || live < 2*h.tunedAt || h.linked < len(h.ids) {
 		return
 	}
 	h.tuneLocked()
@@ -39,6 +39,8 @@ func (h *HNSW) maybeTune() {
 func (h *HNSW) Tune() (ef int, recall float64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.linkNodes(h.unlinked()) // the graph is what is measured
+	h.linked = len(h.ids)
 	return h.tuneLocked()
 }
 

@@ -180,11 +180,17 @@ type kbInfo struct {
 	// Profile names the profile the documents are read with, "" for
 	// none (mixchat's; docs/structure.md).
 	Profile string `json:"profile"`
+	// Indexing is true while the embedded index links uploaded vectors
+	// into its graph in the background, PendingVectors those it has yet
+	// to link; they are searched exactly meanwhile (mixchat's).
+	Indexing       bool `json:"indexing"`
+	PendingVectors int  `json:"pending_vectors"`
 }
 
 func kbInfoOf(in kb.Info) kbInfo {
 	return kbInfo{Name: in.Name, Info: in.Info, VectorStore: in.VectorStore, EmbedModel: in.EmbedModel,
-		Dim: in.Dim, Files: in.Files, Chunks: in.Chunks, CreatedAt: in.CreatedAt, Profile: in.Profile}
+		Dim: in.Dim, Files: in.Files, Chunks: in.Chunks, CreatedAt: in.CreatedAt, Profile: in.Profile,
+		Indexing: in.Indexing, PendingVectors: in.Pending}
 }
 
 // kbFileInfo is a document as list_files?detail=true shows it, in

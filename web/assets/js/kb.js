@@ -72,6 +72,9 @@ export async function showKB(name) {
   await Promise.all([loadFiles(), loadInfo()]);
 }
 
+// indexingTimer reloads the facts while the index links in the background.
+let indexingTimer = 0;
+
 // loadInfo shows the current knowledge base's description and what its
 // index is made of.
 async function loadInfo() {
@@ -83,7 +86,15 @@ async function loadInfo() {
     $('#kb-info').value = info.kb_info || '';
     showEmbedder(info.embed_model || '', (data && data.embed_model) || '');
     showProfiles(info.profile || '', (data && data.profiles) || []);
-    $('#kb-index-facts').textContent = t('kbFacts', { files: info.file_count ?? '?', chunks: info.docs_count ?? '?', embed: info.embed_model || '?', vs: info.vs_type || '?' });
+    let facts = t('kbFacts', { files: info.file_count ?? '?', chunks: info.docs_count ?? '?', embed: info.embed_model || '?', vs: info.vs_type || '?' });
+    if (info.indexing) {
+      // The vector index links an upload's vectors in the background
+      // (they are searched meanwhile): say so until it is done.
+      facts += ' · ' + t('kbIndexing', { n: info.pending_vectors ?? 0 });
+      clearTimeout(indexingTimer);
+      indexingTimer = setTimeout(() => { if (name === current) loadInfo(); }, 2000);
+    }
+    $('#kb-index-facts').textContent = facts;
   } catch (err) {
     $('#kb-index-facts').textContent = err.message;
   }
@@ -190,7 +201,7 @@ async function showChunks(file) {
       docs = next;
       announce(t('saved'));
       paint();
-      if (kbName === current) loadFiles();
+      if (kbName === current) { loadFiles(); loadInfo(); }
     } catch (err) {
       app.toast(err.message);
     }
