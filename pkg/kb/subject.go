@@ -213,13 +213,11 @@ func restScores(lex *retrieve.BM25, rest []string, in map[string]bool, n int) ma
 		df := float64(len(hits))
 		local := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
 		for _, h := range hits {
-			out[h.ID] += restWeight(g, local) * h.Score / g
+			out[h.ID] += local * h.Score // h.Score is g times the saturated frequency
 		}
 	}
 	return out
 }
-
-var restWeight = func(g, local float64) float64 { return g * local }
 
 // applyNamedDocuments lowers, by outOfScope, the relevance of the results
 // (best first) outside the documents whose whole title the question q
