@@ -253,7 +253,10 @@ func parseLabelAt(s string, heading bool, p *Profile) (Label, int, bool) {
 			return Label{Kind: kind, Num: n, Notation: Word}, m[5], true
 		}
 	}
-	if m := reKindNum.FindStringSubmatchIndex(s); m != nil && !strings.EqualFold(s[m[2]:m[3]], "the") {
+	// A kind word glued to letters is one word ("ALLENBELL" is no kind
+	// "Allenbel" numbered L); glued digits ("Section3") still count.
+	if m := reKindNum.FindStringSubmatchIndex(s); m != nil && !strings.EqualFold(s[m[2]:m[3]], "the") &&
+		(m[3] < m[4] || strings.HasPrefix(s[m[2]:m[3]], "§") || isDigit(s[m[4]])) {
 		word, numText := s[m[2]:m[3]], s[m[4]:m[5]]
 		kind := strings.ToLower(word)
 		if strings.HasPrefix(word, "§") {
@@ -373,3 +376,6 @@ func firstField(rest string) string {
 func isStructural(kind string) bool {
 	return slices.Contains(StructuralWords, strings.ToLower(kind))
 }
+
+// isDigit reports whether b is an ASCII digit.
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }

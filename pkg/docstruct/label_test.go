@@ -36,6 +36,9 @@ func TestParseLabel(t *testing.T) {
 		{"The Fourteenth Amendment", true, true, "amendment", 14, nil, ""},
 		{"§ 12 Definitions", false, true, "section", 12, nil, ""},
 		{"§3.2", false, true, "section", 2, []int{3, 2}, ""},
+		{"ALLENBELL", true, false, "", 0, nil, ""}, // one word, not "Allenbel" L
+		{"CLIVE", true, false, "", 0, nil, ""},
+		{"Section3", true, true, "section", 3, nil, ""},
 		{"3.2.1 Scope", false, true, "", 1, []int{3, 2, 1}, ""},
 		{"1.3 子曰：“巧言令色，鲜矣仁！”", false, true, "", 3, []int{1, 3}, ""},
 		{"(一) 劳动报酬", false, true, "", 1, nil, ""},
