@@ -210,7 +210,7 @@ func (m *Model) answer(g llm.Grounding, maxTokens int) llm.Response {
 		if holds := vocab.partHolder(q); holds != nil {
 			sents = slices.DeleteFunc(slices.Clone(sents), func(s sentence) bool { return !holds(s.text, s.scope) })
 		}
-		picked := m.pick(q, sents, maxTokens)
+		picked := m.pick(q, sents, maxTokens, g.Weights)
 		reply = render(picked, zh)
 	}
 	if reply == "" {

@@ -127,7 +127,11 @@ type scored struct {
 }
 
 // pick returns the sentences of the reply, in the material's order.
-func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
+//
+// weights, when not nil, are the corpus weights of the question's terms
+// (llm.Grounding.Weights): a term's rarity among the few sentences read
+// is tempered by its rarity in the collection they were retrieved from.
+func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[string]float64) []sentence {
 	qr := newQuery(q)
 	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
 		return nil
@@ -178,6 +182,10 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		return w
 	}
 	charW, gramW := idf(charDF), idf(gramDF)
+	if weights != nil {
+		scaleByCorpus(charW, qr.words, weights)
+		scaleByCorpus(gramW, qr.grams, weights)
+	}
 	coverage := func(has []bool, w []float64) (float64, bool) {
 		var got, all float64
 		for k, x := range w {
@@ -427,6 +435,34 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int) []sentence {
 		}
 	}
 	return out
+}
+
+// scaleByCorpus weighs each question term the corpus weighs (terms maps a
+// term to its index in w) by the geometric mean of its weight among the
+// sentences read and its corpus weight, the corpus weights scaled to the
+// same mean as the weights among the sentences of the terms they weigh: a
+// word common in the collection but rare in what was retrieved ("good")
+// weighs less than one the retrieved sentences share because the question
+// is about it. A term the corpus does not weigh (a single CJK character)
+// keeps its weight.
+func scaleByCorpus(w []float64, terms map[string]int, corpus map[string]float64) {
+	var sum, local float64
+	n := 0
+	for t, k := range terms {
+		if c, ok := corpus[t]; ok {
+			sum += c
+			local += w[k]
+			n++
+		}
+	}
+	if n == 0 || sum <= 0 {
+		return
+	}
+	for t, k := range terms {
+		if c, ok := corpus[t]; ok {
+			w[k] = math.Sqrt(w[k] * c * local / sum)
+		}
+	}
 }
 
 // settles returns the yes or no that answers q, a yes/no question, when

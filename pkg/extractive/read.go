@@ -88,7 +88,8 @@ func itoaSmall(n int) string {
 }
 
 // clip shortens a sentence longer than maxReplyRunes to the run of its
-// clauses around the one that holds most of the question's characters.
+// clauses around the one that holds most of the question's characters (in
+// Chinese) and words (stems, in English).
 func clip(qr query, s string) string {
 	const keep = 150
 	if utf8.RuneCountInString(s) <= maxReplyRunes {
@@ -111,6 +112,11 @@ func clip(qr query, s string) string {
 		score := 0
 		for _, r := range c {
 			if _, ok := qr.chars[text.FoldRune(r)]; ok {
+				score++
+			}
+		}
+		for _, t := range text.Terms(text.Fold(c)) {
+			if _, ok := qr.words[t]; ok {
 				score++
 			}
 		}

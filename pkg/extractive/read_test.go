@@ -185,3 +185,35 @@ func TestReadsWithTheEvidencesProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestReadWeighsTermsByTheCorpus: among the few sentences read, the word
+// the question is about (the one they share) looks common and a word the
+// collection holds everywhere looks rare; the corpus weights of the
+// grounding (llm.Grounding.Weights) set that right.
+func TestReadWeighsTermsByTheCorpus(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	ev := []llm.Evidence{
+		chunk(1, "Inn\nThe lamp in the hall is dim at night."),
+		chunk(2, "Inn\nThe lamp has a brass switch."),
+		chunk(3, "Inn\nThe lamp stands by the door."),
+		chunk(4, "Inn\nThe garden is nice in spring."),
+	}
+	q := "Is the lamp nice?"
+	tests := []struct {
+		name    string
+		weights map[string]float64
+		want    string
+		not     string
+	}{
+		{"sentences alone", nil, "garden", "lamp"},
+		{"corpus weights", map[string]float64{"lamp": 6, "nice": 0.5}, "lamp", "garden"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ask(t, m, llm.Grounding{Question: q, Evidence: ev, Weights: tt.weights}).Text
+			if !strings.Contains(got, tt.want) || strings.Contains(got, tt.not) {
+				t.Errorf("%q: got %q, want it to hold %q and not %q", q, got, tt.want, tt.not)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -204,6 +205,11 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 		return ChatReply{}, err
 	}
 	lreq.Model = name
+	if !empty {
+		if g.Weights, err = s.termWeights(ctx, req.KnowledgeBases, req.Query); err != nil {
+			return ChatReply{}, err
+		}
+	}
 	resp, err := llm.AsGenerator(model).Generate(ctx, lreq, g, fn)
 	reply := ChatReply{
 		Answer:        rag.Answer{From: "kb", Text: resp.Text, Sources: Sources(results), Empty: empty, Response: resp},
@@ -219,6 +225,43 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 		return reply, fmt.Errorf("kb chat: %w", err)
 	}
 	return reply, nil
+}
+
+// termWeights returns the query's terms (lexTerms) with their inverse
+// document frequency over the chunks of the knowledge bases named, taken as
+// one collection (llm.Grounding.Weights): BM25's idf, a term no chunk holds
+// weighing like one a single chunk holds. nil when the bases hold no chunk.
+func (s *Service) termWeights(ctx context.Context, names []string, query string) (map[string]float64, error) {
+	df := map[string]int{}
+	for _, t := range lexTerms(query) {
+		df[t] = 0
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		b, release, err := s.get(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		n += b.lex.Len()
+		for t := range df {
+			df[t] += b.lex.DocFreq(t)
+		}
+		release()
+	}
+	if n == 0 || len(df) == 0 {
+		return nil, nil
+	}
+	w := make(map[string]float64, len(df))
+	for t, d := range df {
+		d := float64(max(d, 1))
+		w[t] = math.Log(1 + (float64(n)-d+0.5)/(d+0.5))
+	}
+	return w, nil
 }
 
 // fitResults keeps the leading results whose texts fit in budget tokens,

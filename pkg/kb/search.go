@@ -196,6 +196,11 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, floa
 		}
 		applyCoverage(req.Query, all, n)
 	}
+	if req.File == "" && len(req.Metadata) == 0 {
+		if all, err = s.rankNamedDocuments(ctx, bases, req.Query, all); err != nil {
+			return nil, 0, err
+		}
+	}
 	applyScopes(req.Query, all, names)
 	if s.rerank != nil && len(all) > 0 {
 		cand := all[:min(len(all), depth)]
@@ -301,16 +306,22 @@ func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qv
 		if !ok {
 			continue // a point whose row is gone (e.g. left in Qdrant by a crash)
 		}
-		meta := maps.Clone(c.Metadata)
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		pth := titleOf(c.File, c.Metadata)
-		meta["path"] = pth
-		c.Metadata = meta
-		out = append(out, Result{Chunk: c, KnowledgeBase: b.name, Relevance: s.scale().apply(h.Score), Path: pth})
+		out = append(out, s.chunkResult(b, c, s.scale().apply(h.Score)))
 	}
 	return out, nil
+}
+
+// chunkResult is chunk c of base b found with relevance rel, its section
+// path in its metadata.
+func (s *Service) chunkResult(b *base, c Chunk, rel float64) Result {
+	meta := maps.Clone(c.Metadata)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	pth := titleOf(c.File, c.Metadata)
+	meta["path"] = pth
+	c.Metadata = meta
+	return Result{Chunk: c, KnowledgeBase: b.name, Relevance: rel, Path: pth}
 }
 
 // rerankResults rescores candidates with the reranker; its scores become

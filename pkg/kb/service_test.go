@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -545,6 +546,13 @@ func TestAnswer(t *testing.T) {
 	req, g := model.reqs[0], model.gs[0]
 	if g.Question != "乾卦的卦辞是什么？潜龙勿用" || len(g.Evidence) == 0 || g.Evidence[0].ID != 1 || g.Evidence[0].Path == "" || len(g.History) != 0 {
 		t.Errorf("the grounding holds the standalone question and the numbered chunks under their paths: %+v", g)
+	}
+	// The question's terms come with their BM25 idf in the knowledge base
+	// of two chunks: "潜龙" is in one, and "卦辞", in none, weighs like it.
+	for _, tm := range lexTerms(g.Question) {
+		if w := g.Weights[tm]; math.Abs(w-math.Log(2)) > 1e-9 {
+			t.Errorf("term %q weighs %g, want ln 2: %v", tm, w, g.Weights)
+		}
 	}
 	if len(req.Messages) != 1 || !strings.Contains(req.Messages[0].Content, "<指令>根据已知信息") || !strings.Contains(req.Messages[0].Content, "[1] ") ||
 		!strings.Contains(req.Messages[0].Content, "乾卦的卦辞是什么？潜龙勿用") { // retrieval strips question words; the prompt does not

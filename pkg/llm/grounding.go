@@ -26,6 +26,14 @@ type Grounding struct {
 	// Evidence is what retrieval found for the question, in the order the
 	// prompt shows it.
 	Evidence []Evidence
+	// Weights are the weights of the question's terms in the collection
+	// the evidence was retrieved from: each term of the folded question
+	// (pkg/text's Terms of text.Fold(Question)) with its inverse document
+	// frequency there. A reader that judges the question's words by the
+	// few passages it reads learns from them which words are rare in the
+	// whole collection. nil when unknown; a term left out has no weight
+	// known.
+	Weights map[string]float64
 	// History is the conversation before the question, oldest first.
 	History []Message
 	// Answers are the answers of several answerers to fuse into one reply,

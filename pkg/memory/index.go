@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,9 +86,10 @@ type turnIndex struct {
 	nvecs    int
 	embedder llm.Embedder
 	docs     []indexDoc
-	pos      map[string]int // doc id → position in docs
-	pending  []int          // docs not embedded yet
-	speakers map[string]bool
+	hot      []docHot         // by position in docs: what ranking reads of each
+	pos      map[string]int   // doc id → position in docs
+	pending  []int            // docs not embedded yet
+	speakers map[string]int32 // speaker name → its number, from 1
 	gap      time.Duration
 	session  int
 	count    func(string) int
@@ -100,7 +102,28 @@ type turnIndex struct {
 	lastMu sync.Mutex
 	last   *rankCache
 
-	scratch sync.Pool // *sparse, for the scores of older messages
+	scratch sync.Pool // *rankScratch
+}
+
+// rankScratch holds a ranking's working slices, reused from one search to
+// the next so that a search allocates little more than its result.
+type rankScratch struct {
+	arch  sparse // the scores of older messages
+	win   []float64
+	pos   []int32
+	lex   []float64
+	final []float64
+	order []scored
+	tmp   []scored
+	keys  []uint64
+}
+
+// grow returns s[:n], reallocated when too short, its contents undefined.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
 }
 
 // rankCache is a ranking and what it was computed from.
@@ -133,18 +156,40 @@ const (
 	archiveHits = 64
 )
 
+// docHot is what ranking reads of each message it ranks, apart from the
+// rest of indexDoc so that ranking hundreds of messages reads a few bytes
+// of each.
+type docHot struct {
+	session int32
+	speaker int32 // the speaker's number (turnIndex.speakers), 0 for none
+	flags   docFlags
+}
+
+type docFlags uint8
+
+const (
+	docAsks        docFlags = 1 << iota // indexDoc.asks
+	docTimed                            // indexDoc.timed
+	docCounts                           // indexDoc.counts
+	docUnnamedUser                      // a message of the user with no speaker name
+)
+
 // indexDoc is one indexed message.
 type indexDoc struct {
-	id      string
+	// What the walk through a ranking reads of every message comes first,
+	// in one cache line.
 	turn    int64
-	line    line
+	tokens  int // of line.String() plus a line break
 	at      time.Time
 	session int
-	tokens  int      // of line.String() plus a line break
-	timed   bool     // the message has time words (hasTimeWords)
-	counts  bool     // the message has a number (numberWord)
-	names   []string // properNouns of the message
-	asks    bool     // the message asks something (has a question mark)
+	user    bool // line.role is the user's
+	timed   bool // the message has time words (hasTimeWords)
+	counts  bool // the message has a number (numberWord)
+	asks    bool // the message asks something (has a question mark)
+
+	id    string
+	line  line
+	names []string // properNouns of the message
 }
 
 func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string) int) *turnIndex {
@@ -155,7 +200,7 @@ func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string)
 		dim:      dim,
 		embedder: e,
 		pos:      map[string]int{},
-		speakers: map[string]bool{},
+		speakers: map[string]int32{},
 		gap:      gap,
 	}
 }
@@ -191,9 +236,25 @@ func (x *turnIndex) add(turns []Turn) {
 			d.counts = numberWord.MatchString(c)
 			d.names = properNouns(c)
 			d.asks = strings.ContainsAny(c, "?？")
+			d.user = m.Role == llm.RoleUser
+			h := docHot{session: int32(d.session)}
 			if d.line.speaker != "" {
-				x.speakers[d.line.speaker] = true
+				if x.speakers[d.line.speaker] == 0 {
+					x.speakers[d.line.speaker] = int32(len(x.speakers) + 1)
+				}
+				h.speaker = x.speakers[d.line.speaker]
+			} else if d.line.role == llm.RoleUser {
+				h.flags |= docUnnamedUser
 			}
+			for _, f := range []struct {
+				set  bool
+				flag docFlags
+			}{{d.asks, docAsks}, {d.timed, docTimed}, {d.counts, docCounts}} {
+				if f.set {
+					h.flags |= f.flag
+				}
+			}
+			x.hot = append(x.hot, h)
 			x.pos[id] = len(x.docs)
 			x.pending = append(x.pending, len(x.docs))
 			x.docs = append(x.docs, d)
@@ -269,16 +330,15 @@ func (x *turnIndex) embedPending(ctx context.Context) error {
 // best one's): the latest recentDocs messages, then, beyond them, the
 // older messages the lexical index finds and their neighbours (see
 // turnIndex).
-func (x *turnIndex) candidates(lexical []string) (pos []int32, lex []float64) {
+func (x *turnIndex) candidates(lexical []string, sc *rankScratch) (pos []int32, lex []float64) {
 	n := len(x.docs)
 	lo := max(0, n-recentDocs)
-	win := make([]float64, n-lo)
-	arch, _ := x.scratch.Get().(*sparse)
-	if arch == nil {
-		arch = &sparse{}
-	}
-	defer x.scratch.Put(arch)
+	win := grow(sc.win, n-lo)
+	clear(win)
+	sc.win = win
+	arch := &sc.arch
 	arch.reset(lo)
+	pos = sc.pos[:0]
 	x.lex.score(lexical, lo, win, archiveScan, arch)
 	norm := 0.0
 	for _, s := range win {
@@ -305,7 +365,7 @@ func (x *turnIndex) candidates(lexical []string) (pos []int32, lex []float64) {
 		}
 		return 0
 	}
-	lex = make([]float64, len(pos), len(pos)+len(win))
+	lex = grow(sc.lex, len(pos))
 	for i, d := range pos {
 		lex[i] = rel(arch.val[d])
 	}
@@ -313,6 +373,7 @@ func (x *turnIndex) candidates(lexical []string) (pos []int32, lex []float64) {
 		pos = append(pos, int32(lo+i))
 		lex = append(lex, rel(s))
 	}
+	sc.pos, sc.lex = pos, lex
 	return pos, lex
 }
 
@@ -426,22 +487,29 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 			qt = kept
 		}
 	}
-	pos, lex := x.candidates(withPairs(qt))
+	sc, _ := x.scratch.Get().(*rankScratch)
+	if sc == nil {
+		sc = &rankScratch{}
+	}
+	defer x.scratch.Put(sc)
+	pos, lex := x.candidates(withPairs(qt), sc)
 	base := x.baseScores(pos, lex, qvec, vectorWeight)
 
 	m := len(pos)
-	final := make([]float64, m)
+	hot := x.hot
+	final := grow(sc.final, m)
+	sc.final = final
 	sessRel := x.sessionRelevance(qt)
 	sessBest := make([]float64, x.session+1)
 	for k, p := range pos {
-		s := x.docs[p].session
+		s := hot[p].session
 		sessBest[s] = max(sessBest[s], base[k])
 	}
 	// near returns the candidate d positions from candidate k when it is
 	// the message d from k's, of the same session.
 	near := func(k, d int) (int, bool) {
 		j := k + d
-		if j < 0 || j >= m || pos[j] != pos[k]+int32(d) || x.docs[pos[j]].session != x.docs[pos[k]].session {
+		if j < 0 || j >= m || pos[j] != pos[k]+int32(d) || hot[pos[j]].session != hot[pos[k]].session {
 			return 0, false
 		}
 		return j, true
@@ -451,7 +519,7 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		if neighbor > 0 {
 			if j, ok := near(k, -1); ok {
 				w := neighbor
-				if x.docs[pos[j]].asks {
+				if hot[pos[j]].flags&docAsks != 0 {
 					w = replyWeight
 				}
 				s += w * base[j]
@@ -464,22 +532,23 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 					s += neighbor / 4 * base[j]
 				}
 			}
-			s += sessionWeight * sessBest[x.docs[p].session]
-			s += sessionTextWeight * sessRel[x.docs[p].session] * (0.5 + base[k])
+			s += sessionWeight * sessBest[hot[p].session]
+			s += sessionTextWeight * sessRel[hot[p].session] * (0.5 + base[k])
 		}
 		final[k] = s
 	}
 
-	var boostSpeaker string
+	boostSpeaker := int32(-1) // no message's
 	var boostUser bool
 	if len(named) == 1 {
 		for sp := range named {
-			boostSpeaker = sp
+			boostSpeaker = x.speakers[sp]
 		}
 	} else if len(named) == 0 && firstPerson(question) {
 		boostUser = true
 	}
 	span, dated := questionDates(question, x.docs[n-1].at, loc)
+	spanEnd := span.To.Add(dateAfter)
 	when := asksWhen(question)
 	asksName, asksCount := !when && reAsksName.MatchString(question), reAsksCount.MatchString(question)
 	hasName := func(d *indexDoc) bool {
@@ -491,29 +560,33 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		return false
 	}
 	for k, p := range pos {
-		d := &x.docs[p]
-		if (boostSpeaker != "" && d.line.speaker == boostSpeaker) || (boostUser && d.line.speaker == "" && d.line.role == llm.RoleUser) {
+		h := hot[p]
+		if h.speaker == boostSpeaker || (boostUser && h.flags&docUnnamedUser != 0) {
 			final[k] *= 1 + speakerBoost
 		}
-		if dated && !d.at.Before(span.From) && d.at.Before(span.To.Add(dateAfter)) {
-			final[k] *= 1 + dateBoost
+		if dated {
+			if at := x.docs[p].at; !at.Before(span.From) && at.Before(spanEnd) {
+				final[k] *= 1 + dateBoost
+			}
 		}
-		if when && d.timed {
+		if when && h.flags&docTimed != 0 {
 			final[k] *= 1 + timeWordsBoost
 		}
-		if asksName && hasName(d) {
+		if asksName && hasName(&x.docs[p]) {
 			final[k] *= 1 + nameBoost
 		}
-		if asksCount && d.counts {
+		if asksCount && h.flags&docCounts != 0 {
 			final[k] *= 1 + countBoost
 		}
 	}
 
-	order := make([]scored, m)
+	order := grow(sc.order, m)
+	sc.order = order
 	for k, p := range pos {
-		order[k] = scored{final[k], p}
+		order[m-1-k] = scored{final[k], p}
 	}
-	order = best(order, m)
+	sc.tmp, sc.keys = grow(sc.tmp, m), grow(sc.keys, m)
+	sortScored(order, sc.tmp, sc.keys)
 	out := make([]ranked, m)
 	for i, o := range order {
 		out[i] = ranked{doc: &x.docs[o.pos], score: o.score}
@@ -527,19 +600,70 @@ type scored struct {
 	pos   int32
 }
 
+// sortScored sorts s as best does (a higher score first, a later position
+// first among equals), given s in descending position, with tmp and keys
+// (as long as s) for scratch. It sorts integers, fast: each score's bits,
+// ordered as the scores are, with the lowest bits replaced by the
+// element's index (so equal keys keep their order); elements whose keys
+// agree but for those bits are then put in order by best's comparison.
+// Scores are never NaN.
+func sortScored(s, tmp []scored, keys []uint64) {
+	n := len(s)
+	if n < 2 {
+		return
+	}
+	ib := bits.Len(uint(n - 1))
+	if ib > 32 {
+		slices.SortFunc(s, better)
+		return
+	}
+	low := uint64(1)<<ib - 1
+	keys = keys[:n]
+	for i, x := range s {
+		b := math.Float64bits(x.score)
+		if b == 1<<63 { // −0 is 0
+			b = 0
+		}
+		if b&(1<<63) != 0 { // ascending as the score ascends
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		keys[i] = ^b&^low | uint64(i) // ascending as the score descends
+	}
+	slices.Sort(keys)
+	for j, k := range keys {
+		tmp[j] = s[k&low]
+	}
+	for j := 0; j < n; {
+		e := j + 1
+		for e < n && keys[e]&^low == keys[j]&^low {
+			e++
+		}
+		if e-j > 1 {
+			slices.SortFunc(tmp[j:e], better)
+		}
+		j = e
+	}
+	copy(s, tmp[:n])
+}
+
+// better orders scored best first, later first among equals (a total
+// order: scores are never NaN).
+func better(a, b scored) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
+	}
+	return int(b.pos - a.pos)
+}
+
 // best returns the k best of s, best first and later first among equals
 // (a total order, so the unstable sort gives the one result); s is
 // reordered.
 func best(s []scored, k int) []scored {
-	better := func(a, b scored) int { // scores are never NaN
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return int(b.pos - a.pos)
-	}
 	if k < len(s) {
 		// Keep the k best in a heap whose root is the worst of them.
 		h := s[:k]

@@ -1,7 +1,10 @@
 package memory
 
 import (
+	"cmp"
 	"context"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -345,12 +348,15 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	if len(ranked) == 0 {
 		return nil, 0
 	}
-	// Messages of the recent turns are already there.
+	// Messages of the recent turns (from turn skipFrom on) are already
+	// there.
 	skip := map[string]bool{}
+	skipFrom := int64(math.MaxInt64)
 	for i := len(v.turns) - 1; i >= 0 && skipMessages > 0; i-- {
 		for _, msg := range []Message{v.turns[i].Answer, v.turns[i].Question} {
 			if msg.Content != "" && skipMessages > 0 {
 				skip[docID(v.turns[i].ID, msg.Role)] = true
+				skipFrom = min(skipFrom, v.turns[i].ID)
 				skipMessages--
 			}
 		}
@@ -361,14 +367,21 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	}
 	used := m.messageTokens(lb.excerpts) + 1
 	days := map[string]bool{}
-	var chosen []*indexDoc
+	names := dayNames{loc: m.loc}
+	var chosen []excerpt
 	for _, r := range ranked {
 		d := r.doc
-		if skip[d.id] || d.turn > lastTurn {
+		if d.turn > lastTurn || (d.turn >= skipFrom && skip[d.id]) {
+			continue
+		}
+		if used+d.tokens > budget { // with its day's heading, all the more
+			if budget-used < 8 {
+				break
+			}
 			continue
 		}
 		n := d.tokens
-		day := m.day(d.at)
+		day := names.of(d.at)
 		if day != "" && !days[day] {
 			n += m.count("["+day+"]") + 1
 		}
@@ -382,7 +395,7 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 		if day != "" {
 			days[day] = true
 		}
-		chosen = append(chosen, d)
+		chosen = append(chosen, newExcerpt(d, day))
 	}
 	if len(chosen) == 0 {
 		return nil, 0
@@ -394,33 +407,70 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	return []llm.Message{{Role: llm.RoleSystem, Content: s}}, used
 }
 
-// day formats t's date for headings ("" for an unset time).
-func (m *Manager) day(t time.Time) string {
+// dayNames formats dates for headings ("2 Jan 2006" in loc, "" for an
+// unset time), formatting a day once however many messages it has in a row.
+type dayNames struct {
+	loc  *time.Location
+	y, d int
+	m    time.Month
+	name string
+}
+
+func (n *dayNames) of(t time.Time) string {
 	if t.UnixMilli() <= 0 {
 		return ""
 	}
-	return t.In(m.loc).Format("2 Jan 2006")
+	t = t.In(n.loc)
+	if y, m, d := t.Date(); n.name == "" || y != n.y || m != n.m || d != n.d {
+		n.y, n.m, n.d, n.name = y, m, d, t.Format("2 Jan 2006")
+	}
+	return n.name
+}
+
+// excerpt is a retrieved message and its day's heading; order sorts
+// excerpts in conversation order (by turn, the user's message first).
+type excerpt struct {
+	order int64
+	doc   *indexDoc
+	day   string
+}
+
+func newExcerpt(d *indexDoc, day string) excerpt {
+	o := 2 * d.turn
+	if !d.user {
+		o++
+	}
+	return excerpt{order: o, doc: d, day: day}
 }
 
 // renderExcerpts writes docs in conversation order with a date heading
 // whenever the day changes.
-func (m *Manager) renderExcerpts(title string, docs []*indexDoc) string {
-	sort.Slice(docs, func(a, b int) bool {
-		if docs[a].turn != docs[b].turn {
-			return docs[a].turn < docs[b].turn
+func (m *Manager) renderExcerpts(title string, docs []excerpt) string {
+	slices.SortFunc(docs, func(a, b excerpt) int {
+		if c := cmp.Compare(a.order, b.order); c != 0 {
+			return c
 		}
-		return docs[a].line.role == llm.RoleUser && docs[b].line.role != llm.RoleUser
+		return strings.Compare(a.doc.line.role, b.doc.line.role) // two replies in a turn
 	})
+	size := len(title)
+	for _, e := range docs {
+		size += len(e.day) + 3 + len(e.doc.line.speaker) + 5 + 3 + len(e.doc.line.text) // label: speaker, Human or AI
+	}
 	var b strings.Builder
+	b.Grow(size)
 	b.WriteString(title)
 	last := ""
-	for _, d := range docs {
-		if day := m.day(d.at); day != "" && day != last {
-			b.WriteString("\n[" + day + "]")
-			last = day
+	for _, e := range docs {
+		if e.day != "" && e.day != last {
+			b.WriteString("\n[")
+			b.WriteString(e.day)
+			b.WriteString("]")
+			last = e.day
 		}
 		b.WriteString("\n")
-		b.WriteString(d.line.String())
+		b.WriteString(e.doc.line.label())
+		b.WriteString(": ")
+		b.WriteString(e.doc.line.text)
 	}
 	return b.String()
 }

@@ -88,6 +88,16 @@ func (b *BM25) Len() int {
 	return b.live
 }
 
+// DocFreq returns the number of documents that hold term.
+func (b *BM25) DocFreq(term string) int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if p := b.post[term]; p != nil {
+		return int(p.df)
+	}
+	return 0
+}
+
 // Add indexes a document under id with its terms (as from text.Terms),
 // replacing the document already indexed under id. A document without
 // terms is indexed but never matches. The empty id is ignored.

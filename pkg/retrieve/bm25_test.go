@@ -289,3 +289,16 @@ func TestBM25SearchClauses(t *testing.T) {
 		t.Errorf("weightless clauses: %v", hits)
 	}
 }
+
+func TestBM25DocFreq(t *testing.T) {
+	b := NewBM25(BM25Params{})
+	b.Add("a", []string{"x", "y", "x"})
+	b.Add("b", []string{"x"})
+	b.Add("c", []string{"z"})
+	b.Remove("c")
+	for term, want := range map[string]int{"x": 2, "y": 1, "z": 0, "w": 0} {
+		if got := b.DocFreq(term); got != want {
+			t.Errorf("DocFreq(%q) = %d, want %d", term, got, want)
+		}
+	}
+}
