@@ -184,25 +184,55 @@ const (
 	kindCJK
 )
 
+// embedScratch is one embedding's working memory, reused from a pool: an
+// ingestion embeds tens of thousands of texts, and their maps and slices
+// were most of its allocations.
+type embedScratch struct {
+	feats  featMap
+	wordTF map[string]int
+	words  []string
+	rs     []rune
+	marked []rune
+	run    []rune
+	keys   []uint64
+	acc    []float64
+}
+
+var embedScratchPool = sync.Pool{New: func() any {
+	return &embedScratch{feats: featMap{}, wordTF: map[string]int{}}
+}}
+
 func (e *HashEmbedder) embed(s string) []float32 {
-	feats := make(featMap, len(s)/2)
+	sc := embedScratchPool.Get().(*embedScratch)
+	defer embedScratchPool.Put(sc)
+	if len(sc.feats) > 1<<14 {
+		sc.feats = featMap{} // do not keep a long text's map for every short one
+	}
+	clear(sc.feats)
+	clear(sc.wordTF)
+	feats := sc.feats
 
 	// Words (of every script but CJK), counted first for sublinear tf.
-	wordTF := make(map[string]int)
+	wordTF := sc.wordTF
 	for _, t := range text.Terms(s) {
 		if r, _ := utf8.DecodeRuneInString(t); !text.IsCJK(r) {
 			wordTF[t]++
 		}
 	}
-	words := make([]string, 0, len(wordTF))
+	words := sc.words[:0]
 	for w := range wordTF {
 		words = append(words, w)
 	}
 	slices.Sort(words) // a fixed order: float sums must not depend on map order
-	var marked []rune
+	sc.words = words
+	marked := sc.marked
 	for _, w := range words {
 		tf := wordTF[w]
-		rs := []rune(w)
+		rs := sc.rs[:0]
+		for _, r := range w {
+			rs = append(rs, r)
+		}
+		sc.rs = rs
 		f := 1.0
 		if commonWords[w] {
 			f = e.w.common
@@ -220,9 +250,11 @@ func (e *HashEmbedder) embed(s string) []float32 {
 		}
 	}
 
+	sc.marked = marked
+
 	// CJK runs, traditional characters folded to simplified so both
 	// scripts meet.
-	var run []rune
+	run := sc.run[:0]
 	flush := func() {
 		for n := 1; n <= 3; n++ {
 			for i := 0; i+n <= len(run); i++ {
@@ -246,13 +278,19 @@ func (e *HashEmbedder) embed(s string) []float32 {
 		}
 	}
 	flush()
+	sc.run = run
 
-	keys := make([]uint64, 0, len(feats))
+	keys := sc.keys[:0]
 	for h := range feats {
 		keys = append(keys, h)
 	}
 	slices.Sort(keys)
-	acc := make([]float64, e.dim)
+	sc.keys = keys
+	if len(sc.acc) != e.dim {
+		sc.acc = make([]float64, e.dim)
+	}
+	acc := sc.acc
+	clear(acc)
 	for _, h := range keys {
 		f := feats[h]
 		x := f.w / f.tf * (1 + math.Log(f.tf)) // mean weight × sublinear tf
