@@ -51,30 +51,30 @@ reports, for the server process:
 
 // ingestResult is what "mixchat-eval ingest --json" prints.
 type ingestResult struct {
-	Files         []string         `json:"files"`
-	Bytes         int64            `json:"bytes"`
-	Seconds       float64          `json:"seconds"`
-	CPUSeconds    float64          `json:"cpu_seconds"` // the server's user+system time during the upload
-	MBPerSec      float64          `json:"mb_per_s"`
+	Files      []string `json:"files"`
+	Bytes      int64    `json:"bytes"`
+	Seconds    float64  `json:"seconds"`
+	CPUSeconds float64  `json:"cpu_seconds"` // the server's user+system time during the upload
+	MBPerSec   float64  `json:"mb_per_s"`
 	// IndexedSeconds is the time from the upload's start until the graph
 	// holds every vector (the background link is done); IndexedCPU the
 	// server's CPU seconds in that time.
-	IndexedSeconds  float64 `json:"indexed_seconds"`
-	IndexedCPU      float64 `json:"indexed_cpu_seconds"`
-	IndexedMBPerSec float64 `json:"indexed_mb_per_s"`
-	Chunks        int              `json:"chunks"`
-	ChunksPerSec  float64          `json:"chunks_per_s"`
-	PeakRSSMB     float64          `json:"peak_rss_mb"`
-	RSSAfterMB    float64          `json:"rss_after_mb"`
-	DiskServingMB float64          `json:"disk_serving_mb"`
-	DiskStoppedMB float64          `json:"disk_stopped_mb"`
-	DiskFiles     map[string]int64 `json:"disk_files_serving"`
-	SmallBytes    int              `json:"small_upload_bytes"`
-	SmallWritten  int64            `json:"small_upload_written_bytes"`
-	SmallSeconds  float64          `json:"small_upload_seconds"`
-	Sampled       int              `json:"sampled"`
-	RecallAt1     float64          `json:"recall_at_1"`
-	RecallAt10    float64          `json:"recall_at_10"`
+	IndexedSeconds  float64          `json:"indexed_seconds"`
+	IndexedCPU      float64          `json:"indexed_cpu_seconds"`
+	IndexedMBPerSec float64          `json:"indexed_mb_per_s"`
+	Chunks          int              `json:"chunks"`
+	ChunksPerSec    float64          `json:"chunks_per_s"`
+	PeakRSSMB       float64          `json:"peak_rss_mb"`
+	RSSAfterMB      float64          `json:"rss_after_mb"`
+	DiskServingMB   float64          `json:"disk_serving_mb"`
+	DiskStoppedMB   float64          `json:"disk_stopped_mb"`
+	DiskFiles       map[string]int64 `json:"disk_files_serving"`
+	SmallBytes      int              `json:"small_upload_bytes"`
+	SmallWritten    int64            `json:"small_upload_written_bytes"`
+	SmallSeconds    float64          `json:"small_upload_seconds"`
+	Sampled         int              `json:"sampled"`
+	RecallAt1       float64          `json:"recall_at_1"`
+	RecallAt10      float64          `json:"recall_at_10"`
 }
 
 // multiFlag is a repeatable string flag.

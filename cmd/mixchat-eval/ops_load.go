@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -165,6 +166,12 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	runtime.ReadMemStats(&ms)
 	peakHeap = ms.HeapAlloc
 	afterG, afterHeap := settle(baseG, baseHeap, 15*time.Second, closeIdle)
+	var leftG []byte // the goroutines a failed settle leaves, grouped by stack
+	if afterG > baseG+10 {
+		var b bytes.Buffer
+		pprof.Lookup("goroutine").WriteTo(&b, 1)
+		leftG = b.Bytes()
+	}
 	if *memprofile != "" {
 		if err := writeHeapProfile(*memprofile); err != nil {
 			closeAll()
@@ -194,7 +201,10 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// The process also runs the test upstream and the clients; a handful of
 	// goroutines (timers, the idle-connection reaper) may come and go.
 	if afterG > baseG+10 {
-		problems = append(problems, fmt.Sprintf("goroutines did not return to the baseline (%d → %d)", baseG, afterG))
+		problems = append(problems, fmt.Sprintf("goroutines did not return to the baseline (%d → %d); their stacks are on stderr", baseG, afterG))
+		if leftG != nil {
+			stderr.Write(leftG)
+		}
 	}
 	if closedHeap > baseHeap+16<<20 {
 		problems = append(problems, fmt.Sprintf("heap did not return to the baseline once the app was closed (%.1f → %.1f MiB)", mib(baseHeap), mib(closedHeap)))
@@ -223,17 +233,24 @@ func writeHeapProfile(path string) error {
 
 // settle waits up to d for the goroutines to drop to wantG (0: no wait),
 // closing idle connections with closeIdle and collecting garbage, and
-// returns the goroutine count and heap in use.
+// returns the fewest goroutines it saw and the heap in use. The fewest,
+// not the last: the app's background work (a summary's model call) comes
+// and goes while its caches keep the heap above the baseline, so the wait
+// can end in the middle of it; a leaked goroutine never goes.
 func settle(wantG int, wantHeap uint64, d time.Duration, closeIdle func()) (int, uint64) {
 	end := time.Now().Add(d)
+	least := -1
 	for {
 		closeIdle()
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		g := runtime.NumGoroutine()
+		if least < 0 || g < least {
+			least = g
+		}
 		if d == 0 || (g <= wantG && ms.HeapAlloc <= wantHeap+8<<20) || time.Now().After(end) {
-			return g, ms.HeapAlloc
+			return least, ms.HeapAlloc
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
