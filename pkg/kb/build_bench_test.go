@@ -1,7 +1,6 @@
 package kb
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,24 +20,8 @@ import (
 // upload at the default settings does, and embeds it with the offline
 // embedder.
 func sciFactChunks(tb testing.TB) ([]string, [][]float32) {
-	dir := shareddata.Path(tb, "scifact")
-	f, err := os.Open(filepath.Join(dir, "corpus.jsonl"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var sb strings.Builder
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var d struct{ Title, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			tb.Fatal(err)
-		}
-		sb.WriteString(d.Title + "\n" + d.Text + "\n\n")
-	}
 	ctx := context.Background()
-	docs, err := LoadContext(ctx, "scifact.txt", []byte(sb.String()))
+	docs, err := LoadContext(ctx, "scifact.txt", sciFactText(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
