@@ -76,7 +76,7 @@ func (m *MemIndex) linkLater() {
 				n = g.Pending()
 			}
 			for g != nil && g.Pending() > 0 {
-				if err := g.LinkPending(l.ctx, linkBatch, linkGC); err != nil {
+				if err := g.LinkPending(l.ctx, linkBatch, bulkGC); err != nil {
 					l.mu.Lock()
 					l.running, l.again = false, false
 					l.mu.Unlock()
@@ -226,7 +226,3 @@ func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay ma
 // addBatchSize is how many vectors an ingestion stages in the embedded
 // index at a time.
 const addBatchSize = 1024
-
-// linkGC is how many vectors a large background link links between the
-// garbage collections it forces.
-const linkGC = 2048
