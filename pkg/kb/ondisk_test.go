@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -58,6 +59,9 @@ func copyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -66,6 +70,12 @@ func copyDir(t *testing.T, src string) string {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
 		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			// A snapshot's temporary file, renamed or removed by the
+			// background link while the copy ran: what a crash at that
+			// moment leaves is the directory without it.
+			return nil
+		}
 		if err != nil {
 			return err
 		}
