@@ -609,6 +609,7 @@ func (s *Server) handleRecreateVectorStore(c *gin.Context, req *recreateRequest)
 	ctx, done := s.replyContext(c.Request.Context())
 	defer done()
 	out := s.newSSE(c)
+	defer out.close()
 	var sendErr error
 	send := func(e recreateEvent) {
 		if sendErr == nil {

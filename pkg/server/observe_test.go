@@ -221,6 +221,7 @@ func TestActiveStreamsGauge(t *testing.T) {
 	var during, duringJSON float64
 	engine.GET("/test/stream", func(c *gin.Context) {
 		out := newSSE(c, DefaultStreamWriteTimeout)
+		defer out.close()
 		_ = out.Send(map[string]string{"text": "乾"})
 		during = gaugeValue(t, s.obs, "mixchat_active_streams")
 		_ = out.Send(map[string]string{"text": "坤"})

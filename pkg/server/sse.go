@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -14,15 +15,31 @@ import (
 // Options.StreamWriteTimeout is 0.
 const DefaultStreamWriteTimeout = 15 * time.Second
 
-// sse writes Server-Sent Events: each Send marshals v, writes one
-// "data: ...\n\n" event and flushes it to the client.
+// maxPendingEvents bounds the bytes of events encoded but not yet handed
+// to the connection: past it, Send waits for the write in flight, so a
+// client that reads slowly slows the work producing its events.
+const maxPendingEvents = 32 << 10
+
+// sse writes Server-Sent Events: each Send marshals v as one
+// "data: ...\n\n" event and queues it; events go to the client in the
+// order sent.
 //
-// Each event's write and flush must end within timeout (a write deadline
-// on the connection, http.ResponseController.SetWriteDeadline): a client
-// that stops reading fails the write after it, which stops the work
-// producing its events (the turn is cut and stored as interrupted, as when
-// the client goes away), instead of holding it, and what it holds, for as
-// long as the client keeps the connection open.
+// Writes run in a goroutine of their own, one write and one flush for all
+// the events queued since the last: the first event of a quiet stream
+// leaves at once, and the events sent while a write is in flight (the
+// pieces of a reply that arrive together, the deltas of answerers running
+// at once) leave together in the next, instead of costing a write, a
+// flush and a packet each. Each event stays a whole "data:" event of its
+// own; only the writes are shared. Whoever makes an sse calls close
+// before the handler returns.
+//
+// Each write and flush must end within timeout (a write deadline on the
+// connection, http.ResponseController.SetWriteDeadline): a client that
+// stops reading fails the write after it, and the next Send returns the
+// error, which stops the work producing its events (the turn is cut and
+// stored as interrupted, as when the client goes away), instead of
+// holding it, and what it holds, for as long as the client keeps the
+// connection open.
 type sse struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
@@ -30,7 +47,16 @@ type sse struct {
 	// deadline, and the flush's error, which the wrappers' Flush drops.
 	rc      *http.ResponseController
 	timeout time.Duration
+	// started: the headers were written (by the first event, or start).
+	// Only the handler's goroutines, one at a time, set and read it.
 	started bool
+
+	mu      sync.Mutex
+	idle    sync.Cond // a write ended
+	pending []byte    // events queued, not yet written
+	spare   []byte    // the buffer of the last write, reused for pending
+	writing bool      // a goroutine is writing pending
+	err     error     // the first write error: every later Send returns it
 }
 
 // newSSE returns the SSE writer of the request in c, each event's write
@@ -39,7 +65,9 @@ func (s *Server) newSSE(c *gin.Context) *sse { return newSSE(c, s.opts.StreamWri
 
 func newSSE(c *gin.Context, timeout time.Duration) *sse {
 	f, _ := c.Writer.(http.Flusher)
-	return &sse{w: c.Writer, flusher: f, rc: http.NewResponseController(innermost(c.Writer)), timeout: timeout}
+	s := &sse{w: c.Writer, flusher: f, rc: http.NewResponseController(innermost(c.Writer)), timeout: timeout}
+	s.idle.L = &s.mu
+	return s
 }
 
 // innermost unwraps w (gin's writer, the observer's) down to the
@@ -54,6 +82,8 @@ func innermost(w http.ResponseWriter) http.ResponseWriter {
 	}
 }
 
+// start writes the stream's headers (to the writers under w, which note
+// that a stream began; the client gets them with the first event).
 func (s *sse) start() {
 	if s.started {
 		return
@@ -65,11 +95,15 @@ func (s *sse) start() {
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	s.w.WriteHeader(http.StatusOK)
+	if now, ok := s.w.(interface{ WriteHeaderNow() }); ok {
+		now.WriteHeaderNow()
+	}
 }
 
-// Send writes v as one event. It returns the write error, so a client that
-// went away, or stopped reading for longer than the write timeout, stops
-// the work producing events.
+// Send queues v as one event. It returns the error of a write that
+// failed, so a client that went away, or stopped reading for longer than
+// the write timeout, stops the work producing events. Send is not called
+// concurrently.
 func (s *sse) Send(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -78,9 +112,51 @@ func (s *sse) Send(v any) error {
 	return s.raw(b)
 }
 
-// raw writes data as one event as is.
+// raw queues data as one event as is.
 func (s *sse) raw(data []byte) error {
-	s.start()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.err == nil && s.writing && len(s.pending) >= maxPendingEvents {
+		s.idle.Wait()
+	}
+	if s.err != nil {
+		return s.err
+	}
+	s.start() // no write runs before the first event
+	s.pending = append(s.pending, "data: "...)
+	s.pending = append(s.pending, data...)
+	s.pending = append(s.pending, "\n\n"...)
+	if !s.writing {
+		s.writing = true
+		go s.drain()
+	}
+	return nil
+}
+
+// drain writes the events queued, those queued meanwhile included, until
+// none is left or a write fails.
+func (s *sse) drain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.pending) > 0 && s.err == nil {
+		batch := s.pending
+		s.pending = s.spare[:0]
+		s.mu.Unlock()
+		err := s.write(batch)
+		s.mu.Lock()
+		s.spare = batch[:0]
+		if err != nil {
+			s.err = err
+		}
+		s.idle.Broadcast()
+	}
+	s.pending = s.pending[:0]
+	s.writing = false
+	s.idle.Broadcast()
+}
+
+// write sends events to the client: one write, one flush.
+func (s *sse) write(events []byte) error {
 	if s.timeout > 0 {
 		// The deadline stays after the last event, bounding the end of
 		// the response too; net/http clears it when the response is done.
@@ -88,7 +164,7 @@ func (s *sse) raw(data []byte) error {
 			return err
 		}
 	}
-	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", data); err != nil {
+	if _, err := s.w.Write(events); err != nil {
 		return err
 	}
 	if s.flusher == nil {
@@ -101,4 +177,15 @@ func (s *sse) raw(data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// close waits until every event queued was written, or a write failed,
+// and returns that write's error. The handler must not return before.
+func (s *sse) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.writing {
+		s.idle.Wait()
+	}
+	return s.err
 }

@@ -30,6 +30,8 @@ type turnWriter interface {
 	fail(res turn.Result, err error)
 	// streamed reports whether the reply is streamed.
 	streamed() bool
+	// close waits for the stream's writes to end (see sse.close).
+	close()
 }
 
 // reply is where a turn's reply goes: the request, and the SSE stream when
@@ -48,6 +50,12 @@ func (s *Server) newReply(c *gin.Context, stream bool) reply {
 }
 
 func (r reply) streamed() bool { return r.out != nil }
+
+func (r reply) close() {
+	if r.out != nil {
+		_ = r.out.close()
+	}
+}
 
 // delta sends a piece of the reply as the event wrap makes of its text;
 // other events are not part of Chatchat's and OpenAI's streams.
@@ -78,6 +86,7 @@ func (r reply) end(err error, event func() any) {
 func (s *Server) runTurn(c *gin.Context, req turn.Request, w turnWriter) {
 	ctx, done := s.replyContext(c.Request.Context())
 	defer done()
+	defer w.close()
 	var emit func(turn.Event) error
 	if w.streamed() {
 		emit = w.event

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+)
+
+// gatedWriter is a ResponseWriter whose writes wait for the test: each
+// Write is recorded, then waits on release (while the test sends more).
+type gatedWriter struct {
+	*httptest.ResponseRecorder
+	entered chan struct{} // a write began
+	release chan struct{} // let one write finish
+	fail    error         // every write fails with it
+
+	mu     sync.Mutex
+	writes []string
+}
+
+func (w *gatedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	w.writes = append(w.writes, string(b))
+	w.mu.Unlock()
+	w.entered <- struct{}{}
+	<-w.release
+	if w.fail != nil {
+		return 0, w.fail
+	}
+	return w.ResponseRecorder.Write(b)
+}
+
+func newGatedSSE(t *testing.T, fail error) (*sse, *gatedWriter) {
+	t.Helper()
+	gw := &gatedWriter{ResponseRecorder: httptest.NewRecorder(), entered: make(chan struct{}, 1), release: make(chan struct{}), fail: fail}
+	c, _ := gin.CreateTestContext(gw)
+	c.Request = httptest.NewRequest(http.MethodGet, "/", nil)
+	return newSSE(c, DefaultStreamWriteTimeout), gw
+}
+
+// TestSSEBatchesEventsSentDuringAWrite: the first event is written at
+// once, alone; the events sent while that write is in flight go out
+// together in the next write, each a whole event of its own, in order.
+func TestSSEBatchesEventsSentDuringAWrite(t *testing.T) {
+	out, gw := newGatedSSE(t, nil)
+	if err := out.Send(map[string]string{"type": "delta", "text": "乾"}); err != nil {
+		t.Fatal(err)
+	}
+	<-gw.entered // the first write is in flight, before any other event
+	for _, s := range []string{"元", "亨", "利<贞>"} {
+		if err := out.Send(map[string]string{"type": "delta", "text": s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gw.release <- struct{}{}
+	<-gw.entered
+	gw.release <- struct{}{}
+	if err := out.close(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`data: {"text":"乾","type":"delta"}` + "\n\n",
+		`data: {"text":"元","type":"delta"}` + "\n\n" +
+			`data: {"text":"亨","type":"delta"}` + "\n\n" +
+			`data: {"text":"利\u003c贞\u003e","type":"delta"}` + "\n\n",
+	}
+	if len(gw.writes) != len(want) {
+		t.Fatalf("%d writes %q, want %d", len(gw.writes), gw.writes, len(want))
+	}
+	for i := range want {
+		if gw.writes[i] != want[i] {
+			t.Errorf("write %d = %q, want %q", i, gw.writes[i], want[i])
+		}
+	}
+	if got := gw.Body.String(); got != strings.Join(want, "") {
+		t.Errorf("body %q", got)
+	}
+	if ct := gw.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Errorf("content type %q", ct)
+	}
+}
+
+// TestSSEWriteErrorStopsSends: a failed write is returned by the next
+// Send and by close; nothing is written after it.
+func TestSSEWriteErrorStopsSends(t *testing.T) {
+	broken := errors.New("connection reset")
+	out, gw := newGatedSSE(t, broken)
+	if err := out.Send("乾"); err != nil {
+		t.Fatal(err)
+	}
+	<-gw.entered
+	gw.release <- struct{}{}
+	if err := out.close(); !errors.Is(err, broken) {
+		t.Fatalf("close: %v, want the write's error", err)
+	}
+	if err := out.Send("坤"); !errors.Is(err, broken) {
+		t.Fatalf("Send after a failed write: %v, want the write's error", err)
+	}
+	if len(gw.writes) != 1 {
+		t.Errorf("%d writes after a failed one: %q", len(gw.writes), gw.writes)
+	}
+}
