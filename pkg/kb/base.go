@@ -170,6 +170,9 @@ type base struct {
 	prof      atomic.Pointer[docstruct.Profile]
 	structs   structIndex
 	stopBuild context.CancelFunc
+
+	// chunkCache holds the chunk rows searches read (chunks).
+	chunkCache chunkCache
 }
 
 // changed records n chunks added or removed since the last snapshot.
@@ -201,8 +204,9 @@ func (b *base) lexAdd(id string, tf map[string]int) {
 	}
 }
 
-// lexRemove removes chunks from the BM25 index.
+// lexRemove removes chunks from the BM25 index and the chunk cache.
 func (b *base) lexRemove(ids ...string) {
+	b.chunkCache.drop(ids)
 	for _, id := range ids {
 		b.lex.Remove(id)
 		if b.lexIDs != nil {

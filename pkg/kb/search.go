@@ -296,7 +296,7 @@ func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qv
 	for i, h := range fused {
 		ids[i] = h.ID
 	}
-	chunks, err := chunksByID(ctx, b.db, ids)
+	chunks, err := b.chunks(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

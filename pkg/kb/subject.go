@@ -137,7 +137,7 @@ func (s *Service) rankNamedDocument(ctx context.Context, b *base, q string, rs [
 			missing = append(missing, id)
 		}
 	}
-	found, err := chunksByID(ctx, b.db, missing)
+	found, err := b.chunks(ctx, missing)
 	if err != nil {
 		return rs, err
 	}
