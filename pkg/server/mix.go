@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -249,7 +250,40 @@ type mixWriter struct {
 	messageID string
 }
 
-func (w *mixWriter) event(ev turn.Event) error { return w.out.Send(wireEvent(ev)) }
+func (w *mixWriter) event(ev turn.Event) error {
+	if b, ok := textEvent(ev); ok {
+		return w.out.raw(b)
+	}
+	return w.out.Send(wireEvent(ev))
+}
+
+// textEvent encodes a piece of text (a delta or answer_delta event, most
+// of a stream's events) as json.Marshal(wireEvent(ev)) does, without
+// reflecting over mixEvent's fields; ok is false for any other event.
+func textEvent(ev turn.Event) (b []byte, ok bool) {
+	if (ev.Type != turn.EventDelta && ev.Type != turn.EventAnswerDelta) || ev.State != "" || ev.Ms != 0 ||
+		ev.Error != "" || ev.TimedOut || ev.Empty || ev.Docs != nil {
+		return nil, false
+	}
+	b = make([]byte, 0, len(ev.Text)+len(ev.Answerer)+48)
+	b = append(b, `{"type":`...)
+	b = appendJSONString(b, ev.Type)
+	if ev.Answerer != "" {
+		b = append(b, `,"answerer":`...)
+		b = appendJSONString(b, ev.Answerer)
+	}
+	if ev.Text != "" {
+		b = append(b, `,"text":`...)
+		b = appendJSONString(b, ev.Text)
+	}
+	return append(b, '}'), true
+}
+
+// appendJSONString appends s as encoding/json writes a string.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always encodes
+	return append(b, q...)
+}
 
 func (w *mixWriter) done(t turn.Result, err error) {
 	res := t.Mix

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/mixchat/mixchat/pkg/turn"
 )
 
 // gatedWriter is a ResponseWriter whose writes wait for the test: each
@@ -103,5 +106,39 @@ func TestSSEWriteErrorStopsSends(t *testing.T) {
 	}
 	if len(gw.writes) != 1 {
 		t.Errorf("%d writes after a failed one: %q", len(gw.writes), gw.writes)
+	}
+}
+
+// TestTextEventIsWireEvent: the text events' own encoding gives the bytes
+// json.Marshal gives for the same event.
+func TestTextEventIsWireEvent(t *testing.T) {
+	for _, ev := range []turn.Event{
+		{Type: turn.EventDelta, Text: "乾卦"},
+		{Type: turn.EventDelta, Text: ""},
+		{Type: turn.EventDelta, Text: `<a href="x">&'"\` + "\n\t\x01\u2028\u2029\xff"},
+		{Type: turn.EventAnswerDelta, Answerer: "kb", Text: "元亨 [1]"},
+		{Type: turn.EventAnswerDelta, Answerer: "kb"},
+	} {
+		got, ok := textEvent(ev)
+		if !ok {
+			t.Errorf("%+v: not encoded as text", ev)
+			continue
+		}
+		want, err := json.Marshal(wireEvent(ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%+v: %s, want %s", ev, got, want)
+		}
+	}
+	for _, ev := range []turn.Event{
+		{Type: turn.EventStatus, Answerer: "kb", State: "done", Ms: 3},
+		{Type: turn.EventDocs},
+		{Type: turn.EventDelta, Text: "x", Empty: true},
+	} {
+		if _, ok := textEvent(ev); ok {
+			t.Errorf("%+v encoded as a text event", ev)
+		}
 	}
 }
