@@ -345,7 +345,7 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 		return nil, 0
 	}
 	ranked := v.index.search(ctx, question, m.cfg.Retrieval.VectorWeight, m.cfg.Retrieval.NeighborWeight, m.loc)
-	if len(ranked) == 0 {
+	if ranked.len() == 0 {
 		return nil, 0
 	}
 	// Messages of the recent turns (from turn skipFrom on) are already
@@ -369,7 +369,10 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	days := map[string]bool{}
 	names := dayNames{loc: m.loc}
 	var chosen []excerpt
-	for _, r := range ranked {
+	// The walk reads about as many messages as the budget holds at their
+	// mean size, and those of the recent turns: so many are put in order
+	// first (more if the walk goes on).
+	for r := range ranked.all(skipMessages + v.index.fits(budget)) {
 		d := r.doc
 		if d.turn > lastTurn || (d.turn >= skipFrom && skip[d.id]) {
 			continue
