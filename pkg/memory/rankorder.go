@@ -144,11 +144,40 @@ func selectBest(s []scored, k int) {
 
 // best returns the k best of s, best first and later first among equals
 // (a total order, so the unstable sort gives the one result); s is
-// reordered.
+// reordered and, beyond k, overwritten.
 func best(s []scored, k int) []scored {
+	k = max(k, 0)
 	if k < len(s) {
-		selectBest(s, k)
-		s = s[:max(k, 0)]
+		// Keep the k best in a heap whose root is the worst of them: for
+		// k much smaller than len(s), most are turned away by one
+		// comparison (selectBest swaps about half of them).
+		h := s[:k]
+		down := func(i int) {
+			for {
+				c := 2*i + 1
+				if c >= k {
+					return
+				}
+				if c+1 < k && better(h[c+1], h[c]) > 0 {
+					c++
+				}
+				if better(h[c], h[i]) <= 0 {
+					return
+				}
+				h[i], h[c] = h[c], h[i]
+				i = c
+			}
+		}
+		for i := k/2 - 1; i >= 0; i-- {
+			down(i)
+		}
+		for _, x := range s[k:] {
+			if k > 0 && better(x, h[0]) < 0 {
+				h[0] = x
+				down(0)
+			}
+		}
+		s = h
 	}
 	slices.SortFunc(s, better)
 	return s

@@ -62,8 +62,7 @@ func (m *Manager) assemble(ctx context.Context, strategy string, v *view, questi
 		out, used := m.graphMessage(v, lb, question, int(float64(budget)*factsShare))
 		return append(out, m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), budget-used)...), nil
 	case Retrieval:
-		rec := m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*retrievalRecentShare))
-		used := m.messagesTokens(rec)
+		rec, used := m.recentUsed(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*retrievalRecentShare))
 		out, _ := m.retrieved(ctx, v, lb, question, budget-used, len(rec))
 		return append(out, rec...), nil
 	case Compressed:
@@ -118,13 +117,20 @@ func (m *Manager) turnsAsMessages(turns []Turn) []llm.Message {
 // recent returns the latest turns from index from on that fit budget, as
 // messages (whole turns only).
 func (m *Manager) recent(v *view, from, budget int) []llm.Message {
+	msgs, _ := m.recentUsed(v, from, budget)
+	return msgs
+}
+
+// recentUsed is recent with the messages' tokens (messagesTokens of them,
+// known from the turns').
+func (m *Manager) recentUsed(v *view, from, budget int) ([]llm.Message, int) {
 	start := len(v.turns)
 	used := 0
 	for start > from && used+v.tokens[start-1] <= budget {
 		start--
 		used += v.tokens[start]
 	}
-	return m.turnsAsMessages(v.turns[start:])
+	return m.turnsAsMessages(v.turns[start:]), used
 }
 
 // labels are the headings of memory messages, in the conversation's
@@ -221,7 +227,7 @@ func (m *Manager) relevantSummary(v *view, lb labels, question string, budget in
 	qv := text.Count(queryTerms(question))
 	var cands []candidate
 	for i, l := range v.derived.summary {
-		if s := text.Cosine(qv, text.Count(docTerms(l.text))); s >= summaryRelevance {
+		if s := text.Cosine(qv, l.vec); s >= summaryRelevance {
 			cands = append(cands, candidate{i, s, i, l.tokens})
 		}
 	}
