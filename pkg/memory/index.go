@@ -352,13 +352,15 @@ func (x *turnIndex) candidates(lexical []string, sc *rankScratch) (pos []int32, 
 			norm = max(norm, s)
 			hits = append(hits, scored{s, d})
 		}
-		for _, h := range best(hits, archiveHits) {
-			for d := max(h.pos-2, 0); d <= h.pos+2 && int(d) < lo; d++ {
+		top := best(hits, archiveHits)
+		slices.SortFunc(top, func(a, b scored) int { return int(a.pos - b.pos) })
+		next := int32(0) // the first position not taken yet
+		for _, h := range top {
+			for d := max(h.pos-2, next); d <= h.pos+2 && int(d) < lo; d++ {
 				pos = append(pos, d)
 			}
+			next = max(next, h.pos+3)
 		}
-		slices.Sort(pos)
-		pos = slices.Compact(pos)
 	}
 	rel := func(s float64) float64 {
 		if norm > 0 && s > 0 {

@@ -109,3 +109,23 @@ func TestRankingOrder(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// TestSortScored: the radix sort orders as better does, ties, zeros and
+// negative scores included, whatever the order it is given.
+func TestSortScored(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 3, 17, 300, 1000} {
+		for i := range 20 {
+			s := randomScored(rng, n)
+			if i%2 == 1 {
+				rng.Shuffle(n, func(a, b int) { s[a], s[b] = s[b], s[a] })
+			}
+			want := slices.Clone(s)
+			slices.SortFunc(want, better)
+			sortScored(s, make([]scored, n), make([]uint64, n))
+			if !slices.Equal(s, want) {
+				t.Fatalf("n=%d: got %v, want %v", n, s, want)
+			}
+		}
+	}
+}

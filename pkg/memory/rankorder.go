@@ -2,6 +2,8 @@ package memory
 
 import (
 	"iter"
+	"math"
+	"math/bits"
 	"slices"
 	"sync"
 )
@@ -27,6 +29,8 @@ type ranking struct {
 	// it; the rest are in no order.
 	order []scored
 	out   []ranked // the messages of order[:len(out)]
+	tmp   []scored // sortScored's scratch
+	keys  []uint64
 }
 
 // len returns the number of messages ranked.
@@ -51,7 +55,8 @@ func (r *ranking) top(k int) []ranked {
 		k = min(max(k, 2*n), len(r.order))
 		rest := r.order[n:]
 		selectBest(rest, k-n)
-		slices.SortFunc(rest[:k-n], better)
+		r.tmp, r.keys = grow(r.tmp, k-n), grow(r.keys, k-n)
+		sortScored(rest[:k-n], r.tmp, r.keys)
 		for _, o := range rest[:k-n] {
 			r.out = append(r.out, ranked{doc: &r.docs[o.pos], score: o.score})
 		}
@@ -181,4 +186,51 @@ func best(s []scored, k int) []scored {
 	}
 	slices.SortFunc(s, better)
 	return s
+}
+
+// sortScored sorts s as better orders, with tmp and keys (as long as s)
+// for scratch. It sorts integers, fast: each score's bits,
+// ordered as the scores are, with the lowest bits replaced by the
+// element's index (so equal keys keep their order); elements whose keys
+// agree but for those bits are then put in order by best's comparison.
+// Scores are never NaN.
+func sortScored(s, tmp []scored, keys []uint64) {
+	n := len(s)
+	if n < 2 {
+		return
+	}
+	ib := bits.Len(uint(n - 1))
+	if ib > 32 {
+		slices.SortFunc(s, better)
+		return
+	}
+	low := uint64(1)<<ib - 1
+	keys = keys[:n]
+	for i, x := range s {
+		b := math.Float64bits(x.score)
+		if b == 1<<63 { // −0 is 0
+			b = 0
+		}
+		if b&(1<<63) != 0 { // ascending as the score ascends
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		keys[i] = ^b&^low | uint64(i) // ascending as the score descends
+	}
+	slices.Sort(keys)
+	for j, k := range keys {
+		tmp[j] = s[k&low]
+	}
+	for j := 0; j < n; {
+		e := j + 1
+		for e < n && keys[e]&^low == keys[j]&^low {
+			e++
+		}
+		if e-j > 1 {
+			slices.SortFunc(tmp[j:e], better)
+		}
+		j = e
+	}
+	copy(s, tmp[:n])
 }

@@ -354,6 +354,10 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	if ranked.len() == 0 {
 		return nil, 0
 	}
+	// The walk reads about as many messages as the budget holds at their
+	// mean size, and those of the recent turns: so many are put in order
+	// first (more if the walk goes on).
+	first := skipMessages + v.index.fits(budget)
 	// Messages of the recent turns (from turn skipFrom on) are already
 	// there.
 	skip := map[string]bool{}
@@ -375,10 +379,7 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	days := map[string]bool{}
 	names := dayNames{loc: m.loc}
 	var chosen []excerpt
-	// The walk reads about as many messages as the budget holds at their
-	// mean size, and those of the recent turns: so many are put in order
-	// first (more if the walk goes on).
-	for r := range ranked.all(skipMessages + v.index.fits(budget)) {
+	for r := range ranked.all(first) {
 		d := r.doc
 		if d.turn > lastTurn || (d.turn >= skipFrom && skip[d.id]) {
 			continue
