@@ -109,7 +109,8 @@ type turnIndex struct {
 // rankScratch holds a ranking's working slices, reused from one search to
 // the next so that a search allocates little more than its result.
 type rankScratch struct {
-	arch  sparse // the scores of older messages
+	arch  sparse   // the scores of older messages
+	hits  []scored // the older messages found
 	win   []float64
 	pos   []int32
 	lex   []float64
@@ -346,12 +347,13 @@ func (x *turnIndex) candidates(lexical []string, sc *rankScratch) (pos []int32, 
 		norm = max(norm, s)
 	}
 	if len(arch.touched) > 0 {
-		hits := make([]scored, 0, len(arch.touched))
+		hits := sc.hits[:0]
 		for _, d := range arch.touched {
 			s := arch.val[d]
 			norm = max(norm, s)
 			hits = append(hits, scored{s, d})
 		}
+		sc.hits = hits
 		top := best(hits, archiveHits)
 		slices.SortFunc(top, func(a, b scored) int { return int(a.pos - b.pos) })
 		next := int32(0) // the first position not taken yet

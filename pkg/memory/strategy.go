@@ -378,7 +378,7 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	used := m.messageTokens(lb.excerpts) + 1
 	days := map[string]bool{}
 	names := dayNames{loc: m.loc}
-	var chosen []excerpt
+	chosen := make([]excerpt, 0, min(first, ranked.len()))
 	for r := range ranked.all(first) {
 		d := r.doc
 		if d.turn > lastTurn || (d.turn >= skipFrom && skip[d.id]) {
