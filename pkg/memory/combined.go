@@ -14,15 +14,14 @@ import (
 // go to more retrieved messages, so combined never shows less of the
 // conversation than retrieval would in the same budget.
 func (m *Manager) combined(ctx context.Context, v *view, lb labels, question string, budget int) []llm.Message {
-	rec := m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*combinedRecentShare))
-	recUsed := m.messagesTokens(rec)
+	rec, recUsed := m.recentUsed(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*combinedRecentShare))
 	// Retrieved messages get what the retrieval strategy gives them; the
 	// summary and facts share what combined saves on recent turns.
-	recR := m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*retrievalRecentShare))
-	memBudget := max(0, m.messagesTokens(recR)-recUsed)
+	_, recRUsed := m.recentUsed(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*retrievalRecentShare))
+	memBudget := max(0, recRUsed-recUsed)
 	sum, n := m.relevantSummary(v, lb, question, min(memBudget, int(float64(budget)*combinedSummaryShare)))
-	facts, _ := m.factsMessage(v, lb, question, min(memBudget-n, int(float64(budget)*combinedFactsShare)), true)
-	memUsed := m.messagesTokens(sum) + m.messagesTokens(facts)
+	facts, nf := m.factsMessage(v, lb, question, min(memBudget-n, int(float64(budget)*combinedFactsShare)), true)
+	memUsed := n + nf // pack's count is messagesTokens' (count adds up over lines)
 	ex, _ := m.retrieved(ctx, v, lb, question, budget-recUsed-memUsed, len(rec))
 	shown := m.messagesText(ex) + "\n" + m.messagesText(rec)
 	sum, facts = m.withoutShown(sum, shown), m.withoutShown(facts, shown)

@@ -17,6 +17,7 @@ type derived struct {
 type summaryLine struct {
 	text   string
 	tokens int
+	vec    text.Vector // of its terms (docTerms)
 }
 
 type factEntry struct {
@@ -45,17 +46,17 @@ func (m *Manager) derive(d Digest, prev *derived) *derived {
 	if prev == nil {
 		prev = &derived{}
 	}
-	lines := make(map[string]int, len(prev.summary))
-	for _, l := range prev.summary {
-		lines[l.text] = l.tokens
+	lines := make(map[string]*summaryLine, len(prev.summary))
+	for i := range prev.summary {
+		lines[prev.summary[i].text] = &prev.summary[i]
 	}
 	if d.Summary != "" {
 		for _, l := range strings.Split(d.Summary, "\n") {
-			n, ok := lines[l]
+			sl, ok := lines[l]
 			if !ok {
-				n = m.count(l) + 1
+				sl = &summaryLine{text: l, tokens: m.count(l) + 1, vec: text.Count(docTerms(l))}
 			}
-			out.summary = append(out.summary, summaryLine{l, n})
+			out.summary = append(out.summary, *sl)
 		}
 	}
 	type factKey struct{ entity, text string }

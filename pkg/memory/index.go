@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/viterin/vek/vek32"
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/retrieve"
@@ -76,12 +73,15 @@ import (
 type turnIndex struct {
 	mu  sync.RWMutex
 	lex *postings // the messages, by position in docs
-	// vecs holds the unit vector of docs[i] at [i*dim, (i+1)*dim) (zero
-	// until embedded; embedded counts those that are), scored against a
-	// question in place: what a flat vector index and a fusion of hit
-	// lists would compute, without their maps and sorts of every message.
+	// vecs holds the unit vector of docs[i] as its i-th (zero until
+	// embedded; nvecs counts those that are), scored against a question in
+	// place: what a flat vector index and a fusion of hit lists would
+	// compute, without their maps and sorts of every message. The vectors
+	// are kept as int8 (retrieve.Int8Vectors): a late turn reads hundreds
+	// of them, and reading a quarter of the bytes is most of what scoring
+	// them costs.
 	dim      int
-	vecs     []float32
+	vecs     *retrieve.Int8Vectors
 	embedded []bool
 	nvecs    int
 	embedder llm.Embedder
@@ -93,6 +93,7 @@ type turnIndex struct {
 	gap      time.Duration
 	session  int
 	count    func(string) int
+	tokens   int // Σ docs[i].tokens
 	// sessions indexes each session as one document (the terms of its
 	// messages), for the session prior.
 	sessions *postings
@@ -108,14 +109,12 @@ type turnIndex struct {
 // rankScratch holds a ranking's working slices, reused from one search to
 // the next so that a search allocates little more than its result.
 type rankScratch struct {
-	arch  sparse // the scores of older messages
+	arch  sparse   // the scores of older messages
+	hits  []scored // the older messages found
 	win   []float64
 	pos   []int32
 	lex   []float64
 	final []float64
-	order []scored
-	tmp   []scored
-	keys  []uint64
 }
 
 // grow returns s[:n], reallocated when too short, its contents undefined.
@@ -133,7 +132,7 @@ type rankCache struct {
 	loc              *time.Location
 	docs             int
 	vectors          bool // every document was embedded
-	out              []ranked
+	out              *ranking
 }
 
 // Ranking constants (see turnIndex).
@@ -198,6 +197,7 @@ func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string)
 		lex:      newPostings(),
 		sessions: newPostings(),
 		dim:      dim,
+		vecs:     retrieve.NewInt8Vectors(dim),
 		embedder: e,
 		pos:      map[string]int{},
 		speakers: map[string]int32{},
@@ -232,6 +232,7 @@ func (x *turnIndex) add(turns []Turn) {
 			}
 			d := indexDoc{id: id, turn: t.ID, line: line{turn: t.ID, role: m.Role, speaker: speakerOf(m), text: c}, at: at, session: x.session}
 			d.tokens = x.count(d.line.String()) + 1
+			x.tokens += d.tokens
 			d.timed = hasTimeWords(c)
 			d.counts = numberWord.MatchString(c)
 			d.names = properNouns(c)
@@ -258,7 +259,7 @@ func (x *turnIndex) add(turns []Turn) {
 			x.pos[id] = len(x.docs)
 			x.pending = append(x.pending, len(x.docs))
 			x.docs = append(x.docs, d)
-			x.vecs = append(x.vecs, make([]float32, x.dim)...)
+			x.vecs.Grow(1)
 			x.embedded = append(x.embedded, false)
 			terms := docTerms(c)
 			x.lex.extend(len(x.docs)-1, withPairs(terms))
@@ -307,14 +308,15 @@ func (x *turnIndex) embedPending(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var unit []float32
 	for i, p := range x.pending {
 		if i < len(vecs) {
 			if len(vecs[i]) != x.dim {
 				return fmt.Errorf("embed message %s: dimension %d, want %d", x.docs[p].id, len(vecs[i]), x.dim)
 			}
-			v := x.vecs[p*x.dim : (p+1)*x.dim]
-			copy(v, vecs[i])
-			retrieve.Normalize(v)
+			unit = append(unit[:0], vecs[i]...)
+			retrieve.Normalize(unit)
+			x.vecs.Set(p, unit)
 			if !x.embedded[p] {
 				x.embedded[p] = true
 				x.nvecs++
@@ -345,19 +347,22 @@ func (x *turnIndex) candidates(lexical []string, sc *rankScratch) (pos []int32, 
 		norm = max(norm, s)
 	}
 	if len(arch.touched) > 0 {
-		hits := make([]scored, 0, len(arch.touched))
+		hits := sc.hits[:0]
 		for _, d := range arch.touched {
 			s := arch.val[d]
 			norm = max(norm, s)
 			hits = append(hits, scored{s, d})
 		}
-		for _, h := range best(hits, archiveHits) {
-			for d := max(h.pos-2, 0); d <= h.pos+2 && int(d) < lo; d++ {
+		sc.hits = hits
+		top := best(hits, archiveHits)
+		slices.SortFunc(top, func(a, b scored) int { return int(a.pos - b.pos) })
+		next := int32(0) // the first position not taken yet
+		for _, h := range top {
+			for d := max(h.pos-2, next); d <= h.pos+2 && int(d) < lo; d++ {
 				pos = append(pos, d)
 			}
+			next = max(next, h.pos+3)
 		}
-		slices.Sort(pos)
-		pos = slices.Compact(pos)
 	}
 	rel := func(s float64) float64 {
 		if norm > 0 && s > 0 {
@@ -386,15 +391,16 @@ func (x *turnIndex) baseScores(pos []int32, lex []float64, qvec []float32, vecto
 	w := min(max(vectorWeight, 1e-9), 1)
 	base := lex
 	vectors := qvec != nil && x.dim > 0 && len(qvec) == x.dim && x.nvecs > 0
-	var u []float32
+	var u retrieve.Int16Query
 	if vectors {
-		u = slices.Clone(qvec)
-		retrieve.Normalize(u)
+		unit := slices.Clone(qvec)
+		retrieve.Normalize(unit)
+		u = retrieve.NewInt16Query(unit)
 	}
 	for k, p := range pos {
 		var v float64
 		if vectors && x.embedded[p] {
-			v = retrieve.CosineToRelevance(float64(vek32.Dot(u, x.vecs[int(p)*x.dim:(int(p)+1)*x.dim])))
+			v = retrieve.CosineToRelevance(x.vecs.Dot(int(p), u))
 		}
 		s := math.Min(math.Max((1-w)*base[k]+w*v, 0), 1)
 		if !vectors {
@@ -405,20 +411,14 @@ func (x *turnIndex) baseScores(pos []int32, lex []float64, qvec []float32, vecto
 	return base
 }
 
-// ranked is one message with its retrieval score.
-type ranked struct {
-	doc   *indexDoc // shared, read-only
-	score float64
-}
-
 // search ranks the messages against question, best first (messages
 // sharing nothing with the question come last, most recent first): every
 // message of a conversation of up to recentDocs messages, else the latest
 // recentDocs and the older ones the lexical index finds (see turnIndex).
 //
-// The result is shared and read-only: the same question over the same
-// messages returns it again.
-func (x *turnIndex) search(ctx context.Context, question string, vectorWeight, neighbor float64, loc *time.Location) []ranked {
+// The result is shared: the same question over the same messages returns
+// it again.
+func (x *turnIndex) search(ctx context.Context, question string, vectorWeight, neighbor float64, loc *time.Location) *ranking {
 	embedded := x.embedPending(ctx) == nil // best effort: lexical ranking still works
 	x.mu.RLock()
 	n := len(x.docs)
@@ -442,7 +442,7 @@ func (x *turnIndex) search(ctx context.Context, question string, vectorWeight, n
 // rank is search without the cache; docs is the number of messages
 // indexed when it ranked. complete is false when the question could not
 // be embedded and the ranking is lexical only.
-func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, neighbor float64, loc *time.Location) (_ []ranked, docs int, complete bool) {
+func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, neighbor float64, loc *time.Location) (_ *ranking, docs int, complete bool) {
 	var qvec []float32
 	complete = true
 	if x.embedder != nil && vectorWeight > 0 {
@@ -580,122 +580,11 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		}
 	}
 
-	order := grow(sc.order, m)
-	sc.order = order
+	order := make([]scored, m)
 	for k, p := range pos {
-		order[m-1-k] = scored{final[k], p}
+		order[k] = scored{final[k], p}
 	}
-	sc.tmp, sc.keys = grow(sc.tmp, m), grow(sc.keys, m)
-	sortScored(order, sc.tmp, sc.keys)
-	out := make([]ranked, m)
-	for i, o := range order {
-		out[i] = ranked{doc: &x.docs[o.pos], score: o.score}
-	}
-	return out, n, complete
-}
-
-// scored is a message's position with a score.
-type scored struct {
-	score float64
-	pos   int32
-}
-
-// sortScored sorts s as best does (a higher score first, a later position
-// first among equals), given s in descending position, with tmp and keys
-// (as long as s) for scratch. It sorts integers, fast: each score's bits,
-// ordered as the scores are, with the lowest bits replaced by the
-// element's index (so equal keys keep their order); elements whose keys
-// agree but for those bits are then put in order by best's comparison.
-// Scores are never NaN.
-func sortScored(s, tmp []scored, keys []uint64) {
-	n := len(s)
-	if n < 2 {
-		return
-	}
-	ib := bits.Len(uint(n - 1))
-	if ib > 32 {
-		slices.SortFunc(s, better)
-		return
-	}
-	low := uint64(1)<<ib - 1
-	keys = keys[:n]
-	for i, x := range s {
-		b := math.Float64bits(x.score)
-		if b == 1<<63 { // −0 is 0
-			b = 0
-		}
-		if b&(1<<63) != 0 { // ascending as the score ascends
-			b = ^b
-		} else {
-			b |= 1 << 63
-		}
-		keys[i] = ^b&^low | uint64(i) // ascending as the score descends
-	}
-	slices.Sort(keys)
-	for j, k := range keys {
-		tmp[j] = s[k&low]
-	}
-	for j := 0; j < n; {
-		e := j + 1
-		for e < n && keys[e]&^low == keys[j]&^low {
-			e++
-		}
-		if e-j > 1 {
-			slices.SortFunc(tmp[j:e], better)
-		}
-		j = e
-	}
-	copy(s, tmp[:n])
-}
-
-// better orders scored best first, later first among equals (a total
-// order: scores are never NaN).
-func better(a, b scored) int {
-	switch {
-	case a.score > b.score:
-		return -1
-	case a.score < b.score:
-		return 1
-	}
-	return int(b.pos - a.pos)
-}
-
-// best returns the k best of s, best first and later first among equals
-// (a total order, so the unstable sort gives the one result); s is
-// reordered.
-func best(s []scored, k int) []scored {
-	if k < len(s) {
-		// Keep the k best in a heap whose root is the worst of them.
-		h := s[:k]
-		down := func(i int) {
-			for {
-				c := 2*i + 1
-				if c >= k {
-					return
-				}
-				if c+1 < k && better(h[c+1], h[c]) > 0 {
-					c++
-				}
-				if better(h[c], h[i]) <= 0 {
-					return
-				}
-				h[i], h[c] = h[c], h[i]
-				i = c
-			}
-		}
-		for i := k/2 - 1; i >= 0; i-- {
-			down(i)
-		}
-		for _, x := range s[k:] {
-			if k > 0 && better(x, h[0]) < 0 {
-				h[0] = x
-				down(0)
-			}
-		}
-		s = h
-	}
-	slices.SortFunc(s, better)
-	return s
+	return &ranking{docs: x.docs[:n:n], order: order}, n, complete
 }
 
 func firstName(name string) string {
@@ -710,6 +599,17 @@ func (x *turnIndex) len() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return len(x.docs)
+}
+
+// fits returns how many messages of the mean size fit budget tokens, and
+// a quarter more.
+func (x *turnIndex) fits(budget int) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.tokens <= 0 || budget <= 0 {
+		return 0
+	}
+	return int(1.25 * float64(budget) * float64(len(x.docs)) / float64(x.tokens))
 }
 
 // Hit is a past message Search found.
@@ -732,12 +632,11 @@ func (m *Manager) Search(ctx context.Context, conversationID, question string, k
 	}
 	v := m.snapshot(cs, true, false)
 	cs.mu.Unlock()
-	rs := v.index.search(ctx, question, m.cfg.Retrieval.VectorWeight, m.cfg.Retrieval.NeighborWeight, m.loc)
-	out := make([]Hit, 0, min(k, len(rs)))
+	k = max(k, 0)
+	rs := v.index.search(ctx, question, m.cfg.Retrieval.VectorWeight, m.cfg.Retrieval.NeighborWeight, m.loc).top(k)
+	rs = rs[:min(k, len(rs))]
+	out := make([]Hit, 0, len(rs))
 	for _, r := range rs {
-		if len(out) == k {
-			break
-		}
 		d := r.doc
 		out = append(out, Hit{TurnID: d.turn, Role: d.line.role, Speaker: d.line.speaker, Content: d.line.text,
 			Timestamp: d.at.UnixMilli(), Score: r.score})

@@ -77,7 +77,8 @@ func TestRankLongConversation(t *testing.T) {
 		turns = append(turns, Turn{ID: int64(i + 1), Question: Message{Role: "user", Content: q}, Answer: Message{Role: "assistant", Content: a}})
 	}
 	x.add(turns)
-	rs, docs, _ := x.rank(t.Context(), "Who made the kohlrabi soup?", 0.3, 0.6, time.UTC)
+	rk, docs, _ := x.rank(t.Context(), "Who made the kohlrabi soup?", 0.3, 0.6, time.UTC)
+	rs := rk.top(rk.len())
 	if docs != 6000 {
 		t.Fatalf("ranked over %d messages, want 6000", docs)
 	}

@@ -102,7 +102,8 @@ func TestAnswerShapePriors(t *testing.T) {
 				Answer: Message{Role: "assistant", Content: "Sounds lovely, Gina!", Timestamp: 2001, Metadata: speaker("Jon")}},
 		})
 		top := func(q string) int64 {
-			rs, _, _ := x.rank(t.Context(), q, 0, 0, time.UTC)
+			rk, _, _ := x.rank(t.Context(), q, 0, 0, time.UTC)
+			rs := rk.top(rk.len())
 			return rs[0].doc.turn
 		}
 		if got := top(tt.lexical); got != 1 {
@@ -135,7 +136,8 @@ func TestReplyToQuestionTakesItsScore(t *testing.T) {
 			{ID: 2, Question: Message{Role: "user", Content: tt.prompt, Timestamp: 2000, Metadata: speaker("Jo")},
 				Answer: Message{Role: "assistant", Content: "Super good! Rich and creamy, my new favorite snack.", Timestamp: 2001, Metadata: speaker("Nate")}},
 		})
-		rs, _, _ := x.rank(t.Context(), "What about the coconut ice cream?", 0, 0.6, time.UTC)
+		rk, _, _ := x.rank(t.Context(), "What about the coconut ice cream?", 0, 0.6, time.UTC)
+		rs := rk.top(rk.len())
 		pos := map[string]int{}
 		for i, r := range rs {
 			pos[r.doc.id] = i
@@ -174,7 +176,8 @@ func TestSessionReadAsOneDocument(t *testing.T) {
 	if got := x.sessionRelevance(queryTerms("camping")); len(got) != 2 || got[0] != 1 || !(got[1] > 0 && got[1] < 1) {
 		t.Fatalf("sessionRelevance = %v, want [1, (0,1)]", got)
 	}
-	rs, _, _ := x.rank(t.Context(), "Where did they go camping?", 0, 0.6, time.UTC)
+	rk, _, _ := x.rank(t.Context(), "Where did they go camping?", 0, 0.6, time.UTC)
+	rs := rk.top(rk.len())
 	pos := map[string]int{}
 	for i, r := range rs {
 		pos[r.doc.id] = i

@@ -62,8 +62,7 @@ func (m *Manager) assemble(ctx context.Context, strategy string, v *view, questi
 		out, used := m.graphMessage(v, lb, question, int(float64(budget)*factsShare))
 		return append(out, m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), budget-used)...), nil
 	case Retrieval:
-		rec := m.recent(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*retrievalRecentShare))
-		used := m.messagesTokens(rec)
+		rec, used := m.recentUsed(v, max(0, len(v.turns)-m.cfg.RecentTurns), int(float64(budget)*retrievalRecentShare))
 		out, _ := m.retrieved(ctx, v, lb, question, budget-used, len(rec))
 		return append(out, rec...), nil
 	case Compressed:
@@ -118,13 +117,20 @@ func (m *Manager) turnsAsMessages(turns []Turn) []llm.Message {
 // recent returns the latest turns from index from on that fit budget, as
 // messages (whole turns only).
 func (m *Manager) recent(v *view, from, budget int) []llm.Message {
+	msgs, _ := m.recentUsed(v, from, budget)
+	return msgs
+}
+
+// recentUsed is recent with the messages' tokens (messagesTokens of them,
+// known from the turns').
+func (m *Manager) recentUsed(v *view, from, budget int) ([]llm.Message, int) {
 	start := len(v.turns)
 	used := 0
 	for start > from && used+v.tokens[start-1] <= budget {
 		start--
 		used += v.tokens[start]
 	}
-	return m.turnsAsMessages(v.turns[start:])
+	return m.turnsAsMessages(v.turns[start:]), used
 }
 
 // labels are the headings of memory messages, in the conversation's
@@ -221,7 +227,7 @@ func (m *Manager) relevantSummary(v *view, lb labels, question string, budget in
 	qv := text.Count(queryTerms(question))
 	var cands []candidate
 	for i, l := range v.derived.summary {
-		if s := text.Cosine(qv, text.Count(docTerms(l.text))); s >= summaryRelevance {
+		if s := text.Cosine(qv, l.vec); s >= summaryRelevance {
 			cands = append(cands, candidate{i, s, i, l.tokens})
 		}
 	}
@@ -345,9 +351,13 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 		return nil, 0
 	}
 	ranked := v.index.search(ctx, question, m.cfg.Retrieval.VectorWeight, m.cfg.Retrieval.NeighborWeight, m.loc)
-	if len(ranked) == 0 {
+	if ranked.len() == 0 {
 		return nil, 0
 	}
+	// The walk reads about as many messages as the budget holds at their
+	// mean size, and those of the recent turns: so many are put in order
+	// first (more if the walk goes on).
+	first := skipMessages + v.index.fits(budget)
 	// Messages of the recent turns (from turn skipFrom on) are already
 	// there.
 	skip := map[string]bool{}
@@ -368,8 +378,8 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	used := m.messageTokens(lb.excerpts) + 1
 	days := map[string]bool{}
 	names := dayNames{loc: m.loc}
-	var chosen []excerpt
-	for _, r := range ranked {
+	chosen := make([]excerpt, 0, min(first, ranked.len()))
+	for r := range ranked.all(first) {
 		d := r.doc
 		if d.turn > lastTurn || (d.turn >= skipFrom && skip[d.id]) {
 			continue

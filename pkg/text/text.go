@@ -225,11 +225,11 @@ func Cosine(a, b Vector) float64 {
 		dot += x * b[t]
 		na += x * x
 	}
+	if dot == 0 { // most pairs share no term: b's norm is not needed
+		return 0
+	}
 	for _, y := range b {
 		nb += y * y
-	}
-	if dot == 0 {
-		return 0
 	}
 	return dot / math.Sqrt(na*nb)
 }

@@ -1,0 +1,236 @@
+package memory
+
+import (
+	"iter"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+)
+
+// ranked is one message with its retrieval score.
+type ranked struct {
+	doc   *indexDoc // shared, read-only
+	score float64
+}
+
+// ranking is a search's result: the messages it ranked with their scores,
+// put in order as they are read. A recall reads the best hundred or so of
+// the up to recentDocs + 5·archiveHits messages a search ranks, and
+// sorting them all cost about as much as scoring them; the order read is
+// the same (better's, a total order).
+//
+// A ranking is shared (turnIndex.last) and safe for concurrent use.
+type ranking struct {
+	docs []indexDoc // the index's messages when ranked (read-only)
+
+	mu sync.Mutex
+	// order[:len(out)] is best first, each better than every one after
+	// it; the rest are in no order.
+	order []scored
+	out   []ranked // the messages of order[:len(out)]
+	tmp   []scored // sortScored's scratch
+	keys  []uint64
+}
+
+// len returns the number of messages ranked.
+func (r *ranking) len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.order)
+}
+
+// top returns the best k messages, best first (every message when there
+// are fewer), shared and read-only. It may return more than k: a reader
+// that wants more takes them in steps, and each step puts at least as
+// many again in order.
+func (r *ranking) top(k int) []ranked {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.out); k > n {
+		k = min(max(k, 2*n), len(r.order))
+		rest := r.order[n:]
+		selectBest(rest, k-n)
+		r.tmp, r.keys = grow(r.tmp, k-n), grow(r.keys, k-n)
+		sortScored(rest[:k-n], r.tmp, r.keys)
+		for _, o := range rest[:k-n] {
+			r.out = append(r.out, ranked{doc: &r.docs[o.pos], score: o.score})
+		}
+	}
+	return r.out[:len(r.out):len(r.out)]
+}
+
+// all yields the messages best first, putting the first first of them in
+// order at once and more as they are read.
+func (r *ranking) all(first int) iter.Seq[ranked] {
+	return func(yield func(ranked) bool) {
+		for i, k := 0, max(first, 16); ; {
+			top := r.top(k)
+			for ; i < len(top); i++ {
+				if !yield(top[i]) {
+					return
+				}
+			}
+			if len(top) >= r.len() {
+				return
+			}
+			k = 2 * len(top)
+		}
+	}
+}
+
+// scored is a message's position with a score.
+type scored struct {
+	score float64
+	pos   int32
+}
+
+// better orders scored best first, later first among equals (a total
+// order: scores are never NaN).
+func better(a, b scored) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
+	}
+	return int(b.pos - a.pos)
+}
+
+// selectBest reorders s so that its first k are its k best (as better
+// orders them), in no order: a quickselect, some 2·len(s) comparisons.
+func selectBest(s []scored, k int) {
+	lo, hi := 0, len(s) // s[:lo] are among the k best, s[hi:] are not
+	if k <= 0 || k >= hi {
+		return
+	}
+	for depth := 0; hi-lo > 16; depth++ {
+		if depth == 48 { // unlucky pivots: sort what is left
+			break
+		}
+		// The median of the first, middle and last as the pivot, moved
+		// to the end.
+		a, m, z := lo, lo+(hi-lo)/2, hi-1
+		if better(s[m], s[a]) < 0 {
+			s[a], s[m] = s[m], s[a]
+		}
+		if better(s[z], s[m]) < 0 {
+			s[m], s[z] = s[z], s[m]
+			if better(s[m], s[a]) < 0 {
+				s[a], s[m] = s[m], s[a]
+			}
+		}
+		s[m], s[z] = s[z], s[m]
+		pivot := s[z]
+		p := lo
+		for j := lo; j < z; j++ {
+			if better(s[j], pivot) < 0 {
+				s[p], s[j] = s[j], s[p]
+				p++
+			}
+		}
+		s[p], s[z] = s[z], s[p]
+		// Now s[lo:p] are better than the pivot at p, s[p+1:hi] worse.
+		switch {
+		case p == k || p == k-1:
+			return
+		case p > k:
+			hi = p
+		default:
+			lo = p + 1
+		}
+	}
+	slices.SortFunc(s[lo:hi], better)
+}
+
+// best returns the k best of s, best first and later first among equals
+// (a total order, so the unstable sort gives the one result); s is
+// reordered and, beyond k, overwritten.
+func best(s []scored, k int) []scored {
+	k = max(k, 0)
+	if k < len(s) {
+		// Keep the k best in a heap whose root is the worst of them: for
+		// k much smaller than len(s), most are turned away by one
+		// comparison (selectBest swaps about half of them).
+		h := s[:k]
+		down := func(i int) {
+			for {
+				c := 2*i + 1
+				if c >= k {
+					return
+				}
+				if c+1 < k && better(h[c+1], h[c]) > 0 {
+					c++
+				}
+				if better(h[c], h[i]) <= 0 {
+					return
+				}
+				h[i], h[c] = h[c], h[i]
+				i = c
+			}
+		}
+		for i := k/2 - 1; i >= 0; i-- {
+			down(i)
+		}
+		for _, x := range s[k:] {
+			if k > 0 && better(x, h[0]) < 0 {
+				h[0] = x
+				down(0)
+			}
+		}
+		s = h
+	}
+	slices.SortFunc(s, better)
+	return s
+}
+
+// sortScored sorts s as better orders, with tmp and keys (as long as s)
+// for scratch. It sorts integers, fast: each score's bits,
+// ordered as the scores are, with the lowest bits replaced by the
+// element's index (so equal keys keep their order); elements whose keys
+// agree but for those bits are then put in order by best's comparison.
+// Scores are never NaN.
+func sortScored(s, tmp []scored, keys []uint64) {
+	n := len(s)
+	if n < 2 {
+		return
+	}
+	ib := bits.Len(uint(n - 1))
+	if ib > 32 {
+		slices.SortFunc(s, better)
+		return
+	}
+	low := uint64(1)<<ib - 1
+	keys = keys[:n]
+	for i, x := range s {
+		b := math.Float64bits(x.score)
+		if b == 1<<63 { // −0 is 0
+			b = 0
+		}
+		if b&(1<<63) != 0 { // ascending as the score ascends
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		keys[i] = ^b&^low | uint64(i) // ascending as the score descends
+	}
+	slices.Sort(keys)
+	for j, k := range keys {
+		tmp[j] = s[k&low]
+	}
+	for j := 0; j < n; {
+		e := j + 1
+		for e < n && keys[e]&^low == keys[j]&^low {
+			e++
+		}
+		if e-j > 1 {
+			slices.SortFunc(tmp[j:e], better)
+		}
+		j = e
+	}
+	copy(s, tmp[:n])
+}
