@@ -101,7 +101,7 @@ type match struct {
 }
 
 func (qr query) match(s string) match {
-	s = text.Fold(s)
+	s = text.DropPossessives(text.Fold(s)) // as the question's words
 	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram), near: make([]bool, qr.nChar)}
 	for _, t := range text.Terms(s) {
 		if k, ok := qr.grams[t]; ok {

@@ -99,6 +99,7 @@ func lexicalQuery(lex *retrieve.BM25, q string, names queryNames) ([]retrieve.Cl
 			// headings too.
 			forms = append(forms, headingForms(t)...)
 		}
+		forms = append(forms, possessiveForms(lex, t)...)
 		if !named[t] && free[t] {
 			forms = append(forms, relatedForms(lex, t, w, idf)...)
 		}
@@ -325,4 +326,22 @@ func unquotedTerms(q string) map[string]bool {
 		m[t] = true
 	}
 	return m
+}
+
+// possessiveForms are the forms of a question term (its possessive dropped
+// by stripQuestion) as the index holds it with one ("rosa's" of "Rosa's
+// Bed and Breakfast"), in the text and in headings, when it does.
+func possessiveForms(lex *retrieve.BM25, t string) []retrieve.Form {
+	if t == "" || t[0] >= 0x80 {
+		return nil
+	}
+	var out []retrieve.Form
+	p := t + "'s"
+	if lex.DocFreq(p) > 0 {
+		out = append(out, retrieve.Form{Terms: []string{p}, Weight: 1})
+	}
+	if lex.DocFreq(titleMark+p) > 0 {
+		out = append(out, retrieve.Form{Terms: []string{titleMark + p}, Weight: headingWeight})
+	}
+	return out
 }

@@ -63,3 +63,33 @@ func TestChatRelatedWords(t *testing.T) {
 		t.Errorf("reply %q (empty %v, best relevance %.3f): want the sentence that says silent", reply.Text, reply.Empty, reply.BestRelevance)
 	}
 }
+
+// TestSearchPossessives: a question that names a place with a possessive
+// ("Bellmoor's rooms") finds that place's document, and so does one
+// whose name has a possessive of its own ("Rosa's Bed and Breakfast").
+func TestSearchPossessives(t *testing.T) {
+	ctx := context.Background()
+	s := newHashKB(t, "places", offlineModels())
+	mustAdd(t, s, "places",
+		FileData{Name: "Bellmoor.md", Data: []byte("# Bellmoor\n\nBellmoor is a hotel.\n\nQ: Is there parking at Bellmoor?\nA: Bellmoor has free parking.\n")},
+		FileData{Name: "Harbour Hotel.md", Data: []byte("# Harbour Hotel\n\nHarbour Hotel is a hotel.\n\nThe rooms were clean, the beds were clean, clean towels every day.\n")},
+		FileData{Name: "Rosa's Bed and Breakfast.md", Data: []byte("# Rosa's Bed and Breakfast\n\nRosa's Bed and Breakfast is a guest house.\n\nThe view from our room was lovely.\n")},
+		FileData{Name: "Carolina Bed and Breakfast.md", Data: []byte("# Carolina Bed and Breakfast\n\nCarolina Bed and Breakfast is a guest house.\n\nThe room had a view of the park.\n")},
+	)
+	for _, tt := range []struct{ q, want string }{
+		{"Are Bellmoor's rooms clean?", "Bellmoor.md"},
+		{"Does Rosa's Bed and Breakfast have a good view?", "Rosa's Bed and Breakfast.md"},
+	} {
+		rs, err := s.Search(ctx, SearchRequest{Query: tt.q, KnowledgeBases: []string{"places"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 0 || rs[0].File != tt.want {
+			var got []string
+			for _, r := range rs {
+				got = append(got, r.File)
+			}
+			t.Errorf("%s → %q, want %s first", tt.q, got, tt.want)
+		}
+	}
+}

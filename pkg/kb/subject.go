@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/text"
 )
 
 // This file ranks the chunks of the document a question names by what the
@@ -39,7 +40,7 @@ func namedDocument(qterms []string, rs []Result) (file string, rest []string) {
 			continue
 		}
 		seen[r.File] = true
-		title := distinct(lexTerms(titleOf(r.File, nil)))
+		title := distinct(lexTerms(text.DropPossessives(titleOf(r.File, nil))))
 		if len(title) == 0 {
 			continue
 		}
@@ -207,6 +208,7 @@ func restScores(lex *retrieve.BM25, rest []string, free, in map[string]bool, n i
 			continue
 		}
 		forms := append([]retrieve.Form{{Terms: []string{t}, Weight: 1}}, headingForms(t)...)
+		forms = append(forms, possessiveForms(lex, t)...)
 		if free[t] {
 			forms = append(forms, relatedForms(lex, t, g, idf)...)
 		}
@@ -243,7 +245,7 @@ func applyNamedDocuments(q string, rs []Result) {
 		checked[r.File] = true
 		held := 0
 		whole := true
-		for _, t := range lexTerms(titleOf(r.File, nil)) {
+		for _, t := range lexTerms(text.DropPossessives(titleOf(r.File, nil))) {
 			if isNumber(t) {
 				continue
 			}

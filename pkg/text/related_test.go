@@ -48,3 +48,16 @@ func TestUnquoted(t *testing.T) {
 		}
 	}
 }
+
+func TestDropPossessives(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Is Sala Thong's beer cheap?", "Is Sala Thong beer cheap?"},
+		{"Rosa’s view", "Rosa view"},
+		{"it's", "it"},
+		{"no possessive", "no possessive"},
+	} {
+		if got := DropPossessives(tt.in); got != tt.want {
+			t.Errorf("DropPossessives(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
