@@ -11,12 +11,12 @@ import (
 )
 
 // TestLexicalQueryRelated: a question's word is also sought in the words
-// related to it (text.Related), at relatedWeight, unless it is quoted or
-// a heading of the base holds it.
+// related to it (text.Related) no commoner in the base than it, at
+// relatedWeight, unless it is quoted or a heading of the base holds it.
 func TestLexicalQueryRelated(t *testing.T) {
 	lex := retrieve.NewBM25(retrieve.BM25Params{K1: 0.9, B: 0.4})
 	lex.Add("a", append(text.Terms("The room was silent at night."), titleMark+"section"))
-	lex.Add("b", text.Terms("Breakfast is served from seven."))
+	lex.Add("b", text.Terms("Breakfast is served from seven in a quiet garden."))
 	silent, quiet := text.Terms("silent")[0], text.Terms("quiet")[0]
 	related := func(q, term string) []string {
 		cl, _ := lexicalQuery(lex, q, queryNames{})
