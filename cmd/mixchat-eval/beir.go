@@ -37,9 +37,12 @@ type evalOptions struct {
 	k1, b  float64
 	weight float64 // vector share in hybrid
 	rrf    int     // RRF constant; 0 = score fusion
-	dim    int
-	limit  int
-	json   bool
+	// related seeks each query term's related words too (text.Related),
+	// as knowledge bases do.
+	related bool
+	dim     int
+	limit   int
+	json    bool
 	// threshold, when not negative, runs the threshold calibration
 	// (eval_threshold.go) at this Chatchat score_threshold instead.
 	threshold float64
@@ -51,6 +54,7 @@ func (o *evalOptions) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.b, "b", 0.4, "BM25 b")
 	fs.Float64Var(&o.weight, "weight", retrieve.HashVectorWeight, "hybrid: share of the vector relevance (0..1]")
 	fs.IntVar(&o.rrf, "rrf", 0, "hybrid: fuse ranks by RRF with this constant instead of scores")
+	fs.BoolVar(&o.related, "related", false, "hybrid: seek each query term's related English words too (text.Related), as knowledge bases do")
 	fs.IntVar(&o.dim, "dim", retrieve.DefaultEmbedDim, "hash embedder dimension")
 	fs.IntVar(&o.limit, "limit", 0, "evaluate only the first N queries (0 = all)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
@@ -146,7 +150,11 @@ func (ix *evalIndex) search(ctx context.Context, query string, k int) ([]retriev
 		return ix.vec.Search(vs[0], k, nil), nil
 	}
 	depth := max(4*k, 30)
-	fused := retrieve.Hybrid(ix.lex.Search(terms, depth, nil), ix.vec.Search(vs[0], depth, nil), retrieve.HybridParams{
+	lexical := ix.lex.Search(terms, depth, nil)
+	if ix.opt.related {
+		lexical = ix.lex.SearchClauses(relatedClauses(ix.lex, terms), depth, nil)
+	}
+	fused := retrieve.Hybrid(lexical, ix.vec.Search(vs[0], depth, nil), retrieve.HybridParams{
 		VectorWeight: ix.opt.weight,
 		LexicalMax:   ix.lex.MaxScore(terms),
 		Depth:        depth,
@@ -546,4 +554,38 @@ func runEvalCMRC(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stdout, "  recall@1  %.4f\n  recall@5  %.4f\n", res.RecallAt1, res.RecallAt5)
 	fmt.Fprintf(stdout, "  index %.2fs, %.2f ms per query\n", res.IndexSeconds, res.QueryMillis)
 	return nil
+}
+
+// relatedClauses is the query of terms with each term's related words
+// (text.Related) counted at 0.55 in its clause, those commoner than it
+// left out: the knowledge bases' expansion (pkg/kb relatedForms).
+func relatedClauses(lex *retrieve.BM25, terms []string) []retrieve.Clause {
+	qtf := map[string]int{}
+	var order []string
+	for _, t := range terms {
+		if qtf[t] == 0 {
+			order = append(order, t)
+		}
+		qtf[t]++
+	}
+	n := float64(lex.Len())
+	maxIDF := math.Log(1 + (n+0.5)/0.5)
+	idf := func(t string) float64 {
+		if w := lex.MaxScore([]string{t}); w != 0 {
+			return w
+		}
+		return maxIDF
+	}
+	out := make([]retrieve.Clause, 0, len(order))
+	for _, t := range order {
+		w := idf(t)
+		forms := []retrieve.Form{{Terms: []string{t}, Weight: 1}}
+		for _, r := range text.Related(t) {
+			if idf(r) >= w {
+				forms = append(forms, retrieve.Form{Terms: []string{r}, Weight: 0.55})
+			}
+		}
+		out = append(out, retrieve.Clause{Count: qtf[t], IDF: w, Forms: forms})
+	}
+	return out
 }

@@ -109,6 +109,12 @@ type dstcRow struct {
 	Entity    bool     `json:"entity_top1"`
 	Refused   bool     `json:"refused"`
 	QuotesFAQ bool     `json:"quotes_a_question"`
+	// With --why: the question retrieval used, why no chunk was used
+	// (when none was), and the gold texts.
+	Standalone string   `json:"standalone,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	GoldTexts  []string `json:"gold_texts,omitempty"`
+	Sources    []string `json:"sources,omitempty"`
 }
 
 // dstcMetrics are the figures of a set of rows.
@@ -144,13 +150,14 @@ func runEvalDSTC(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	limit := fs.Int("limit", 0, "ask only N dialogues, spread over the set (0 = all)")
 	faqOnly := fs.Bool("faq", false, "ask only the dialogues whose gold knowledge holds a FAQ")
 	jsonOut := fs.Bool("json", false, "print one JSON object with a row per dialogue")
+	why := fs.Bool("why", false, "with --json: give each row the standalone question searched with (search_docs with the history), why no chunk was used, the gold texts and the sources' texts")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := dstcData.check(*data, "knowledge.json", "dev_logs.json", "dev_labels.json"); err != nil {
 		return err
 	}
-	rep, err := evalDSTC(ctx, *data, *limit, *faqOnly, *jsonOut, stderr)
+	rep, err := evalDSTC(ctx, *data, *limit, *faqOnly, *jsonOut, *why, stderr)
 	if err != nil {
 		return err
 	}
@@ -302,7 +309,7 @@ func dstcDocument(domain string, e dstcEntity) string {
 
 // evalDSTC builds the app with one document per place and asks every
 // dialogue's last user turn with the earlier ones as history.
-func evalDSTC(ctx context.Context, dir string, limit int, faqOnly, rows bool, progress io.Writer) (dstcReport, error) {
+func evalDSTC(ctx context.Context, dir string, limit int, faqOnly, rows, why bool, progress io.Writer) (dstcReport, error) {
 	start := time.Now()
 	files, items, questions, err := loadDSTC(dir, faqOnly)
 	if err != nil {
@@ -343,6 +350,15 @@ func evalDSTC(ctx context.Context, dir string, limit int, faqOnly, rows bool, pr
 			row.Top1 = r.Sources[0].File
 		}
 		scoreDSTC(&row, it, r.Empty, normQ)
+		if why {
+			row.Reason, row.GoldTexts = r.Reason, append(append([]string{}, it.FAQs...), it.Reviews...)
+			for _, src := range r.Sources {
+				row.Sources = append(row.Sources, src.File+": "+src.Text)
+			}
+			if row.Standalone, err = a.standalone(ctx, dstcKB, it.Question, it.History); err != nil {
+				return rep, fmt.Errorf("dialogue %d: %w", it.ID, err)
+			}
+		}
 		all = append(all, row)
 		if progress != nil && (i+1)%200 == 0 {
 			fmt.Fprintf(progress, "%d/%d dialogues\n", i+1, len(items))

@@ -107,7 +107,7 @@ func TestDSTCScores(t *testing.T) {
 // TestEvalDSTCSmoke runs the eval end to end on the fixture and prints
 // its JSON and its table.
 func TestEvalDSTCSmoke(t *testing.T) {
-	rep, err := evalDSTC(context.Background(), "testdata/dstc", 0, false, true, nil)
+	rep, err := evalDSTC(context.Background(), "testdata/dstc", 0, false, true, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -270,6 +270,7 @@ func startCorpusApp(ctx context.Context, eval, name string, files []kb.FileData)
 type kbChatAnswer struct {
 	Answer  string `json:"answer"`
 	Empty   bool   `json:"empty"`
+	Reason  string `json:"reason"`
 	Sources []struct {
 		File string `json:"file"`
 		Text string `json:"text"`
@@ -305,6 +306,19 @@ func historyItems(turns []string) []map[string]string {
 		h = append(h, map[string]string{"role": role, "content": t})
 	}
 	return h
+}
+
+// standalone is the question search_docs searches with for query after
+// history: the follow-up rewritten, or query itself without history.
+func (a *evalApp) standalone(ctx context.Context, kbName, query string, history []string) (string, error) {
+	if len(history) == 0 {
+		return query, nil
+	}
+	var r struct {
+		Standalone string `json:"standalone"`
+	}
+	err := a.postFor(ctx, "/knowledge_base/search_docs", map[string]any{"query": query, "knowledge_base_name": kbName, "history": historyItems(history)}, &r)
+	return r.Standalone, err
 }
 
 // searchFirst is search_docs' first hit for query (with history, the

@@ -297,3 +297,15 @@ func BenchmarkModel(b *testing.B) {
 		})
 	}
 }
+
+// TestRelatedWords: a sentence that says what the question asks in other
+// words (text.Related: "silent" for "quiet") answers it, before those that
+// only repeat the question's other words.
+func TestRelatedWords(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	doc := "The room had two beds. The room was silent all night. Breakfast was served in the garden room."
+	resp := ask(t, m, llm.Grounding{Question: "Is the room quiet?", Evidence: passages(doc)})
+	if !strings.Contains(resp.Text, "silent all night") || strings.Contains(resp.Text, "two beds") {
+		t.Errorf("reply %q: want the sentence that says silent alone", resp.Text)
+	}
+}

@@ -42,11 +42,21 @@ type query struct {
 	words        map[string]int // Latin stem → index into charW
 	grams        map[string]int // CJK bigram or Latin stem → index into gramW
 	nChar, nGram int
+	// related maps the terms of words related to the question's Latin
+	// words (text.Related: "silent" for "quiet") to that word's stem: a
+	// sentence that says the thing asked in other words holds it.
+	related map[string]string
 }
 
 func newQuery(q string) query {
 	q = text.Fold(q) // either script matches the other
-	qr := query{chars: map[rune]int{}, words: map[string]int{}, grams: map[string]int{}}
+	// "Sala Thong's beer" asks of Sala Thong: the name's own terms.
+	q = text.DropPossessives(q)
+	qr := query{chars: map[rune]int{}, words: map[string]int{}, grams: map[string]int{}, related: map[string]string{}}
+	free := map[string]bool{} // the words outside quoted passages, which are read as written
+	for _, t := range text.Terms(text.Unquoted(q)) {
+		free[t] = true
+	}
 	for _, r := range q {
 		if text.IsCJK(r) && !stopChars[r] {
 			if _, ok := qr.chars[r]; !ok {
@@ -63,6 +73,13 @@ func newQuery(q string) query {
 			if _, ok := qr.words[t]; !ok {
 				qr.words[t] = qr.nChar
 				qr.nChar++
+				if free[t] {
+					for _, rt := range text.Related(t) {
+						if _, ok := qr.related[rt]; !ok {
+							qr.related[rt] = t
+						}
+					}
+				}
 			}
 		}
 		if _, ok := qr.grams[t]; !ok {
@@ -76,12 +93,16 @@ func newQuery(q string) query {
 // match records which of the question's terms a sentence has.
 type match struct {
 	chars, grams []bool
-	size         int // CJK characters and Latin words: the sentence's length
+	// near marks the question's Latin words (by their index in chars)
+	// that the sentence says only in related words: they count
+	// nearWeight.
+	near []bool
+	size int // CJK characters and Latin words: the sentence's length
 }
 
 func (qr query) match(s string) match {
-	s = text.Fold(s)
-	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram)}
+	s = text.DropPossessives(text.Fold(s)) // as the question's words
+	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram), near: make([]bool, qr.nChar)}
 	for _, t := range text.Terms(s) {
 		if k, ok := qr.grams[t]; ok {
 			m.grams[k] = true
@@ -90,6 +111,8 @@ func (qr query) match(s string) match {
 			m.size++
 			if k, ok := qr.words[t]; ok {
 				m.chars[k] = true
+			} else if w, ok := qr.related[t]; ok {
+				m.near[qr.words[w]] = true
 			}
 		}
 	}
@@ -103,6 +126,10 @@ func (qr query) match(s string) match {
 	}
 	return m
 }
+
+// nearWeight is what a question's word counts for in a sentence that says
+// it only in related words (query.related), against 1 for the word itself.
+const nearWeight = 0.7
 
 // isStop reports whether a term is a function word, or a CJK bigram made
 // with a function character.
@@ -147,7 +174,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 		if s.scope != "" {
 			sm := qr.match(s.scope)
 			scope[i] = sm
-			mt = match{chars: slices.Clone(mt.chars), grams: slices.Clone(mt.grams), size: mt.size}
+			mt = match{chars: slices.Clone(mt.chars), grams: slices.Clone(mt.grams), near: mt.near, size: mt.size}
 			for k, ok := range sm.chars {
 				mt.chars[k] = mt.chars[k] || ok
 			}
@@ -186,12 +213,14 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 		scaleByCorpus(charW, qr.words, weights)
 		scaleByCorpus(gramW, qr.grams, weights)
 	}
-	coverage := func(has []bool, w []float64) (float64, bool) {
+	coverage := func(has []bool, w []float64, near ...bool) (float64, bool) {
 		var got, all float64
 		for k, x := range w {
 			all += x
 			if has[k] {
 				got += x
+			} else if k < len(near) && near[k] {
+				got += nearWeight * x
 			}
 		}
 		if all == 0 {
@@ -216,11 +245,11 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 				}
 			}
 		}
-		cc, okc := coverage(mt.chars, cw)
+		cc, okc := coverage(mt.chars, cw, mt.near...)
 		cg, okg := coverage(mt.grams, gw)
 		if !okc && !okg && skip.chars != nil {
 			// The path holds the whole question: count it all.
-			cc, okc = coverage(mt.chars, charW)
+			cc, okc = coverage(mt.chars, charW, mt.near...)
 			cg, okg = coverage(mt.grams, gramW)
 		}
 		switch {

@@ -154,34 +154,9 @@ func bareNumber(addr docstruct.Address) bool {
 	return len(addr.Steps) > 0
 }
 
-// quotePairs are the quotation marks around a passage a question quotes
-// ("「依照本法第九条」出自哪里？"): what they hold is text to find, not an
-// address. Book-title marks 《》 are not among them.
-var quotePairs = [][2]rune{{'「', '」'}, {'『', '』'}, {'“', '”'}, {'"', '"'}, {'‘', '’'}}
-
-// unquoted is q with the passages it quotes blanked out.
-func unquoted(q string) string {
-	rs := []rune(q)
-	for _, p := range quotePairs {
-		for i := 0; i < len(rs); i++ {
-			if rs[i] != p[0] {
-				continue
-			}
-			j := i + 1
-			for j < len(rs) && rs[j] != p[1] {
-				j++
-			}
-			if j == len(rs) {
-				break // not closed: no passage
-			}
-			for k := i; k <= j; k++ {
-				rs[k] = ' '
-			}
-			i = j
-		}
-	}
-	return string(rs)
-}
+// unquoted is q with the passages it quotes blanked out (text.Unquoted):
+// what they hold is text to find, not an address.
+func unquoted(q string) string { return text.Unquoted(q) }
 
 // chooseDoc picks the document an address is resolved in among the
 // candidates: the one, else the one whose title the question's words

@@ -69,7 +69,7 @@ func applyCoverage(q string, rs []Result, chunks int) {
 	sets := make([]map[string]bool, len(rs))
 	known := map[string]bool{}
 	for i, r := range rs {
-		sets[i] = termSet(text.Fold(titleOf(r.File, r.Metadata) + "\n" + r.Text))
+		sets[i] = termSet(text.DropPossessives(text.Fold(titleOf(r.File, r.Metadata) + "\n" + r.Text)))
 		for _, t := range qterms {
 			if sets[i][t] {
 				known[t] = true

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/mixchat/mixchat/pkg/retrieve"
+	"github.com/mixchat/mixchat/pkg/text"
 )
 
 // This file ranks the chunks of the document a question names by what the
@@ -39,7 +40,7 @@ func namedDocument(qterms []string, rs []Result) (file string, rest []string) {
 			continue
 		}
 		seen[r.File] = true
-		title := distinct(lexTerms(titleOf(r.File, nil)))
+		title := distinct(lexTerms(text.DropPossessives(titleOf(r.File, nil))))
 		if len(title) == 0 {
 			continue
 		}
@@ -84,7 +85,7 @@ func (s *Service) rankNamedDocument(ctx context.Context, b *base, q string, rs [
 	for _, id := range ids {
 		in[id] = true
 	}
-	hits := restScores(b.lex, rest, in, len(ids))
+	hits := restScores(b.lex, rest, unquotedTerms(q), in, len(ids))
 	if len(hits) == 0 {
 		return rs, nil
 	}
@@ -194,9 +195,10 @@ func (s *Service) rankNamedDocuments(ctx context.Context, bases []*base, q strin
 // rare it is in the base (its IDF) and in the document (its IDF among the
 // document's chunks, so a word every review of the place says, "good",
 // weighs less than the one that says what is asked, "view"), times the
-// chunk's saturated frequency of it (BM25's, with its heading counted as
-// in lexicalQuery).
-func restScores(lex *retrieve.BM25, rest []string, in map[string]bool, n int) map[string]float64 {
+// chunk's saturated frequency of it (BM25's, with its heading and, for the
+// terms free holds (those outside quoted passages), related words counted
+// as in lexicalQuery).
+func restScores(lex *retrieve.BM25, rest []string, free, in map[string]bool, n int) map[string]float64 {
 	idf := termIDF(lex)
 	allow := func(id string) bool { return in[id] }
 	out := map[string]float64{}
@@ -206,6 +208,10 @@ func restScores(lex *retrieve.BM25, rest []string, in map[string]bool, n int) ma
 			continue
 		}
 		forms := append([]retrieve.Form{{Terms: []string{t}, Weight: 1}}, headingForms(t)...)
+		forms = append(forms, possessiveForms(lex, t)...)
+		if free[t] {
+			forms = append(forms, relatedForms(lex, t, g, idf)...)
+		}
 		hits := lex.SearchClauses([]retrieve.Clause{{Count: 1, IDF: g, Forms: forms}}, n, allow)
 		if len(hits) == 0 {
 			continue
@@ -239,7 +245,7 @@ func applyNamedDocuments(q string, rs []Result) {
 		checked[r.File] = true
 		held := 0
 		whole := true
-		for _, t := range lexTerms(titleOf(r.File, nil)) {
+		for _, t := range lexTerms(text.DropPossessives(titleOf(r.File, nil))) {
 			if isNumber(t) {
 				continue
 			}

@@ -19,16 +19,23 @@ var possessive = regexp.MustCompile(`([\p{L}\p{N}])['’]s\b`)
 // possessive 's, so "Caroline's" matches "Caroline", with chat
 // shorthand spelled out ("fav" is "favorite").
 func ChatTerms(s string) []string {
-	if strings.Contains(s, "'s") || strings.Contains(s, "’s") {
-		s = possessive.ReplaceAllString(s, "$1")
-	}
-	ts := Terms(s)
+	ts := Terms(DropPossessives(s))
 	for i, t := range ts {
 		if full, ok := shorthand[t]; ok {
 			ts[i] = full
 		}
 	}
 	return ts
+}
+
+// DropPossessives is s with English possessive 's dropped ("Sala Thong's
+// beer" → "Sala Thong beer"), so the name's terms are those of the name
+// alone.
+func DropPossessives(s string) string {
+	if !strings.Contains(s, "'s") && !strings.Contains(s, "’s") {
+		return s
+	}
+	return possessive.ReplaceAllString(s, "$1")
 }
 
 // shorthand maps the terms of common English chat shorthand to those of
@@ -215,4 +222,34 @@ func ProperNouns(s string) []string {
 		start = strings.ContainsAny(w[len(w)-1:], ".!?:")
 	}
 	return out
+}
+
+// quotePairs are the quotation marks around a passage a question quotes
+// ("「依照本法第九条」出自哪里？", `Which section says "…"?`): what they hold is
+// text to find as it is written. Book-title marks 《》 are not among them.
+var quotePairs = [][2]rune{{'「', '」'}, {'『', '』'}, {'“', '”'}, {'"', '"'}, {'‘', '’'}}
+
+// Unquoted is q with the passages it quotes blanked out, each character a
+// space; an opening mark never closed quotes nothing.
+func Unquoted(q string) string {
+	rs := []rune(q)
+	for _, p := range quotePairs {
+		for i := 0; i < len(rs); i++ {
+			if rs[i] != p[0] {
+				continue
+			}
+			j := i + 1
+			for j < len(rs) && rs[j] != p[1] {
+				j++
+			}
+			if j == len(rs) {
+				break // not closed: no passage
+			}
+			for k := i; k <= j; k++ {
+				rs[k] = ' '
+			}
+			i = j
+		}
+	}
+	return string(rs)
 }
