@@ -91,18 +91,11 @@ func lexicalQuery(lex *retrieve.BM25, q string, names queryNames) ([]retrieve.Cl
 	for _, t := range order {
 		w := idf(t)
 		info += float64(qtf[t]) * w
-		forms := []retrieve.Form{{Terms: []string{t}, Weight: 1}}
-		if utf8.RuneCountInString(t) > 1 || named[t] {
-			// A lone character left between question words ("…哪里人？")
-			// is sought in the text only: one character of a heading
-			// (家人) says little. A name before a classifier is sought in
-			// headings too.
-			forms = append(forms, headingForms(t)...)
-		}
-		forms = append(forms, possessiveForms(lex, t)...)
-		if !named[t] && free[t] {
-			forms = append(forms, relatedForms(lex, t, w, idf)...)
-		}
+		// A lone character left between question words ("…哪里人？") is
+		// sought in the text only: one character of a heading (家人) says
+		// little. A name before a classifier is sought in headings too.
+		heading := utf8.RuneCountInString(t) > 1 || named[t]
+		forms := termForms(lex, t, w, idf, heading, !named[t] && free[t])
 		clauses = append(clauses, retrieve.Clause{Count: qtf[t], IDF: w, Forms: forms})
 	}
 	return clauses, info
@@ -285,6 +278,22 @@ func applyScopes(q string, rs []Result, names queryNames) {
 		}
 	}
 	sortResults(rs)
+}
+
+// termForms are the forms a question term t of weight w is sought in: t
+// itself; its heading forms when heading is set; t as the index holds it
+// with a possessive; and, when related is set, its related words (idf
+// weighs them).
+func termForms(lex *retrieve.BM25, t string, w float64, idf func(string) float64, heading, related bool) []retrieve.Form {
+	forms := []retrieve.Form{{Terms: []string{t}, Weight: 1}}
+	if heading {
+		forms = append(forms, headingForms(t)...)
+	}
+	forms = append(forms, possessiveForms(lex, t)...)
+	if related {
+		forms = append(forms, relatedForms(lex, t, w, idf)...)
+	}
+	return forms
 }
 
 // relatedWeight is what an occurrence of a word related to a question's

@@ -207,11 +207,7 @@ func restScores(lex *retrieve.BM25, rest []string, free, in map[string]bool, n i
 		if !(g > 0) {
 			continue
 		}
-		forms := append([]retrieve.Form{{Terms: []string{t}, Weight: 1}}, headingForms(t)...)
-		forms = append(forms, possessiveForms(lex, t)...)
-		if free[t] {
-			forms = append(forms, relatedForms(lex, t, g, idf)...)
-		}
+		forms := termForms(lex, t, g, idf, true, free[t])
 		hits := lex.SearchClauses([]retrieve.Clause{{Count: 1, IDF: g, Forms: forms}}, n, allow)
 		if len(hits) == 0 {
 			continue
