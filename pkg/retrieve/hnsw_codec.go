@@ -207,20 +207,22 @@ func (h *HNSW) checkLinks() error {
 	return nil
 }
 
-// encodeInt8 writes v's int8 codes into codes (two's complement bytes) and
-// returns the scale that decodes them: v[i] ≈ scale·codes[i].
-func encodeInt8(codes []byte, v []float32) float32 {
+// encodeInt8 writes v's int8 codes into codes (as int8, or as their two's
+// complement bytes for a snapshot) and returns the scale that decodes
+// them: v[i] ≈ scale·codes[i]. A vector that is zero or not finite is
+// coded as zero, with scale 0.
+func encodeInt8[T byte | int8](codes []T, v []float32) float32 {
 	var m float32
 	for _, x := range v {
 		m = max(m, abs32(x))
 	}
-	if m == 0 || math.IsNaN(float64(m)) {
+	if m == 0 || math.IsNaN(float64(m)) || math.IsInf(float64(m), 0) {
 		clear(codes)
 		return 0
 	}
 	scale := m / 127
 	for i, x := range v {
-		codes[i] = byte(int8(math.Round(float64(x / scale))))
+		codes[i] = T(int8(math.Round(float64(x / scale))))
 	}
 	return scale
 }

@@ -31,21 +31,7 @@ func (s *Int8Vectors) Grow(n int) {
 
 // Set stores v (of the set's dimension) as the i-th vector.
 func (s *Int8Vectors) Set(i int, v []float32) {
-	c := s.comps[i*s.dim : (i+1)*s.dim]
-	m := float32(0)
-	for _, x := range v[:s.dim] {
-		m = max(m, float32(math.Abs(float64(x))))
-	}
-	if m == 0 || math.IsNaN(float64(m)) || math.IsInf(float64(m), 0) {
-		clear(c)
-		s.scales[i] = 0
-		return
-	}
-	inv := 127 / m
-	for j, x := range v[:s.dim] {
-		c[j] = int8(math.Round(float64(x * inv)))
-	}
-	s.scales[i] = m / 127
+	s.scales[i] = encodeInt8(s.comps[i*s.dim:(i+1)*s.dim], v[:s.dim])
 }
 
 // Int16Query is a query vector prepared for Int8Vectors.Dot: int16
