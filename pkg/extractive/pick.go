@@ -163,7 +163,8 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 	if len(sents) == 0 || qr.nChar+qr.nGram == 0 {
 		return nil
 	}
-	sents, kinds := shape(sents, isChinese(q, sents))
+	zh := isChinese(q, sents)
+	sents, kinds := shape(sents, zh)
 	asked := askedValues(q)
 	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
@@ -410,10 +411,10 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 			break
 		}
 		used[pickAt] = true
-		if n := utf8.RuneCountInString(cands[pickAt].text); len(chosen) > 0 && runes+n > maxReplyRunes {
+		if n := replyRunes(cands[pickAt].text, zh); len(chosen) > 0 && runes+n > maxReplyRunes {
 			continue
 		}
-		runes += utf8.RuneCountInString(cands[pickAt].text)
+		runes += replyRunes(cands[pickAt].text, zh)
 		if maxTokens > 0 {
 			t := m.tok.Count(cands[pickAt].text)
 			if len(chosen) > 0 && tokens+t > maxTokens {
@@ -451,7 +452,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 		// 代码: AOA)") goes on to where they close.
 		text := c.text
 		for n := i + 1; unbalanced(text) && n < len(cands) && cands[n].line == c.line && !used[n] &&
-			utf8.RuneCountInString(text)+utf8.RuneCountInString(cands[n].text) <= maxReplyRunes; n++ {
+			replyRunes(text, zh)+replyRunes(cands[n].text, zh) <= maxReplyRunes; n++ {
 			used[n] = true
 			text += cands[n].text
 			out = append(out, cands[n].sentence)

@@ -29,6 +29,19 @@ type ctxLine struct {
 // dump of the material.
 const maxReplyRunes = 180
 
+// replyRunes is a text's length as maxReplyRunes measures it in a reply
+// in the language zh says: its runes in Chinese, a third of them in
+// another language (an English word with its space, some six runes, says
+// about what two Chinese characters say), so an English reply is not held
+// to a third of what a Chinese one may say.
+func replyRunes(s string, zh bool) int {
+	n := utf8.RuneCountInString(s)
+	if zh {
+		return n
+	}
+	return (n + 2) / 3
+}
+
 // isHeading reports whether a line names what follows rather than says
 // something: a section path ("a > b"), or a short line that ends no
 // sentence and has no clause punctuation.

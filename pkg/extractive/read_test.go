@@ -217,3 +217,26 @@ func TestReadWeighsTermsByTheCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestReplyLengthByLanguage: the reply's length is held to what a Chinese
+// reply of maxReplyRunes says, so an English reply keeps the reviews that
+// answer (some 220 runes for the first two) where a Chinese one of as many
+// runes would be cut to one.
+func TestReplyLengthByLanguage(t *testing.T) {
+	m := extractive.New(extractive.Options{})
+	ev := []llm.Evidence{
+		chunk(1, "Inn > Review 1\nThe view from our room over the river was lovely in the early morning light, with the boats passing by."),
+		chunk(2, "Inn > Review 2\nWe asked for a room with a view and got one facing the old bridge, which we enjoyed every single evening."),
+		chunk(3, "Inn > Review 3\nThe view was the best part of the stay, although the breakfast was small and the coffee was cold."),
+		chunk(4, "Inn > Review 4\nParking was hard to find on the narrow street behind the inn."),
+	}
+	got := ask(t, m, llm.Grounding{Question: "Is the view from the rooms good?", Evidence: ev}).Text
+	for _, want := range []string{"river", "old bridge"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("got %q, want the reviews of the rooms' view (%q)", got, want)
+		}
+	}
+	if strings.Contains(got, "Parking") {
+		t.Errorf("got %q, want no review of the parking", got)
+	}
+}
