@@ -19,8 +19,9 @@ import (
 // name most (its short question–answer pairs, its opening line), not the
 // one that says "the place was quiet". Within the named document the name
 // tells the chunks nothing apart: they are ranked again by the question's
-// other terms alone, sought among all the document's chunks, and take the
-// document's places in the list in that order. The document's relevances
+// other terms alone (not the words that make it a question), sought among
+// all the document's chunks, and take the document's places in the list in
+// that order. The document's relevances
 // are kept (the same values, given in the new order), so how relevant the
 // named document is, and so the threshold's verdict, do not change; only
 // which of its chunks fill its places does.
@@ -74,6 +75,10 @@ func namedDocument(qterms []string, rs []Result) (file string, rest []string) {
 func (s *Service) rankNamedDocument(ctx context.Context, b *base, q string, rs []Result) ([]Result, error) {
 	qterms := distinct(lexTerms(stripQuestion(q)))
 	file, rest := namedDocument(qterms, rs)
+	// The words that make it a question ("do", "you", "know") ask nothing
+	// of the document: counted, they rank first its question–answer pairs
+	// worded like the question ("Do you have …?"), whatever they are about.
+	rest = slices.DeleteFunc(rest, text.IsQuestionWord)
 	if file == "" {
 		return rs, nil
 	}

@@ -74,6 +74,11 @@ func init() {
 	}
 }
 
+// IsQuestionWord reports whether the term t (of Terms) is one of the words
+// that say a sentence is a question or refer to the speakers ("do", "you",
+// "know", "什么"), which QuestionTerms leaves out.
+func IsQuestionWord(t string) bool { return questionStop[t] }
+
 // QuestionTerms returns the retrieval terms of a question: ChatTerms without
 // question words; all of ChatTerms if nothing else is left.
 func QuestionTerms(q string) []string {
