@@ -87,14 +87,16 @@ func init() {
 // bases know (a known name written capitalised or of several words): it
 // asks about that thing.
 func (r *Rewriter) asksOfKnownSubject(history []llm.Message, question string) bool {
-	if docs := documentsOf(r.vocab); docs != nil && !text.MostlyCJK(question) && asksEN(question) {
+	if docs := documentsOf(r.vocab); docs != nil && !text.MostlyCJK(question) && (asksEN(question) || statesWant.MatchString(question)) {
 		// A question after turns naming a thing of the documents (in the
-		// last two exchanges), that names none in full ("Are the bathrooms clean?", "Does Pizza
-		// hut deliver?"), asks about that thing.
+		// last thingReach messages), that names none in full ("Are the
+		// bathrooms clean?", "Does Pizza hut deliver?"), asks about that
+		// thing; so does a sentence saying what the user wants ("I need a
+		// quiet room.").
 		if len(docs.Named(question)) > 0 {
 			return false
 		}
-		for _, h := range recentMessages(history, 4) {
+		for _, h := range recentMessages(history, thingReach) {
 			if len(docs.Named(h.Content)) > 0 {
 				return true
 			}
@@ -123,6 +125,10 @@ func asksEN(q string) bool {
 	ws := text.Words(strings.ToLower(q))
 	return len(ws) > 0 && questionWords[ws[0]]
 }
+
+// statesWant matches a sentence that states what the speaker wants ("I
+// need a quiet room", "I'd prefer a good view", "I am looking for …").
+var statesWant = regexp.MustCompile(`(?i)\bI(?:'d| would| am| 'm|'m)?(?: \w+ly| also| only| just)? (?:need|want|prefer|require|like|looking for)\b`)
 
 // theNoun matches "the" before a word.
 var theNoun = regexp.MustCompile(`(?i)\bthe\s+\pL`)

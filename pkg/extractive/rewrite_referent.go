@@ -98,6 +98,12 @@ func (s *salience) best() string {
 	return best
 }
 
+// How far back a referent is sought, in messages: a name of any kind
+// within nameReach; a thing of the documents, when none is named nearer,
+// within thingReach (a hotel the assistant named before three turns of
+// booking it is still the one "the room" is in).
+const nameReach, thingReach = 6, 8
+
 // thingDecay is how fast a thing of the documents named in an earlier
 // message loses weight, message by message.
 const thingDecay = 1.5
@@ -143,10 +149,14 @@ func (st *rwState) referentEN(f memory.FollowUp) string {
 	}
 	known := map[string]bool{}
 	display := map[string]string{} // a thing's name → how to write it
-	for i, h := range recentMessages(f.History, 6) {
+	for i, h := range recentMessages(f.History, thingReach) {
 		w := 1 / (1 + 0.5*float64(i))
 		seen := map[string]bool{}
 		var written []string // how the things named are written here
+		if i >= nameReach && (st.docs == nil || len(display) > 0) {
+			break
+		}
+		far := i >= nameReach // only a thing of the documents counts
 		if st.docs != nil {
 			for _, n := range st.docs.Named(h.Content) {
 				written = append(written, strings.ToLower(n.As))
@@ -163,7 +173,7 @@ func (st *rwState) referentEN(f memory.FollowUp) string {
 				}
 			}
 		}
-		if vocab != nil {
+		if vocab != nil && !far {
 			for _, n := range vocab.NamesIn(h.Content) {
 				if coveredBy(n, written) {
 					continue
@@ -182,6 +192,9 @@ func (st *rwState) referentEN(f memory.FollowUp) string {
 			}
 		}
 		for _, sent := range text.Sentences(h.Content) {
+			if far {
+				break
+			}
 			for _, n := range names(sent, known) {
 				if seen[n] || coveredBy(n, written) || notNames[n] || !known[n] && strings.ContainsAny(n, "0123456789") || n == "AM" || n == "PM" {
 					continue

@@ -152,6 +152,16 @@ func TestRewriterWithDocuments(t *testing.T) {
 			"Are the bathrooms clean of Allenbell?", false},
 		{[]string{"Can you make a suggestion?", "Yes, I would suggest allenbell"}, "Is Acorn Guest House cheaper?",
 			"Is Acorn Guest House cheaper?", true},
+		// The thing named before three exchanges of booking it.
+		{[]string{"I need a place in the north.", "How about Acorn Guest House?", "Book it for two nights.",
+			"I'm sorry, that is not available.", "Try one night then.", "I could not book that either.", "Try Sunday.",
+			"Booked. Reference number is XK42."}, "Will I have a good view from the room?",
+			"Will I have a good view from the room of Acorn Guest House?", false},
+		// Saying what one wants of the thing offered asks about it; other
+		// sentences do not.
+		{[]string{"I need a guesthouse.", "How about Acorn Guest House?"}, "I really need a quiet room.",
+			"I really need a quiet room of Acorn Guest House.", false},
+		{[]string{"I need a guesthouse.", "How about Acorn Guest House?"}, "Thanks, that's all.", "Thanks, that's all.", true},
 		{[]string{"劳动法第三条是什么？", "第三条 劳动者享有平等就业的权利。"}, "那第四条呢？", "劳动法第四条是什么？", false},
 		{[]string{"乾卦的卦辞是什么？", "乾：元亨利贞。", "什么是太极？", "易有太极，是生两仪。"}, "那坤卦呢？", "什么是坤卦？", false},
 	} {
