@@ -68,7 +68,23 @@ func (st *rwState) rewrite(f memory.FollowUp, q string) string {
 	if text.MostlyCJK(q) {
 		return st.rewriteZH(f, q)
 	}
-	return st.rewriteEN(f, q)
+	return endQuestionEN(st.rewriteEN(f, q))
+}
+
+// endQuestionEN ends with a question mark an English question that starts
+// with a question word or an auxiliary verb and ends with no mark ("did
+// John Wayne do any TV" → "did John Wayne do any TV?"): the rewrite gives
+// a question that stands on its own, written as one.
+func endQuestionEN(q string) string {
+	t := strings.TrimRight(q, " ")
+	if r, _ := utf8.DecodeLastRuneInString(t); t == "" || unicode.IsPunct(r) || unicode.IsSymbol(r) {
+		return q
+	}
+	ws := text.Words(strings.ToLower(t))
+	if len(ws) < 2 || !questionWords[ws[0]] {
+		return q
+	}
+	return t + "?"
 }
 
 // salience scores candidate referents.
