@@ -76,8 +76,21 @@ func init() {
 
 // IsQuestionWord reports whether the term t (of Terms) is one of the words
 // that say a sentence is a question or refer to the speakers ("do", "you",
-// "know", "什么"), which QuestionTerms leaves out.
-func IsQuestionWord(t string) bool { return questionStop[t] }
+// "know", "什么"), which QuestionTerms leaves out, or one that makes it a
+// request ("please", "whether", "I'd", "confirm").
+func IsQuestionWord(t string) bool { return questionStop[t] || requestStop[t] }
+
+// requestStop are the words of asking someone to tell or do something,
+// which say nothing of what is asked about.
+var requestStop = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`please whether i'd i'm i'll i've let wonder wondering verify confirm`) {
+		for _, t := range Terms(w) {
+			requestStop[t] = true
+		}
+	}
+}
 
 // QuestionTerms returns the retrieval terms of a question: ChatTerms without
 // question words; all of ChatTerms if nothing else is left.

@@ -38,3 +38,23 @@ func TestWords(t *testing.T) {
 		t.Errorf("ChatTerms = %q, want shorthand spelled out", got)
 	}
 }
+
+// TestIsQuestionWord: the words of asking are told from those of what is
+// asked about, as Terms writes them.
+func TestIsQuestionWord(t *testing.T) {
+	for _, tt := range []struct {
+		word string
+		want bool
+	}{
+		{"do", true}, {"you", true}, {"know", true}, {"Please", true}, {"whether", true}, {"I'd", true}, {"什么", true},
+		{"quiet", false}, {"view", false}, {"rooms", false}, {"早餐", false},
+	} {
+		ts := Terms(tt.word)
+		if len(ts) != 1 {
+			t.Fatalf("Terms(%q) = %q, want one term", tt.word, ts)
+		}
+		if got := IsQuestionWord(ts[0]); got != tt.want {
+			t.Errorf("IsQuestionWord(%q) = %v, want %v", ts[0], got, tt.want)
+		}
+	}
+}
