@@ -140,6 +140,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("cpuprofile: %w", err)
 		}
 	}
+	cpu0 := processCPU()
 	start := time.Now()
 	deadline := start.Add(*duration)
 	var wg sync.WaitGroup
@@ -157,6 +158,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	l.cpu = processCPU() - cpu0
 	if *cpuprofile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -282,11 +284,33 @@ type loadRun struct {
 	base   string
 	hc     *http.Client
 	errors atomic.Int64
+	// cpu is the CPU time the process (app, test model and clients)
+	// used during the run; 0 where it is not measured.
+	cpu time.Duration
 
 	mu       sync.Mutex
 	lat      [3][]float64 // ms, per kind
 	errs     [3]int
 	firstErr [3]error
+	// steps are the mix_chat done events' timings (ms), by key: where a
+	// turn's time goes on the server.
+	steps map[string][]float64
+}
+
+// mixSteps are the done event's timings reported, in the turn's order.
+var mixSteps = []string{"recall_ms", "condense_ms", "answers_ms", "fusion_ms", "first_text_ms", "total_ms"}
+
+func (l *loadRun) recordSteps(t map[string]float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.steps == nil {
+		l.steps = map[string][]float64{}
+	}
+	for _, k := range mixSteps {
+		if v, ok := t[k]; ok {
+			l.steps[k] = append(l.steps[k], v)
+		}
+	}
 }
 
 func (l *loadRun) record(k int, d time.Duration, err error) {
@@ -330,7 +354,7 @@ func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
 func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	var text strings.Builder
 	body := map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"}
-	_, err := streamMix(ctx, l.hc, l.base, body, func(ev mixStreamEvent) error {
+	done, err := streamMix(ctx, l.hc, l.base, body, func(ev mixStreamEvent) error {
 		switch {
 		case ev.Type == "delta":
 			text.WriteString(ev.Text)
@@ -342,6 +366,7 @@ func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	l.recordSteps(done.Timings)
 	return text.String(), nil
 }
 
@@ -369,6 +394,21 @@ func (l *loadRun) print(w io.Writer, convs int, elapsed, latency time.Duration) 
 	slices.Sort(all)
 	fmt.Fprintf(tw, "all\t%d\t%d\t%.1f\t%.1f\t%.1f\t\t\n", total, totalErr, float64(total)/elapsed.Seconds(), pct(all, 0.5), pct(all, 0.99))
 	tw.Flush()
+	if l.cpu > 0 && total > 0 {
+		fmt.Fprintf(w, "CPU during the run (app, test model and clients): %.1f s, %.2f ms a request, %.0f%% of %d CPUs\n",
+			l.cpu.Seconds(), l.cpu.Seconds()*1000/float64(total), 100*l.cpu.Seconds()/elapsed.Seconds()/float64(runtime.NumCPU()), runtime.NumCPU())
+	}
+	if len(l.steps) > 0 {
+		fmt.Fprintln(w, "\nmix_chat on the server (the done event's timings), ms:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "step\tp50\tp99\t")
+		for _, k := range mixSteps {
+			v := slices.Clone(l.steps[k])
+			slices.Sort(v)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t\n", strings.TrimSuffix(k, "_ms"), pct(v, 0.5), pct(v, 0.99))
+		}
+		tw.Flush()
+	}
 	for k, err := range l.firstErr {
 		if err != nil {
 			fmt.Fprintf(w, "first %s error: %v\n", loadKinds[k], err)
