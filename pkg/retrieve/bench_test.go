@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -250,4 +251,27 @@ func BenchmarkHNSWBuild(b *testing.B) {
 			b.ReportMetric(float64(len(ds.ids)*b.N)/total.Seconds(), "inserts/s")
 		})
 	}
+}
+
+// BenchmarkBM25WriteTo writes the snapshot of an index of 2,000 documents
+// of 400 distinct terms each (a knowledge base of a few hundred pages).
+func BenchmarkBM25WriteTo(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	idx := NewBM25(BM25Params{})
+	for d := range 2000 {
+		terms := make([]string, 400)
+		for i := range terms {
+			terms[i] = "t" + strconv.Itoa(r.Intn(20000))
+		}
+		idx.Add("doc-"+strconv.Itoa(d), terms)
+	}
+	var n int64
+	for b.Loop() {
+		m, err := idx.WriteTo(io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = m
+	}
+	b.SetBytes(n)
 }

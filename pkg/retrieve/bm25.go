@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -469,16 +470,23 @@ func (b *BM25) WriteTo(w io.Writer) (int64, error) {
 	e.f64(b.p.K1)
 	e.f64(b.p.B)
 	e.uvarint(uint64(b.live))
+	// Each document's record is put together in rec and written at once:
+	// a snapshot holds some hundreds of terms a document, and a write
+	// each cost more than the bytes.
+	var rec []byte
 	for _, d := range b.docs {
 		if d.id == "" {
 			continue
 		}
-		e.str(d.id)
-		e.uvarint(uint64(len(d.terms)))
+		rec = binary.AppendUvarint(rec[:0], uint64(len(d.id)))
+		rec = append(rec, d.id...)
+		rec = binary.AppendUvarint(rec, uint64(len(d.terms)))
 		for i, t := range d.terms {
-			e.str(t)
-			e.uvarint(uint64(d.tfs[i]))
+			rec = binary.AppendUvarint(rec, uint64(len(t)))
+			rec = append(rec, t...)
+			rec = binary.AppendUvarint(rec, uint64(d.tfs[i]))
 		}
+		e.bytes(rec)
 	}
 	return e.flush("write bm25")
 }
