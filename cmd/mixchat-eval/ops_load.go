@@ -35,9 +35,13 @@ OpenAI-compatible test server, and drives it with --conversations
 concurrent conversations for --duration. Each conversation repeats a cycle
 of 10 requests: 5 streamed mix_chat, 4 knowledge_base_chat and 1 document
 upload (to one shared knowledge base). Reported: requests and errors per
-kind, p50/p99 latency, throughput, and the process's goroutines and heap
-before, at the peak and after (the run passes when no request failed and
-goroutines and heap are back near the baseline).
+kind, p50/p99 latency, throughput, how many conversations were in a request
+of each kind on average (the loop is closed: no think time, so the kinds
+share the conversations), the CPU the process used a request, where a
+mix_chat turn's time went on the server (its done event's timings), and
+the process's goroutines and heap before, at the peak and after (the run
+passes when no request failed and goroutines and heap are back near the
+baseline).
 `
 
 // runEvalLoad is `mixchat-eval load`.
@@ -374,16 +378,24 @@ func (l *loadRun) print(w io.Writer, convs int, elapsed, latency time.Duration) 
 	fmt.Fprintf(w, "load: %d concurrent conversations for %s; test LLM latency %s per call; %d CPUs; loopback HTTP, server in this process\n\n",
 		convs, elapsed.Round(time.Millisecond), latency, runtime.NumCPU())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "request\tok\terrors\treq/s\tp50 ms\tp99 ms\tmax ms\t")
+	fmt.Fprintln(tw, "request\tok\terrors\treq/s\tp50 ms\tp99 ms\tmax ms\tin flight\t")
 	total, totalErr := 0, 0
 	for k, name := range loadKinds {
 		v := slices.Clone(l.lat[k])
 		slices.Sort(v)
-		mx := 0.0
+		mx, sum := 0.0, 0.0
 		if len(v) > 0 {
 			mx = v[len(v)-1]
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, len(v), l.errs[k], float64(len(v))/elapsed.Seconds(), pct(v, 0.5), pct(v, 0.99), mx)
+		for _, x := range v {
+			sum += x
+		}
+		// In flight: how many conversations were in a request of this
+		// kind on average (Little's law: rate × mean latency). The loop
+		// is closed, so the kinds share the conversations: time one kind
+		// takes is time the others do not get.
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, len(v), l.errs[k], float64(len(v))/elapsed.Seconds(), pct(v, 0.5), pct(v, 0.99), mx,
+			sum/1000/elapsed.Seconds())
 		total += len(v)
 		totalErr += l.errs[k]
 	}
@@ -392,7 +404,7 @@ func (l *loadRun) print(w io.Writer, convs int, elapsed, latency time.Duration) 
 		all = append(all, l.lat[k]...)
 	}
 	slices.Sort(all)
-	fmt.Fprintf(tw, "all\t%d\t%d\t%.1f\t%.1f\t%.1f\t\t\n", total, totalErr, float64(total)/elapsed.Seconds(), pct(all, 0.5), pct(all, 0.99))
+	fmt.Fprintf(tw, "all\t%d\t%d\t%.1f\t%.1f\t%.1f\t\t\t\n", total, totalErr, float64(total)/elapsed.Seconds(), pct(all, 0.5), pct(all, 0.99))
 	tw.Flush()
 	if l.cpu > 0 && total > 0 {
 		fmt.Fprintf(w, "CPU during the run (app, test model and clients): %.1f s, %.2f ms a request, %.0f%% of %d CPUs\n",
