@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -301,8 +302,16 @@ type loadRun struct {
 	steps map[string][]float64
 }
 
-// mixSteps are the done event's timings reported, in the turn's order.
-var mixSteps = []string{"recall_ms", "condense_ms", "answers_ms", "fusion_ms", "first_text_ms", "total_ms"}
+// mixSteps are the done event's timings reported, in the turn's order,
+// then two the client measures: from sending the request to the first
+// event, and from the reply's last piece to the end of the stream (the
+// turn's storing and the done event).
+var mixSteps = []string{"recall_ms", "condense_ms", "answers_ms", "fusion_ms", "first_text_ms", "total_ms", clientFirstEvent, clientAfterReply}
+
+const (
+	clientFirstEvent = "client: first event_ms"
+	clientAfterReply = "client: reply to done_ms"
+)
 
 func (l *loadRun) recordSteps(t map[string]float64) {
 	l.mu.Lock()
@@ -358,10 +367,16 @@ func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
 func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	var text strings.Builder
 	body := map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"}
+	start := time.Now()
+	var first, last time.Time // the first event read, the last piece of the reply
 	done, err := streamMix(ctx, l.hc, l.base, body, func(ev mixStreamEvent) error {
+		if first.IsZero() {
+			first = time.Now()
+		}
 		switch {
 		case ev.Type == "delta":
 			text.WriteString(ev.Text)
+			last = time.Now()
 		case ev.Type == "status" && ev.State == "failed":
 			return fmt.Errorf("mix_chat: answerer %s failed: %s", ev.Answerer, ev.Error)
 		}
@@ -370,7 +385,17 @@ func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	l.recordSteps(done.Timings)
+	t := maps.Clone(done.Timings)
+	if t == nil {
+		t = map[string]float64{}
+	}
+	if !first.IsZero() {
+		t[clientFirstEvent] = float64(first.Sub(start).Microseconds()) / 1000
+	}
+	if !last.IsZero() {
+		t[clientAfterReply] = float64(time.Since(last).Microseconds()) / 1000
+	}
+	l.recordSteps(t)
 	return text.String(), nil
 }
 
@@ -411,7 +436,7 @@ func (l *loadRun) print(w io.Writer, convs int, elapsed, latency time.Duration) 
 			l.cpu.Seconds(), l.cpu.Seconds()*1000/float64(total), 100*l.cpu.Seconds()/elapsed.Seconds()/float64(runtime.NumCPU()), runtime.NumCPU())
 	}
 	if len(l.steps) > 0 {
-		fmt.Fprintln(w, "\nmix_chat on the server (the done event's timings), ms:")
+		fmt.Fprintln(w, "\nmix_chat on the server (the done event's timings) and at the client, ms:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "step\tp50\tp99\t")
 		for _, k := range mixSteps {
