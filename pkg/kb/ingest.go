@@ -686,7 +686,7 @@ func (b *base) clear(ctx context.Context, settings map[string]string) error {
 			return err
 		}
 	}
-	b.dirty = 0
+	b.dirty, b.lexDirty = 0, 0
 	b.mu.Lock()
 	b.info.Dim = 0
 	b.mu.Unlock()
