@@ -189,10 +189,20 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 		return ChatReply{}, err
 	}
 	results = fitResults(results, req.EvidenceTokens)
+	reason := refusalReason(best, req.MinRelevance)
+	if len(results) > 0 && results[0].Match == "" {
+		w, err := s.unknownName(ctx, req.KnowledgeBases, req.Query)
+		if err != nil {
+			return ChatReply{}, err
+		}
+		if w != "" {
+			results, reason = nil, fmt.Sprintf("no chunk holds %q, which the question names", w)
+		}
+	}
 	if len(results) == 0 && req.NoModelWhenEmpty {
 		reply, err := nothingFound(req.Query, fn)
 		reply.BestRelevance, reply.MinRelevance = best, req.MinRelevance
-		reply.Reason = refusalReason(best, req.MinRelevance)
+		reply.Reason = reason
 		reply.Answer.Reason = reply.Reason
 		return reply, err
 	}
@@ -218,7 +228,7 @@ func (s *Service) Chat(ctx context.Context, req ChatRequest, fn func(delta strin
 		MinRelevance:  req.MinRelevance,
 	}
 	if empty {
-		reply.Reason = refusalReason(best, req.MinRelevance)
+		reply.Reason = reason
 		reply.Answer.Reason = reply.Reason
 	}
 	if err != nil {

@@ -218,6 +218,9 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, floa
 			all = withAddressed(a, all)
 		}
 	}
+	// A chunk of a document about a namesake of what the question names
+	// is no answer, however similar (namesake.go).
+	all = dropNamesakes(req.Query, all, bases)
 	best := 0.0
 	if len(all) > 0 {
 		best = all[0].Relevance

@@ -741,9 +741,9 @@ func TestEmbedderCalibration(t *testing.T) {
 		weight         float64
 		wantW, wantMid float64
 	}{
-		{"hash", retrieve.NewHashEmbedder(256), 0, 0.25, 0.37},
+		{"hash", retrieve.NewHashEmbedder(256), 0, 0.25, 0.36},
 		{"uncalibrated", newFakeEmbedder(), 0, 0.5, 0.5},
-		{"configured weight", retrieve.NewHashEmbedder(256), 0.8, 0.8, 0.37},
+		{"configured weight", retrieve.NewHashEmbedder(256), 0.8, 0.8, 0.36},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t)

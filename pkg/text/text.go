@@ -51,8 +51,8 @@ func CountLetters(s string) (cjk, other int) {
 }
 
 // Terms returns the index terms of s in order of appearance (duplicates kept):
-// CJK bigrams and stemmed, stop-word-free Latin words. It never returns
-// punctuation.
+// CJK bigrams and stemmed, stop-word-free Latin words, full-width digits and
+// letters read as ASCII (Narrow). It never returns punctuation.
 func Terms(s string) []string {
 	out := make([]string, 0, len(s)/3)
 	var word []rune
@@ -92,7 +92,7 @@ func Terms(s string) []string {
 			cjk = append(cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || (r == '\'' && len(word) > 0):
 			flushCJK()
-			word = append(word, r)
+			word = append(word, Narrow(r))
 		default:
 			flushWord()
 			flushCJK()
@@ -101,6 +101,17 @@ func Terms(s string) []string {
 	flushWord()
 	flushCJK()
 	return out
+}
+
+// Narrow returns the ASCII form of a full-width ASCII character (the
+// digits, letters and signs of U+FF01–U+FF5E: "１９７９" is "1979",
+// "ＡＢＣ" "ABC") and any other rune unchanged. Chinese text writes numbers
+// and Latin names in either width; Terms reads them as one.
+func Narrow(r rune) rune {
+	if r >= 0xFF01 && r <= 0xFF5E {
+		return r - 0xFEE0
+	}
+	return r
 }
 
 // Chars returns the CJK characters of s one by one, and its Latin words as

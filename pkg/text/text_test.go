@@ -14,6 +14,8 @@ func TestTerms(t *testing.T) {
 		{"The running dogs of Rome", []string{"run", "dog", "rome"}},
 		{"乾 A", []string{"乾"}},
 		{"GPT-4 模型", []string{"gpt", "4", "模型"}},
+		{"罗店镇１９７９年", []string{"罗店", "店镇", "1979", "年"}},
+		{"ＧＰＴ－４", []string{"gpt", "4"}},
 		{"", []string{}},
 		{"，。！", []string{}},
 	}
