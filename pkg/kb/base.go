@@ -46,8 +46,9 @@ type Info struct {
 }
 
 // lexVersion names the term function below; a KB whose stored terms were
-// made by another version recomputes them at open.
-const lexVersion = "fold-variants-path-3"
+// made by another version recomputes them at open (4: full-width digits
+// and letters read as ASCII, text.Narrow).
+const lexVersion = "fold-variants-path-narrow-4"
 
 // lexTerms are the BM25 terms of a chunk or query: pkg/text's terms (CJK
 // bigrams, stemmed English words) of the text with traditional Chinese
