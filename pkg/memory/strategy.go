@@ -399,6 +399,10 @@ type excerptWalk struct {
 	names        dayNames
 	chosen       []excerpt
 	newDays      []string // cost's scratch
+	// The day heading last looked up, and its tokens (-1 once shown):
+	// messages of one day come in runs.
+	lastDay  string
+	lastDayN int
 }
 
 func (w *excerptWalk) room() int { return w.budget - w.used }
@@ -415,12 +419,15 @@ func (w *excerptWalk) heading(d *indexDoc) (string, int) {
 	if day == "" {
 		return "", 0
 	}
-	n, ok := w.days[day]
-	if !ok {
-		n = w.m.count("["+day+"]") + 1
-		w.days[day] = n
+	if day != w.lastDay {
+		n, ok := w.days[day]
+		if !ok {
+			n = w.m.count("["+day+"]") + 1
+			w.days[day] = n
+		}
+		w.lastDay, w.lastDayN = day, n
 	}
-	return day, max(n, 0)
+	return day, max(w.lastDayN, 0)
 }
 
 func (w *excerptWalk) cost(docs []indexDoc, set []scored) int {
@@ -455,6 +462,9 @@ func (w *excerptWalk) offer(d *indexDoc) (stop bool) {
 	w.used += d.tokens + h
 	if day != "" {
 		w.days[day] = -1
+		if day == w.lastDay {
+			w.lastDayN = -1
+		}
 	}
 	w.chosen = append(w.chosen, newExcerpt(d, day))
 	return false
