@@ -51,7 +51,7 @@ go test -race -count=1 -timeout 15m ./... "$@"
 fuzztime="${MIXCHAT_TEST_FUZZTIME:-10000x}"
 fuzz_targets=(
   "pkg/server FuzzDecodeChatRequest" "pkg/server FuzzDecodeMixRequest"
-  "pkg/llm FuzzStreamSSE"
+  "pkg/llm FuzzStreamSSE" "pkg/llm FuzzDecodeChunk"
   "pkg/extractive FuzzExtractiveReply" "pkg/extractive FuzzRewrite"
   "pkg/search FuzzParseSearxNG"
   "pkg/text FuzzSplitLongLine"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,9 +36,13 @@ OpenAI-compatible test server, and drives it with --conversations
 concurrent conversations for --duration. Each conversation repeats a cycle
 of 10 requests: 5 streamed mix_chat, 4 knowledge_base_chat and 1 document
 upload (to one shared knowledge base). Reported: requests and errors per
-kind, p50/p99 latency, throughput, and the process's goroutines and heap
-before, at the peak and after (the run passes when no request failed and
-goroutines and heap are back near the baseline).
+kind, p50/p99 latency, throughput, how many conversations were in a request
+of each kind on average (the loop is closed: no think time, so the kinds
+share the conversations), the CPU the process used a request, where a
+mix_chat turn's time went on the server (its done event's timings), and
+the process's goroutines and heap before, at the peak and after (the run
+passes when no request failed and goroutines and heap are back near the
+baseline).
 `
 
 // runEvalLoad is `mixchat-eval load`.
@@ -140,6 +145,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("cpuprofile: %w", err)
 		}
 	}
+	cpu0 := processCPU()
 	start := time.Now()
 	deadline := start.Add(*duration)
 	var wg sync.WaitGroup
@@ -157,6 +163,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	l.cpu = processCPU() - cpu0
 	if *cpuprofile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -282,11 +289,41 @@ type loadRun struct {
 	base   string
 	hc     *http.Client
 	errors atomic.Int64
+	// cpu is the CPU time the process (app, test model and clients)
+	// used during the run; 0 where it is not measured.
+	cpu time.Duration
 
 	mu       sync.Mutex
 	lat      [3][]float64 // ms, per kind
 	errs     [3]int
 	firstErr [3]error
+	// steps are the mix_chat done events' timings (ms), by key: where a
+	// turn's time goes on the server.
+	steps map[string][]float64
+}
+
+// mixSteps are the done event's timings reported, in the turn's order,
+// then two the client measures: from sending the request to the first
+// event, and from the reply's last piece to the end of the stream (the
+// turn's storing and the done event).
+var mixSteps = []string{"recall_ms", "condense_ms", "answers_ms", "fusion_ms", "first_text_ms", "total_ms", clientFirstEvent, clientAfterReply}
+
+const (
+	clientFirstEvent = "client: first event_ms"
+	clientAfterReply = "client: reply to done_ms"
+)
+
+func (l *loadRun) recordSteps(t map[string]float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.steps == nil {
+		l.steps = map[string][]float64{}
+	}
+	for _, k := range mixSteps {
+		if v, ok := t[k]; ok {
+			l.steps[k] = append(l.steps[k], v)
+		}
+	}
 }
 
 func (l *loadRun) record(k int, d time.Duration, err error) {
@@ -330,10 +367,16 @@ func (l *loadRun) do(ctx context.Context, k, w, i int) (string, error) {
 func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	var text strings.Builder
 	body := map[string]any{"query": "乾卦是什么意思？", "conversation_id": conv, "stream": true, "knowledge_base_name": "load"}
-	_, err := streamMix(ctx, l.hc, l.base, body, func(ev mixStreamEvent) error {
+	start := time.Now()
+	var first, last time.Time // the first event read, the last piece of the reply
+	done, err := streamMix(ctx, l.hc, l.base, body, func(ev mixStreamEvent) error {
+		if first.IsZero() {
+			first = time.Now()
+		}
 		switch {
 		case ev.Type == "delta":
 			text.WriteString(ev.Text)
+			last = time.Now()
 		case ev.Type == "status" && ev.State == "failed":
 			return fmt.Errorf("mix_chat: answerer %s failed: %s", ev.Answerer, ev.Error)
 		}
@@ -342,6 +385,17 @@ func (l *loadRun) mix(ctx context.Context, conv string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	t := maps.Clone(done.Timings)
+	if t == nil {
+		t = map[string]float64{}
+	}
+	if !first.IsZero() {
+		t[clientFirstEvent] = float64(first.Sub(start).Microseconds()) / 1000
+	}
+	if !last.IsZero() {
+		t[clientAfterReply] = float64(time.Since(last).Microseconds()) / 1000
+	}
+	l.recordSteps(t)
 	return text.String(), nil
 }
 
@@ -349,16 +403,24 @@ func (l *loadRun) print(w io.Writer, convs int, elapsed, latency time.Duration) 
 	fmt.Fprintf(w, "load: %d concurrent conversations for %s; test LLM latency %s per call; %d CPUs; loopback HTTP, server in this process\n\n",
 		convs, elapsed.Round(time.Millisecond), latency, runtime.NumCPU())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "request\tok\terrors\treq/s\tp50 ms\tp99 ms\tmax ms\t")
+	fmt.Fprintln(tw, "request\tok\terrors\treq/s\tp50 ms\tp99 ms\tmax ms\tin flight\t")
 	total, totalErr := 0, 0
 	for k, name := range loadKinds {
 		v := slices.Clone(l.lat[k])
 		slices.Sort(v)
-		mx := 0.0
+		mx, sum := 0.0, 0.0
 		if len(v) > 0 {
 			mx = v[len(v)-1]
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, len(v), l.errs[k], float64(len(v))/elapsed.Seconds(), pct(v, 0.5), pct(v, 0.99), mx)
+		for _, x := range v {
+			sum += x
+		}
+		// In flight: how many conversations were in a request of this
+		// kind on average (Little's law: rate × mean latency). The loop
+		// is closed, so the kinds share the conversations: time one kind
+		// takes is time the others do not get.
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, len(v), l.errs[k], float64(len(v))/elapsed.Seconds(), pct(v, 0.5), pct(v, 0.99), mx,
+			sum/1000/elapsed.Seconds())
 		total += len(v)
 		totalErr += l.errs[k]
 	}
@@ -367,8 +429,23 @@ func (l *loadRun) print(w io.Writer, convs int, elapsed, latency time.Duration) 
 		all = append(all, l.lat[k]...)
 	}
 	slices.Sort(all)
-	fmt.Fprintf(tw, "all\t%d\t%d\t%.1f\t%.1f\t%.1f\t\t\n", total, totalErr, float64(total)/elapsed.Seconds(), pct(all, 0.5), pct(all, 0.99))
+	fmt.Fprintf(tw, "all\t%d\t%d\t%.1f\t%.1f\t%.1f\t\t\t\n", total, totalErr, float64(total)/elapsed.Seconds(), pct(all, 0.5), pct(all, 0.99))
 	tw.Flush()
+	if l.cpu > 0 && total > 0 {
+		fmt.Fprintf(w, "CPU during the run (app, test model and clients): %.1f s, %.2f ms a request, %.0f%% of %d CPUs\n",
+			l.cpu.Seconds(), l.cpu.Seconds()*1000/float64(total), 100*l.cpu.Seconds()/elapsed.Seconds()/float64(runtime.NumCPU()), runtime.NumCPU())
+	}
+	if len(l.steps) > 0 {
+		fmt.Fprintln(w, "\nmix_chat on the server (the done event's timings) and at the client, ms:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "step\tp50\tp99\t")
+		for _, k := range mixSteps {
+			v := slices.Clone(l.steps[k])
+			slices.Sort(v)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t\n", strings.TrimSuffix(k, "_ms"), pct(v, 0.5), pct(v, 0.99))
+		}
+		tw.Flush()
+	}
 	for k, err := range l.firstErr {
 		if err != nil {
 			fmt.Fprintf(w, "first %s error: %v\n", loadKinds[k], err)

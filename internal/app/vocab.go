@@ -73,6 +73,10 @@ type kbVocabulary struct {
 	start  sync.Once
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// kinds keeps the documents' subject kinds from one build for the
+	// next; the builder's alone.
+	kinds kindCache
 }
 
 // vocabSnapshot is what one build made: the names and the documents.
@@ -284,7 +288,7 @@ func (v *kbVocabulary) refresh(ctx context.Context, kbs kbLister, old string) (s
 	if err != nil || stamp == old {
 		return old, nil
 	}
-	names, docs, err := buildVocabulary(ctx, kbs, files)
+	names, docs, err := buildVocabulary(ctx, kbs, files, &v.kinds)
 	if err != nil {
 		return old, nil
 	}
@@ -334,7 +338,7 @@ func kbStamp(ctx context.Context, kbs kbLister) (string, map[string][]kb.FileInf
 // spaces) and their chunks' section headings and page titles; and the
 // documents (buildDocs): from the catalog's structure index when it has
 // one (kbDocuments), else read from their chunks.
-func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.FileInfo) ([]vocabName, vocabDocs, error) {
+func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.FileInfo, kinds *kindCache) ([]vocabName, vocabDocs, error) {
 	seen := map[string]bool{}
 	var out []vocabName
 	add := func(s string) {
@@ -406,7 +410,7 @@ func buildVocabulary(ctx context.Context, kbs kbLister, files map[string][]kb.Fi
 	if out == nil {
 		out = []vocabName{} // built, and empty
 	}
-	return out, buildDocs(kbNames, files, read, parsed, profilesOf(ctx, kbs)), nil
+	return out, buildDocs(kbNames, files, read, parsed, profilesOf(ctx, kbs), kinds), nil
 }
 
 // titleSpaces reads - and _ in a document title as spaces.

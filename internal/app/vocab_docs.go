@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"slices"
 	"sort"
 	"strings"
@@ -51,7 +52,7 @@ func profilesOf(ctx context.Context, kbs kbLister) func(string) *docstruct.Profi
 // of the knowledge bases whose structure index gave them (shared: copied
 // here before Distinguish changes their aliases), chunks the chunks of
 // the others (nil for one too large to read), files their documents.
-func buildDocs(kbNames []string, files map[string][]kb.FileInfo, chunks map[string][]kb.Chunk, parsed map[string][]*docstruct.Doc, profile func(string) *docstruct.Profile) vocabDocs {
+func buildDocs(kbNames []string, files map[string][]kb.FileInfo, chunks map[string][]kb.Chunk, parsed map[string][]*docstruct.Doc, profile func(string) *docstruct.Profile, kinds *kindCache) vocabDocs {
 	var docs []*docstruct.Doc
 	var things []extractive.Thing
 	var prof *docstruct.Profile
@@ -88,8 +89,9 @@ func buildDocs(kbNames []string, files map[string][]kb.FileInfo, chunks map[stri
 		}
 	}
 	docstruct.Distinguish(docs)
+	defer kinds.next()
 	for _, d := range docs {
-		things = append(things, extractive.Thing{Name: d.Title, Aliases: d.Aliases, Kind: subjectKind(d)})
+		things = append(things, extractive.Thing{Name: d.Title, Aliases: d.Aliases, Kind: kinds.kind(d)})
 		d.Text = "" // only the names are kept
 	}
 	return vocabDocs{
@@ -109,6 +111,50 @@ func subjectKind(d *docstruct.Doc) string {
 		open = open[:openingBytes]
 	}
 	return extractive.KindIn(open, append([]string{d.Title}, d.Aliases...))
+}
+
+// kindCache keeps subjectKind's answers from one build for the next: a
+// build follows every change of a knowledge base (an upload), and reads
+// every document again, most of them as they were. A nil *kindCache
+// keeps nothing. It is used by one build at a time.
+type kindCache struct {
+	prev, cur map[string]string
+}
+
+// kind is subjectKind(d), from the last build's answers when it had d with
+// the same opening, title and aliases.
+func (c *kindCache) kind(d *docstruct.Doc) string {
+	if c == nil {
+		return subjectKind(d)
+	}
+	open := d.Text
+	if len(open) > openingBytes {
+		open = open[:openingBytes]
+	}
+	h := sha256.New()
+	for _, x := range append([]string{open, d.Title}, d.Aliases...) {
+		h.Write([]byte(x))
+		h.Write([]byte{0})
+	}
+	key := string(h.Sum(nil)) // the opening is up to openingBytes: keys of its digest stay small
+	k, ok := c.cur[key]
+	if !ok {
+		if k, ok = c.prev[key]; !ok {
+			k = subjectKind(d)
+		}
+		if c.cur == nil {
+			c.cur = map[string]string{}
+		}
+		c.cur[key] = k
+	}
+	return k
+}
+
+// next ends a build: its answers are the ones the next build reuses.
+func (c *kindCache) next() {
+	if c != nil {
+		c.prev, c.cur = c.cur, nil
+	}
 }
 
 var _ extractive.Documents = (*kbVocabulary)(nil)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -44,7 +45,23 @@ func TestBuildDocs(t *testing.T) {
 		}
 		return p
 	}
-	d := buildDocs([]string{demo.KnowledgeBase, "laws", "places"}, files, chunks, nil, profileOf)
+	d := buildDocs([]string{demo.KnowledgeBase, "laws", "places"}, files, chunks, nil, profileOf, nil)
+	checkBuildDocs(t, d)
+	// Builds that keep the subject kinds for the next one name the same
+	// things, the first and the next alike.
+	var kinds kindCache
+	for build := range 2 {
+		t.Run(fmt.Sprint("kept kinds, build ", build+1), func(t *testing.T) {
+			checkBuildDocs(t, buildDocs([]string{demo.KnowledgeBase, "laws", "places"}, files, chunks, nil, profileOf, &kinds))
+		})
+	}
+	if len(kinds.prev) != 3 || kinds.cur != nil {
+		t.Errorf("kinds kept %d (%d in the build under way), want the 3 documents' after a build", len(kinds.prev), len(kinds.cur))
+	}
+}
+
+func checkBuildDocs(t *testing.T, d vocabDocs) {
+	t.Helper()
 	var titles []string
 	for _, tt := range d.known.Titles {
 		titles = append(titles, tt.Title)
@@ -118,14 +135,14 @@ func TestVocabularyFromIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fastNames, fast, err := buildVocabulary(ctx, counted, files)
+	fastNames, fast, err := buildVocabulary(ctx, counted, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if counted.listed != 0 {
 		t.Errorf("the vocabulary listed chunks %d times", counted.listed)
 	}
-	slowNames, slow, err := buildVocabulary(ctx, hideDocuments{counted}, files)
+	slowNames, slow, err := buildVocabulary(ctx, hideDocuments{counted}, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,8 +158,10 @@ type base struct {
 	// first ingestion that needs it; under wmu.
 	log *vecLog
 	// dirty counts the chunks added or removed since the snapshots were
-	// last written; under wmu (or before b is shared).
-	dirty int
+	// last written, lexDirty since the lexical one was (it is written
+	// while the graph's waits for its link); under wmu (or before b is
+	// shared).
+	dirty, lexDirty int
 	// unembedded are the chunks whose vectors load found nowhere (see
 	// reembed).
 	unembedded []string
@@ -176,7 +178,7 @@ type base struct {
 }
 
 // changed records n chunks added or removed since the last snapshot.
-func (b *base) changed(n int) { b.dirty += n }
+func (b *base) changed(n int) { b.dirty += n; b.lexDirty += n }
 
 // vectorLog returns the vector log for vectors of dimension dim, opening
 // it on first use.
@@ -344,7 +346,7 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 	for _, id := range b.lex.IDs() {
 		if _, ok := rows[id]; !ok {
 			b.lex.Remove(id)
-			b.dirty++
+			b.changed(1)
 		}
 	}
 	if graph != nil {
@@ -366,7 +368,7 @@ func (b *base) load(ctx context.Context, newStore func(Info) (store, error)) err
 			return err
 		}
 	}
-	b.dirty += len(needLex)
+	b.changed(len(needLex))
 	if len(needVec) > 0 {
 		if err := b.loadVectors(ctx, needVec); err != nil {
 			return err

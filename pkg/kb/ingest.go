@@ -686,7 +686,7 @@ func (b *base) clear(ctx context.Context, settings map[string]string) error {
 			return err
 		}
 	}
-	b.dirty = 0
+	b.dirty, b.lexDirty = 0, 0
 	b.mu.Lock()
 	b.info.Dim = 0
 	b.mu.Unlock()
@@ -734,15 +734,12 @@ func (b *base) readOriginal(ctx context.Context, name string) (data []byte, mtim
 	return data, st.ModTime(), false, nil
 }
 
-// fileNames lists the KB's documents.
+// fileNames lists the KB's documents, sorted. It reads their names
+// alone: an upload checks its names against every document's.
 func (b *base) fileNames(ctx context.Context) ([]string, error) {
-	fs, err := listFiles(ctx, b.db)
+	names, err := queryStrings(ctx, b.db, `SELECT name FROM files`)
 	if err != nil {
 		return nil, err
-	}
-	names := make([]string, len(fs))
-	for i, f := range fs {
-		names[i] = f.Name
 	}
 	slices.Sort(names)
 	return names, nil

@@ -92,7 +92,7 @@ func (b *base) saveSnapshots() error {
 	if b.dbOriginals {
 		// The rows hold the vectors: the log was only the way from the
 		// embedder to this replica's index.
-		b.dirty = 0
+		b.dirty, b.lexDirty = 0, 0
 		if b.log != nil {
 			return b.log.reset()
 		}
@@ -101,6 +101,7 @@ func (b *base) saveSnapshots() error {
 	if err := writeSnapshot(filepath.Join(b.dir, lexSnapshot), b.epoch, lexVersion, b.lex); err != nil {
 		return fmt.Errorf("save bm25 snapshot: %w", err)
 	}
+	b.lexDirty = 0
 	if b.mem != nil {
 		if h := b.mem.graph(); h != nil {
 			if h.Pending() > 0 {
@@ -138,10 +139,29 @@ func (b *base) compact() error {
 	if b.mem != nil {
 		n = max(n, b.mem.Len())
 	}
-	if b.dirty*4 < n && (b.log == nil || b.log.size < compactLogBytes) {
+	logFull := b.log != nil && b.log.size >= compactLogBytes
+	if b.dirty*4 < n && !logFull {
+		return nil
+	}
+	if b.lexDirty*4 < n && !logFull && b.graphPending() {
+		// The lexical snapshot holds all but a few of the changes, and
+		// the graph's waits for the link of its staged vectors (whose end
+		// compacts again, afterLink): writing the lexical one again now,
+		// and after every write until then, would rewrite the whole index
+		// for each small upload.
 		return nil
 	}
 	return b.saveSnapshots()
+}
+
+// graphPending reports whether the embedded index's graph holds staged
+// vectors, so that saveSnapshots cannot write it yet.
+func (b *base) graphPending() bool {
+	if b.mem == nil || b.dbOriginals {
+		return false
+	}
+	h := b.mem.graph()
+	return h != nil && h.Pending() > 0
 }
 
 // compactLogBytes is the vector log's size past which a write compacts it

@@ -190,6 +190,7 @@ func (c *Client) stream(ctx context.Context, req Request, fn func(string) error,
 		}
 		defer s.Close()
 		var text strings.Builder
+		var chunk streamChunk
 		finish, choices := "", false
 		usage = nil
 		for {
@@ -200,8 +201,7 @@ func (c *Client) stream(ctx context.Context, req Request, fn func(string) error,
 			if err != nil {
 				return err
 			}
-			var chunk streamChunk
-			if err := json.Unmarshal(raw, &chunk); err != nil {
+			if err := decodeChunk(raw, &chunk); err != nil {
 				return &StatusError{StatusCode: at.status, Body: string(raw), Err: fmt.Errorf("malformed stream chunk: %w", err)}
 			}
 			if chunk.Usage != nil {
@@ -248,15 +248,17 @@ func (c *Client) stream(ctx context.Context, req Request, fn func(string) error,
 // streamChunk is what Stream reads of each chunk of a streamed reply: the
 // fields of openai.ChatCompletionStreamResponse it uses. A reply comes in
 // one chunk per token or so, and decoding only these costs a fraction of
-// decoding the whole struct.
+// decoding the whole struct (decodeChunk decodes them).
 type streamChunk struct {
-	Choices []struct {
-		Delta struct {
-			Content string `json:"content"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *openai.Usage `json:"usage"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *openai.Usage `json:"usage"`
+}
+
+type chunkChoice struct {
+	Delta struct {
+		Content string `json:"content"`
+	} `json:"delta"`
+	FinishReason string `json:"finish_reason"`
 }
 
 // Embed returns one vector per text, in order, sending EmbedBatch texts per

@@ -327,7 +327,7 @@ func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*c
 		}
 		return cs, nil
 	}
-	last, err := m.store.Turns(ctx, id, 1)
+	newest, err := m.lastTurnID(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		cs.mu.Unlock()
 		m.forget(id)
@@ -337,7 +337,7 @@ func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*c
 		cs.mu.Unlock()
 		return nil, fmt.Errorf("load memory of %s: %w", id, err)
 	}
-	if (len(last) == 0 && cs.lastID() > 0) || (len(last) == 1 && last[0].ID < cs.lastID()) {
+	if newest < cs.lastID() {
 		// The conversation was deleted and made again elsewhere.
 		cs.loaded = false
 		if err := m.fill(ctx, cs, first); err != nil {
@@ -350,11 +350,11 @@ func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*c
 		}
 		return cs, nil
 	}
-	if len(last) == 1 && last[0].ID > cs.lastID() {
+	if newest > cs.lastID() {
 		// Turn ids count up by one, so the missing turns are the last
 		// (newest - cached) ones, unless more arrived meanwhile: then ask
 		// again for as many as the reply shows are missing.
-		need := last[0].ID - cs.lastID()
+		need := newest - cs.lastID()
 		for {
 			fresh, err := m.store.Turns(ctx, id, int(need))
 			if err != nil {
@@ -379,6 +379,25 @@ func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*c
 		}
 	}
 	return cs, nil
+}
+
+// lastTurnIDer is a Store that tells a conversation's newest turn id
+// without reading the turn (SQLStore.LastTurnID).
+type lastTurnIDer interface {
+	LastTurnID(ctx context.Context, conversationID string) (int64, error)
+}
+
+// lastTurnID returns the id of the conversation's newest turn, 0 when it
+// has none; ErrNotFound when it does not exist.
+func (m *Manager) lastTurnID(ctx context.Context, id string) (int64, error) {
+	if s, ok := m.store.(lastTurnIDer); ok {
+		return s.LastTurnID(ctx, id)
+	}
+	last, err := m.store.Turns(ctx, id, 1)
+	if err != nil || len(last) == 0 {
+		return 0, err
+	}
+	return last[0].ID, nil
 }
 
 // fill loads a conversation's last first turns (0: all) into an empty

@@ -227,6 +227,24 @@ func (s *SQLStore) Turns(ctx context.Context, conversationID string, limit int) 
 	return assembleTurns(ms), nil
 }
 
+// LastTurnID returns the id of the conversation's newest turn (of its
+// newest question, as Turns(ctx, id, 1) returns it), 0 when it has none,
+// ErrNotFound when the conversation does not exist. It reads no message: a
+// conversation cached in memory is checked with it before each recall for
+// turns stored elsewhere (another replica).
+func (s *SQLStore) LastTurnID(ctx context.Context, conversationID string) (int64, error) {
+	var id sql.NullInt64
+	err := s.reader().QueryRowContext(ctx, s.q(`SELECT (SELECT max(turn_id) FROM messages WHERE conversation_id = ? AND seq = 0)
+		FROM conversations WHERE id = ?`), conversationID, conversationID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("last turn of %s: %w", conversationID, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("last turn of %s: %w", conversationID, err)
+	}
+	return id.Int64, nil
+}
+
 func (s *SQLStore) messages(ctx context.Context, query string, args ...any) ([]messageRow, error) {
 	return queryRows(ctx, s.reader(), s.q(query), args, scanMessage)
 }

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -249,5 +250,51 @@ func BenchmarkHNSWBuild(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(ds.ids)*b.N)/total.Seconds(), "inserts/s")
 		})
+	}
+}
+
+// BenchmarkBM25WriteTo writes the snapshot of an index of 2,000 documents
+// of 400 distinct terms each (a knowledge base of a few hundred pages).
+func BenchmarkBM25WriteTo(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	idx := NewBM25(BM25Params{})
+	for d := range 2000 {
+		terms := make([]string, 400)
+		for i := range terms {
+			terms[i] = "t" + strconv.Itoa(r.Intn(20000))
+		}
+		idx.Add("doc-"+strconv.Itoa(d), terms)
+	}
+	var n int64
+	for b.Loop() {
+		m, err := idx.WriteTo(io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = m
+	}
+	b.SetBytes(n)
+}
+
+// BenchmarkBM25SearchClauses searches 2,000 documents that all hold the
+// query's subject term (one knowledge base about one thing) with clauses
+// of one-term and two-term forms.
+func BenchmarkBM25SearchClauses(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	idx := NewBM25(BM25Params{})
+	for d := range 2000 {
+		terms := []string{"subject", "subject"}
+		for range 60 {
+			terms = append(terms, "t"+strconv.Itoa(r.Intn(300)))
+		}
+		idx.Add("doc-"+strconv.Itoa(d), terms)
+	}
+	q := []Clause{
+		{IDF: 0.1, Forms: []Form{{Terms: []string{"subject"}, Weight: 1}, {Terms: []string{"subject", "t1"}, Weight: 0.5}}},
+		{IDF: 2, Forms: []Form{{Terms: []string{"t2"}, Weight: 1}, {Terms: []string{"t3", "t4"}, Weight: 1}}},
+		{IDF: 2, Forms: []Form{{Terms: []string{"t5"}, Weight: 1}}},
+	}
+	for b.Loop() {
+		idx.SearchClauses(q, 20, nil)
 	}
 }

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -67,6 +68,13 @@ type posting struct {
 type bm25Scratch struct {
 	scores  []float64
 	touched []int32
+	// SearchClauses' scratch, by slot like scores: a clause's pseudo
+	// frequencies (ptf, the slots holding one in ptouched), and a form's
+	// count of terms found (found) and least frequency (least).
+	ptf      []float64
+	ptouched []int32
+	found    []int32
+	least    []int32
 }
 
 // NewBM25 returns an empty index.
@@ -384,41 +392,58 @@ type Form struct {
 // SearchClauses is Search for a query of Clauses: the k best documents with
 // their scores, best first; only documents holding a form of some clause
 // are returned, and allow, when not nil, filters them by id.
+//
+// The pseudo frequencies are summed in slices indexed by slot, not maps: a
+// term that most documents hold (a knowledge base about one subject names
+// it everywhere) made the maps' hashing most of a search.
 func (b *BM25) SearchClauses(query []Clause, k int, allow func(id string) bool) []Hit {
 	sc, avgdl := b.begin(k, len(query))
 	if sc == nil {
 		return nil
 	}
 	defer b.end(sc)
+	if len(sc.ptf) < len(sc.scores) {
+		n := len(sc.scores)
+		sc.ptf, sc.found, sc.least = make([]float64, n), make([]int32, n), make([]int32, n)
+	}
 	scores, touched, k1, bb := sc.scores, sc.touched[:0], b.p.K1, b.p.B
-	ptf := map[int32]float64{}
+	ptf, ptouched := sc.ptf, sc.ptouched[:0]
 	for _, c := range query {
 		n := max(c.Count, 1)
 		w := float64(n) * c.IDF
 		if !(w > 0) {
 			continue
 		}
-		clear(ptf)
 		for _, f := range c.Forms {
 			if f.Weight > 0 {
-				b.formTF(f.Terms, func(s int32, tf int32) { ptf[s] += f.Weight * float64(tf) })
+				b.formTF(sc, f.Terms, func(s int32, tf int32) {
+					if ptf[s] == 0 {
+						ptouched = append(ptouched, s)
+					}
+					ptf[s] += f.Weight * float64(tf)
+				})
 			}
 		}
-		for s, x := range ptf {
+		for _, s := range ptouched {
+			x := ptf[s]
+			ptf[s] = 0
 			norm := k1 * (1 - bb + bb*float64(b.docs[s].len)/avgdl)
 			if scores[s] == 0 {
 				touched = append(touched, s)
 			}
 			scores[s] += w * x / (x + norm)
 		}
+		ptouched = ptouched[:0]
 	}
-	sc.touched = touched
+	sc.touched, sc.ptouched = touched, ptouched
 	return b.collect(sc, k, allow)
 }
 
 // formTF calls fn for every live document holding all of terms with the
-// smallest of their frequencies in it. The caller holds b.mu.
-func (b *BM25) formTF(terms []string, fn func(slot, tf int32)) {
+// smallest of their frequencies in it, in the order of the first term's
+// postings. The caller holds b.mu; sc's found is all zero, and is again
+// when formTF returns.
+func (b *BM25) formTF(sc *bm25Scratch, terms []string, fn func(slot, tf int32)) {
 	if len(terms) == 0 {
 		return
 	}
@@ -434,27 +459,37 @@ func (b *BM25) formTF(terms []string, fn func(slot, tf int32)) {
 		}
 		return
 	}
-	tf := make(map[int32]int32, len(first.slots))
-	for i, s := range first.slots {
-		if b.docs[s].id != "" {
-			tf[s] = first.tfs[i]
-		}
-	}
+	var buf [8]*posting
+	rest := buf[:0]
 	for _, t := range terms[1:] {
 		p := b.post[t]
 		if p == nil {
 			return
 		}
-		next := make(map[int32]int32, min(len(tf), len(p.slots)))
+		rest = append(rest, p)
+	}
+	// found[s] counts the terms found in document s so far (a document
+	// is in a posting list once), least[s] holds their least frequency.
+	found, least := sc.found, sc.least
+	for i, s := range first.slots {
+		if b.docs[s].id != "" {
+			found[s], least[s] = 1, first.tfs[i]
+		}
+	}
+	for j, p := range rest {
 		for i, s := range p.slots {
-			if x, ok := tf[s]; ok {
-				next[s] = min(x, p.tfs[i])
+			if found[s] == int32(j+1) {
+				found[s] = int32(j + 2)
+				least[s] = min(least[s], p.tfs[i])
 			}
 		}
-		tf = next
 	}
-	for s, x := range tf {
-		fn(s, x)
+	all := int32(len(terms))
+	for _, s := range first.slots {
+		if found[s] == all {
+			fn(s, least[s])
+		}
+		found[s] = 0
 	}
 }
 
@@ -469,16 +504,23 @@ func (b *BM25) WriteTo(w io.Writer) (int64, error) {
 	e.f64(b.p.K1)
 	e.f64(b.p.B)
 	e.uvarint(uint64(b.live))
+	// Each document's record is put together in rec and written at once:
+	// a snapshot holds some hundreds of terms a document, and a write
+	// each cost more than the bytes.
+	var rec []byte
 	for _, d := range b.docs {
 		if d.id == "" {
 			continue
 		}
-		e.str(d.id)
-		e.uvarint(uint64(len(d.terms)))
+		rec = binary.AppendUvarint(rec[:0], uint64(len(d.id)))
+		rec = append(rec, d.id...)
+		rec = binary.AppendUvarint(rec, uint64(len(d.terms)))
 		for i, t := range d.terms {
-			e.str(t)
-			e.uvarint(uint64(d.tfs[i]))
+			rec = binary.AppendUvarint(rec, uint64(len(t)))
+			rec = append(rec, t...)
+			rec = binary.AppendUvarint(rec, uint64(d.tfs[i]))
 		}
+		e.bytes(rec)
 	}
 	return e.flush("write bm25")
 }

@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"AppendTurnDuplicateMessageID", testAppendTurnDuplicateMessageID},
 		{"Turns", testTurns},
 		{"TurnsNotFound", testTurnsNotFound},
+		{"LastTurnID", testLastTurnID},
 		{"Message", testMessage},
 		{"MetadataRoundTrip", testMetadataRoundTrip},
 		{"SetFeedback", testSetFeedback},

@@ -229,6 +229,33 @@ func testTurnsNotFound(t *testing.T, s memory.Store) {
 	}
 }
 
+// testLastTurnID checks a store's LastTurnID, when it has one, against
+// Turns(ctx, id, 1).
+func testLastTurnID(t *testing.T, s memory.Store) {
+	lt, ok := s.(interface {
+		LastTurnID(ctx context.Context, conversationID string) (int64, error)
+	})
+	if !ok {
+		t.Skip("the store has no LastTurnID")
+	}
+	ctx := context.Background()
+	if _, err := lt.LastTurnID(ctx, "missing"); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("LastTurnID(missing): err = %v, want ErrNotFound", err)
+	}
+	mustCreate(t, s, memory.Conversation{ID: "empty"})
+	if id, err := lt.LastTurnID(ctx, "empty"); id != 0 || err != nil {
+		t.Errorf("LastTurnID(empty) = %d, %v; want 0", id, err)
+	}
+	for i := 1; i <= 3; i++ {
+		mustAppend(t, s, "c", fmt.Sprintf("q%d", i), fmt.Sprintf("a%d", i))
+		mustAppend(t, s, "other", "x", "y")
+		last := mustTurns(t, s, "c", 1)
+		if id, err := lt.LastTurnID(ctx, "c"); err != nil || len(last) != 1 || id != last[0].ID {
+			t.Errorf("after %d turns: LastTurnID = %d, %v; Turns(1) = %v", i, id, err, turnIDs(last))
+		}
+	}
+}
+
 func testMessage(t *testing.T, s memory.Store) {
 	ctx := context.Background()
 	turn := mustAppend(t, s, "c", "q", "a")
