@@ -109,12 +109,11 @@ type turnIndex struct {
 // rankScratch holds a ranking's working slices, reused from one search to
 // the next so that a search allocates little more than its result.
 type rankScratch struct {
-	arch  sparse   // the scores of older messages
-	hits  []scored // the older messages found
-	win   []float64
-	pos   []int32
-	lex   []float64
-	final []float64
+	arch sparse   // the scores of older messages
+	hits []scored // the older messages found
+	win  []float64
+	pos  []int32
+	lex  []float64
 }
 
 // grow returns s[:n], reallocated when too short, its contents undefined.
@@ -497,8 +496,6 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 
 	m := len(pos)
 	hot := x.hot
-	final := grow(sc.final, m)
-	sc.final = final
 	sessRel := x.sessionRelevance(qt)
 	sessBest := make([]float64, x.session+1)
 	for k, p := range pos {
@@ -513,29 +510,6 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 			return 0, false
 		}
 		return j, true
-	}
-	for k, p := range pos {
-		s := base[k]
-		if neighbor > 0 {
-			if j, ok := near(k, -1); ok {
-				w := neighbor
-				if hot[pos[j]].flags&docAsks != 0 {
-					w = replyWeight
-				}
-				s += w * base[j]
-			}
-			if j, ok := near(k, 1); ok {
-				s += neighbor / 2 * base[j]
-			}
-			for _, d := range []int{-2, 2} {
-				if j, ok := near(k, d); ok {
-					s += neighbor / 4 * base[j]
-				}
-			}
-			s += sessionWeight * sessBest[hot[p].session]
-			s += sessionTextWeight * sessRel[hot[p].session] * (0.5 + base[k])
-		}
-		final[k] = s
 	}
 
 	boostSpeaker := int32(-1) // no message's
@@ -559,30 +533,50 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		}
 		return false
 	}
+
+	// Each message's score: its own, what its neighbours and session lend
+	// it, then the question's priors.
+	order := make([]scored, m)
 	for k, p := range pos {
 		h := hot[p]
+		s := base[k]
+		if neighbor > 0 {
+			if j, ok := near(k, -1); ok {
+				w := neighbor
+				if hot[pos[j]].flags&docAsks != 0 {
+					w = replyWeight
+				}
+				s += w * base[j]
+			}
+			if j, ok := near(k, 1); ok {
+				s += neighbor / 2 * base[j]
+			}
+			for _, d := range []int{-2, 2} {
+				if j, ok := near(k, d); ok {
+					s += neighbor / 4 * base[j]
+				}
+			}
+			s += sessionWeight * sessBest[h.session]
+			s += sessionTextWeight * sessRel[h.session] * (0.5 + base[k])
+		}
 		if h.speaker == boostSpeaker || (boostUser && h.flags&docUnnamedUser != 0) {
-			final[k] *= 1 + speakerBoost
+			s *= 1 + speakerBoost
 		}
 		if dated {
 			if at := x.docs[p].at; !at.Before(span.From) && at.Before(spanEnd) {
-				final[k] *= 1 + dateBoost
+				s *= 1 + dateBoost
 			}
 		}
 		if when && h.flags&docTimed != 0 {
-			final[k] *= 1 + timeWordsBoost
+			s *= 1 + timeWordsBoost
 		}
 		if asksName && hasName(&x.docs[p]) {
-			final[k] *= 1 + nameBoost
+			s *= 1 + nameBoost
 		}
 		if asksCount && h.flags&docCounts != 0 {
-			final[k] *= 1 + countBoost
+			s *= 1 + countBoost
 		}
-	}
-
-	order := make([]scored, m)
-	for k, p := range pos {
-		order[k] = scored{final[k], p}
+		order[k] = scored{s, p}
 	}
 	return &ranking{docs: x.docs[:n:n], order: order}, n, complete
 }

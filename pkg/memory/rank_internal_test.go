@@ -1,11 +1,13 @@
 package memory
 
 import (
+	"iter"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // randomScored returns n scores with ties, zeros and negative scores, in
@@ -87,7 +89,7 @@ func TestRankingOrder(t *testing.T) {
 		for _, first := range []int{0, 1, 16, 50, 2000} {
 			r := &ranking{docs: docs, order: slices.Clone(s)}
 			var got []ranked
-			for x := range r.all(first) {
+			for x := range readAll(r, first) {
 				got = append(got, x)
 			}
 			check(t, got)
@@ -100,13 +102,128 @@ func TestRankingOrder(t *testing.T) {
 		for w := range 4 {
 			wg.Go(func() {
 				var got []ranked
-				for x := range r.all(w * 7) {
+				for x := range readAll(r, w*7) {
 					got = append(got, x)
 				}
 				check(t, got)
 			})
 		}
 		wg.Wait()
+	}
+}
+
+// readAll yields the messages of r best first, putting the first first
+// in order at once and, in steps, more as they are read.
+func readAll(r *ranking, first int) iter.Seq[ranked] {
+	return func(yield func(ranked) bool) {
+		for i, k := 0, max(first, 1); ; {
+			top := r.top(k)
+			for ; i < len(top); i++ {
+				if !yield(top[i]) {
+					return
+				}
+			}
+			if len(top) >= r.len() {
+				return
+			}
+			k = 2 * len(top)
+		}
+	}
+}
+
+// testFiller fills budget tokens as retrieved's walk does: messages of a
+// turn that is a multiple of 7 are passed over, and the first message of
+// each day (ten turns) takes 3 tokens more for its heading.
+type testFiller struct {
+	budget, used int
+	days         map[int64]bool
+	took         []int64
+}
+
+func (f *testFiller) room() int { return f.budget - f.used }
+
+func (f *testFiller) need(d *indexDoc) int {
+	if f.days[d.turn/10] {
+		return d.tokens
+	}
+	return d.tokens + 3
+}
+
+func (f *testFiller) cost(docs []indexDoc, set []scored) int {
+	n := 0
+	seen := map[int64]bool{}
+	for _, o := range set {
+		d := &docs[o.pos]
+		if d.turn%7 == 0 {
+			continue
+		}
+		n += d.tokens
+		if !f.days[d.turn/10] && !seen[d.turn/10] {
+			seen[d.turn/10] = true
+			n += 3
+		}
+	}
+	return n
+}
+
+func (f *testFiller) offer(d *indexDoc) bool {
+	if d.turn%7 == 0 {
+		return false
+	}
+	if n := f.need(d); n > f.room() {
+		return f.room() < walkRoom
+	}
+	f.used += f.need(d)
+	f.days[d.turn/10] = true
+	f.took = append(f.took, d.turn)
+	return false
+}
+
+// TestFill: a filler takes the same messages through fill, which leaves
+// out those too long to fit and gives the best whole while they fit, as
+// offered the whole ranking in order, for every budget, with messages of
+// one to fifty tokens, passed over ones and headings.
+func TestFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 1, 5, 100, 828} {
+		for range 10 {
+			s := randomScored(rng, n)
+			docs := make([]indexDoc, n)
+			for i := range docs {
+				docs[i].turn = int64(i)
+				switch rng.IntN(4) {
+				case 0:
+					docs[i].tokens = 1 + rng.IntN(6) // smaller than walkRoom
+				default:
+					docs[i].tokens = 1 + rng.IntN(50)
+				}
+			}
+			order := slices.Clone(s)
+			slices.SortFunc(order, better)
+			budgets := []int{0, 5, 9, 40, 300, 1000, 5000, 30000}
+			for range 20 {
+				budgets = append(budgets, rng.IntN(3000))
+			}
+			for _, budget := range budgets {
+				want := &testFiller{budget: budget, days: map[int64]bool{}}
+				for _, o := range order {
+					if want.offer(&docs[o.pos]) {
+						break
+					}
+				}
+				slices.Sort(want.took)
+				for _, first := range []int{0, 16, 50, 200, 2000} {
+					r := &ranking{docs: docs, order: slices.Clone(s)}
+					got := &testFiller{budget: budget, days: map[int64]bool{}}
+					r.fill(first, got)
+					slices.Sort(got.took)
+					if !slices.Equal(got.took, want.took) || got.used != want.used {
+						t.Fatalf("n=%d budget=%d first=%d: took %d messages (%d tokens), want %d (%d)",
+							n, budget, first, len(got.took), got.used, len(want.took), want.used)
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -126,6 +243,29 @@ func TestSortScored(t *testing.T) {
 			if !slices.Equal(s, want) {
 				t.Fatalf("n=%d: got %v, want %v", n, s, want)
 			}
+		}
+	}
+}
+
+// TestDayNames: a day's name is its date in the location, whichever times
+// come before it, across a change of daylight saving time too.
+func TestDayNames(t *testing.T) {
+	locs := []*time.Location{time.UTC, time.FixedZone("", 8*3600)}
+	if ny, err := time.LoadLocation("America/New_York"); err == nil {
+		locs = append(locs, ny)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	start := time.Date(2024, 3, 8, 0, 0, 0, 0, time.UTC) // two days before a change
+	for _, loc := range locs {
+		n := dayNames{loc: loc}
+		for range 2000 {
+			at := start.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour))))
+			if got, want := n.of(at), at.In(loc).Format("2 Jan 2006"); got != want {
+				t.Fatalf("%v in %v: %q, want %q", at, loc, got, want)
+			}
+		}
+		if got := n.of(time.UnixMilli(0)); got != "" {
+			t.Errorf("unset time: %q", got)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -64,22 +63,136 @@ func (r *ranking) top(k int) []ranked {
 	return r.out[:len(r.out):len(r.out)]
 }
 
-// all yields the messages best first, putting the first first of them in
-// order at once and more as they are read.
-func (r *ranking) all(first int) iter.Seq[ranked] {
-	return func(yield func(ranked) bool) {
-		for i, k := 0, max(first, 16); ; {
-			top := r.top(k)
-			for ; i < len(top); i++ {
-				if !yield(top[i]) {
-					return
+// walkRoom is the fewest tokens left of its budget for which a filler
+// goes on past a message that does not fit; with fewer left, it stops
+// there.
+const walkRoom = 8
+
+// A filler takes messages best first while they fit its budget, as
+// retrieved's excerpts do: offered every message of a ranking in order,
+// it takes those that fit, passes over the others, and stops at one that
+// does not fit once less than walkRoom is left.
+type filler interface {
+	// room returns what is left of the budget; taking a message never
+	// makes it grow.
+	room() int
+	// cost returns what taking every message of set (positions in docs)
+	// would take of the budget now, in whichever order they came:
+	// messages passed over cost nothing, and a message more than its
+	// tokens.
+	cost(docs []indexDoc, set []scored) int
+	// offer takes d when it fits and reports whether the walk stops.
+	offer(d *indexDoc) (stop bool)
+}
+
+// bulkMin is the smallest set of the best messages left that fill tries
+// to give its filler whole.
+const bulkMin = 8
+
+// fillScratch holds fill's copies of rankings' orders.
+var fillScratch = sync.Pool{New: func() any { return new([]scored) }}
+
+// fill offers f the messages best first, as a walk through the whole
+// ranking in order would, without putting the ranking in order: f takes
+// the same messages. A walk takes the first messages whole while they
+// fit (about as many as first), and only where the budget runs out does
+// their order matter, so fill gives f the best first messages at once
+// when they cost no more than f's room, halving the set while they do
+// not; then it puts in order, a few at a time, only the messages that
+// may still fit (of no more tokens than f's room: the others f would
+// pass over) while room is at least walkRoom, and once it is less, all
+// the rest, where f stops.
+func (r *ranking) fill(first int, f filler) {
+	if r == nil || len(r.order) == 0 {
+		return
+	}
+	buf := fillScratch.Get().(*[]scored)
+	defer fillScratch.Put(buf)
+	r.mu.Lock()
+	rest := append((*buf)[:0], r.order...)
+	r.mu.Unlock()
+	*buf = rest
+	var last *scored // the worst message offered
+	sel := len(rest) // rest[:sel] holds the best sel of rest
+	for k := max(first, bulkMin+1); len(rest) > 0 && k > bulkMin; {
+		k = min(k, len(rest))
+		if k < sel {
+			selectBest(rest[:sel], k)
+			sel = k
+		}
+		if f.cost(r.docs, rest[:k]) > f.room() {
+			k /= 2
+			continue
+		}
+		worst := rest[0]
+		for _, o := range rest[:k] {
+			f.offer(&r.docs[o.pos]) // fits: see filler.cost
+			if better(o, worst) > 0 {
+				worst = o
+			}
+		}
+		last = &worst
+		rest, sel = rest[k:], sel-k // the best of rest are the rest of the best
+		if sel == 0 {
+			sel = len(rest)
+		}
+	}
+
+	pool, filtered := rest, false
+	var chunk []scored // the next messages, in order
+	var tmp []scored
+	var keys []uint64
+	for step := bulkMin; ; {
+		if filtered && f.room() < walkRoom {
+			// The messages left out come back where f meets them: all
+			// those after the last offered, one at a time (f is about
+			// to stop).
+			pool, chunk, filtered, step = (*buf)[:0], nil, false, 1
+			r.mu.Lock()
+			for _, o := range r.order {
+				if last == nil || better(o, *last) > 0 {
+					pool = append(pool, o)
 				}
 			}
-			if len(top) >= r.len() {
+			r.mu.Unlock()
+		}
+		if len(chunk) == 0 {
+			if rm := f.room(); rm >= walkRoom {
+				kept := pool[:0]
+				for _, o := range pool {
+					if r.docs[o.pos].tokens <= rm {
+						kept = append(kept, o)
+					}
+				}
+				filtered = filtered || len(kept) < len(pool)
+				pool = kept
+			}
+			if len(pool) == 0 {
 				return
 			}
-			k = 2 * len(top)
+			k := min(step, len(pool))
+			step *= 2
+			if k == 1 {
+				b := 0
+				for i := range pool {
+					if better(pool[i], pool[b]) < 0 {
+						b = i
+					}
+				}
+				pool[0], pool[b] = pool[b], pool[0]
+			} else {
+				selectBest(pool, k)
+				tmp, keys = grow(tmp, k), grow(keys, k)
+				sortScored(pool[:k], tmp, keys)
+			}
+			chunk, pool = pool[:k], pool[k:]
 		}
+		x := chunk[0] // a copy: last outlives chunk
+		chunk = chunk[1:]
+		if f.offer(&r.docs[x.pos]) {
+			return
+		}
+		last = &x
 	}
 }
 

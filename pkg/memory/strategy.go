@@ -355,58 +355,27 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 		return nil, 0
 	}
 	// The walk reads about as many messages as the budget holds at their
-	// mean size, and those of the recent turns: so many are put in order
-	// first (more if the walk goes on).
+	// mean size, and those of the recent turns.
+	w := &excerptWalk{m: m, budget: budget, used: m.messageTokens(lb.excerpts) + 1, skipFrom: math.MaxInt64,
+		skip: map[string]bool{}, days: map[string]int{}, names: dayNames{loc: m.loc}}
 	first := skipMessages + v.index.fits(budget)
 	// Messages of the recent turns (from turn skipFrom on) are already
 	// there.
-	skip := map[string]bool{}
-	skipFrom := int64(math.MaxInt64)
 	for i := len(v.turns) - 1; i >= 0 && skipMessages > 0; i-- {
 		for _, msg := range []Message{v.turns[i].Answer, v.turns[i].Question} {
 			if msg.Content != "" && skipMessages > 0 {
-				skip[docID(v.turns[i].ID, msg.Role)] = true
-				skipFrom = min(skipFrom, v.turns[i].ID)
+				w.skip[docID(v.turns[i].ID, msg.Role)] = true
+				w.skipFrom = min(w.skipFrom, v.turns[i].ID)
 				skipMessages--
 			}
 		}
 	}
-	lastTurn := int64(0)
 	if len(v.turns) > 0 {
-		lastTurn = v.turns[len(v.turns)-1].ID
+		w.lastTurn = v.turns[len(v.turns)-1].ID
 	}
-	used := m.messageTokens(lb.excerpts) + 1
-	days := map[string]bool{}
-	names := dayNames{loc: m.loc}
-	chosen := make([]excerpt, 0, min(first, ranked.len()))
-	for r := range ranked.all(first) {
-		d := r.doc
-		if d.turn > lastTurn || (d.turn >= skipFrom && skip[d.id]) {
-			continue
-		}
-		if used+d.tokens > budget { // with its day's heading, all the more
-			if budget-used < 8 {
-				break
-			}
-			continue
-		}
-		n := d.tokens
-		day := names.of(d.at)
-		if day != "" && !days[day] {
-			n += m.count("["+day+"]") + 1
-		}
-		if used+n > budget {
-			if budget-used < 8 {
-				break
-			}
-			continue
-		}
-		used += n
-		if day != "" {
-			days[day] = true
-		}
-		chosen = append(chosen, newExcerpt(d, day))
-	}
+	w.chosen = make([]excerpt, 0, min(first, ranked.len()))
+	ranked.fill(first, w)
+	chosen, used := w.chosen, w.used
 	if len(chosen) == 0 {
 		return nil, 0
 	}
@@ -417,23 +386,111 @@ func (m *Manager) retrieved(ctx context.Context, v *view, lb labels, question st
 	return []llm.Message{{Role: llm.RoleSystem, Content: s}}, used
 }
 
+// excerptWalk chooses retrieved's excerpts: the messages of a ranking
+// that fit budget, best first, each day's first under a heading of that
+// day (a filler).
+type excerptWalk struct {
+	m            *Manager
+	budget, used int
+	skip         map[string]bool // messages already shown, from turn skipFrom on
+	skipFrom     int64
+	lastTurn     int64          // messages of later turns are not shown
+	days         map[string]int // the tokens of each day's heading; -1 once it is shown
+	names        dayNames
+	chosen       []excerpt
+	newDays      []string // cost's scratch
+	// The day heading last looked up, and its tokens (-1 once shown):
+	// messages of one day come in runs.
+	lastDay  string
+	lastDayN int
+}
+
+func (w *excerptWalk) room() int { return w.budget - w.used }
+
+// passes reports whether d is passed over however much room is left.
+func (w *excerptWalk) passes(d *indexDoc) bool {
+	return d.turn > w.lastTurn || (d.turn >= w.skipFrom && w.skip[d.id])
+}
+
+// heading returns the day of d and its heading's tokens, 0 when it is
+// shown already (or d has no day).
+func (w *excerptWalk) heading(d *indexDoc) (string, int) {
+	day := w.names.of(d.at)
+	if day == "" {
+		return "", 0
+	}
+	if day != w.lastDay {
+		n, ok := w.days[day]
+		if !ok {
+			n = w.m.count("["+day+"]") + 1
+			w.days[day] = n
+		}
+		w.lastDay, w.lastDayN = day, n
+	}
+	return day, max(w.lastDayN, 0)
+}
+
+func (w *excerptWalk) cost(docs []indexDoc, set []scored) int {
+	n := 0
+	w.newDays = w.newDays[:0]
+	for _, o := range set {
+		d := &docs[o.pos]
+		if w.passes(d) {
+			continue
+		}
+		n += d.tokens
+		if day, h := w.heading(d); h > 0 && !slices.Contains(w.newDays, day) {
+			w.newDays = append(w.newDays, day)
+			n += h
+		}
+	}
+	return n
+}
+
+func (w *excerptWalk) offer(d *indexDoc) (stop bool) {
+	if w.passes(d) {
+		return false
+	}
+	room := w.room()
+	if d.tokens > room { // with its day's heading, all the more
+		return room < walkRoom
+	}
+	day, h := w.heading(d)
+	if d.tokens+h > room {
+		return room < walkRoom
+	}
+	w.used += d.tokens + h
+	if day != "" {
+		w.days[day] = -1
+		if day == w.lastDay {
+			w.lastDayN = -1
+		}
+	}
+	w.chosen = append(w.chosen, newExcerpt(d, day))
+	return false
+}
+
 // dayNames formats dates for headings ("2 Jan 2006" in loc, "" for an
-// unset time), formatting a day once however many messages it has in a row.
+// unset time), formatting a day once however many messages it has in a
+// row, and reading the date of a time of that day only to see that it is.
 type dayNames struct {
-	loc  *time.Location
-	y, d int
-	m    time.Month
-	name string
+	loc      *time.Location
+	from, to time.Time // the day named name: [from, to)
+	name     string
 }
 
 func (n *dayNames) of(t time.Time) string {
 	if t.UnixMilli() <= 0 {
 		return ""
 	}
-	t = t.In(n.loc)
-	if y, m, d := t.Date(); n.name == "" || y != n.y || m != n.m || d != n.d {
-		n.y, n.m, n.d, n.name = y, m, d, t.Format("2 Jan 2006")
+	if n.name != "" && !t.Before(n.from) && t.Before(n.to) {
+		return n.name
 	}
+	t = t.In(n.loc)
+	y, m, d := t.Date()
+	n.from = time.Date(y, m, d, 0, 0, 0, 0, n.loc)
+	n.to = n.from.AddDate(0, 0, 1)
+	n.name = t.Format("2 Jan 2006")
 	return n.name
 }
 
