@@ -116,7 +116,7 @@ func (s *salience) best() string {
 
 // How far back a referent is sought, in messages: a name of any kind
 // within nameReach; a thing of the documents, when none is named nearer,
-// within thingReach (a hotel the assistant named before three turns of
+// within thingReach (a place the assistant named before three turns of
 // booking it is still the one "the room" is in).
 const nameReach, thingReach = 6, 8
 
