@@ -11,6 +11,7 @@ import (
 
 	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/rag"
+	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/prompts"
 )
 
@@ -247,21 +248,14 @@ func (s *Service) termWeights(ctx context.Context, names []string, query string)
 		df[t] = 0
 	}
 	n := 0
-	seen := map[string]bool{}
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		b, release, err := s.get(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		n += b.lex.Len()
+	err := s.eachLexicon(ctx, names, func(lex *retrieve.BM25) {
+		n += lex.Len()
 		for t := range df {
-			df[t] += b.lex.DocFreq(t)
+			df[t] += lex.DocFreq(t)
 		}
-		release()
+	})
+	if err != nil {
+		return nil, err
 	}
 	if n == 0 || len(df) == 0 {
 		return nil, nil
@@ -319,4 +313,24 @@ func (s *Service) Answer(ctx context.Context, q rag.Query, fn func(delta string)
 	}
 	reply, err := s.Chat(ctx, req, fn)
 	return reply.Answer, err
+}
+
+// eachLexicon calls fn with the lexical index of each distinct base of
+// names, held open for the call: the document frequencies and sizes over
+// which a question's terms are weighed (termWeights, unknownName).
+func (s *Service) eachLexicon(ctx context.Context, names []string, fn func(lex *retrieve.BM25)) error {
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		b, release, err := s.get(ctx, name)
+		if err != nil {
+			return err
+		}
+		fn(b.lex)
+		release()
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/retrieve"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -51,24 +52,17 @@ func (s *Service) unknownName(ctx context.Context, names []string, query string)
 	first, _ := utf8.DecodeRuneInString(lead)
 	df := make([]int, len(words))
 	leadDF, n := 0, 0
-	seen := map[string]bool{}
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		b, release, err := s.get(ctx, name)
-		if err != nil {
-			return "", err
-		}
-		n += b.lex.Len()
+	err := s.eachLexicon(ctx, names, func(lex *retrieve.BM25) {
+		n += lex.Len()
 		for i, w := range words {
-			df[i] += b.lex.DocFreq(w) + b.lex.DocFreq(titleMark+w)
+			df[i] += lex.DocFreq(w) + lex.DocFreq(titleMark+w)
 		}
 		if lead != "" {
-			leadDF += b.lex.DocFreq(lead) + b.lex.DocFreq(titleMark+lead) + b.lex.DocFreq(string(first))
+			leadDF += lex.DocFreq(lead) + lex.DocFreq(titleMark+lead) + lex.DocFreq(string(first))
 		}
-		release()
+	})
+	if err != nil {
+		return "", err
 	}
 	for i, w := range words {
 		if df[i] == 0 {
