@@ -140,8 +140,8 @@ func (m *Manager) load(ctx context.Context, id string) (*convState, error) {
 // cache to the conversations whose retrieval index is worth keeping.
 func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*convState, error) {
 	cs := m.entry(id, keep)
-	cs.mu.Lock()
-	if !cs.loaded {
+	// refill reads the conversation's latest turns afresh.
+	refill := func() (*convState, error) {
 		if err := m.fill(ctx, cs, first); err != nil {
 			cs.mu.Unlock()
 			if errors.Is(err, ErrNotFound) {
@@ -151,6 +151,10 @@ func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*c
 			return nil, err
 		}
 		return cs, nil
+	}
+	cs.mu.Lock()
+	if !cs.loaded {
+		return refill()
 	}
 	newest, err := m.lastTurnID(ctx, id)
 	if errors.Is(err, ErrNotFound) {
@@ -165,15 +169,7 @@ func (m *Manager) open(ctx context.Context, id string, keep bool, first int) (*c
 	if newest < cs.lastID() {
 		// The conversation was deleted and made again elsewhere.
 		cs.loaded = false
-		if err := m.fill(ctx, cs, first); err != nil {
-			cs.mu.Unlock()
-			if errors.Is(err, ErrNotFound) {
-				m.forget(id)
-				return nil, nil
-			}
-			return nil, err
-		}
-		return cs, nil
+		return refill()
 	}
 	if newest > cs.lastID() {
 		// Turn ids count up by one, so the missing turns are the last
