@@ -178,3 +178,34 @@ func TestKindsAcrossLanguages(t *testing.T) {
 		t.Errorf("下一步: relative %d", a.Relative)
 	}
 }
+
+// TestTitleNamesFolded checks that the folded names TitlesOf keeps are
+// those of the title as it is when a question is read: a Title made by
+// hand, or changed after TitlesOf, finds what it names now.
+func TestTitleNamesFolded(t *testing.T) {
+	doc := &Doc{Title: "United States Constitution", Aliases: []string{"US Charter"}}
+	titles := TitlesOf(doc)
+	changed := slices.Clone(titles)
+	changed[0].Aliases = []string{"Model Charter"}
+	tests := []struct {
+		name   string
+		titles []Title
+		q      string
+		doc    string
+	}{
+		{"computed", titles, "What does Article I of the us charter say?", "United States Constitution"},
+		{"by hand, traditional script", []Title{{Title: "論語"}}, "论语第三章", "論語"},
+		{"by hand", []Title{{Title: "United States Constitution", Aliases: []string{"US Charter"}}}, "the US CHARTER, Article I", "United States Constitution"},
+		{"alias changed", changed, "Article I of the model charter", "United States Constitution"},
+		{"alias gone", changed, "Article I of the US charter", ""},
+		{"in 《》", titles, "《us charter》第一条", "United States Constitution"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := ParseAddress(tt.q, Known{Titles: tt.titles})
+			if a.Doc != tt.doc || (tt.doc != "" && !a.DocKnown) {
+				t.Errorf("%q: doc %q (known %v), want %q", tt.q, a.Doc, a.DocKnown, tt.doc)
+			}
+		})
+	}
+}
