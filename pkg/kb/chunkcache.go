@@ -80,7 +80,7 @@ func (c *chunkCache) drop(ids []string) {
 
 // chunks returns the chunks of b with the given ids (those that exist),
 // from the cache or else from the database. The chunks' metadata maps are
-// shared: callers copy before changing them (chunkResult does).
+// shared: callers copy before changing them (search does, withPath).
 func (b *base) chunks(ctx context.Context, ids []string) (map[string]Chunk, error) {
 	out, missing, gen := b.chunkCache.get(ids)
 	if len(missing) == 0 {

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -69,7 +70,7 @@ var loadShapedQueries = []string{
 }
 
 // TestSearchLoadShaped pins the results of searches over the load-shaped
-// base (ids, relevances to the last bit, matches, paths): the cost of a
+// base (ids, relevances to the last bit, matches, paths, metadata): the cost of a
 // search may change, its results may not.
 func TestSearchLoadShaped(t *testing.T) {
 	if testing.Short() {
@@ -86,7 +87,11 @@ func TestSearchLoadShaped(t *testing.T) {
 			}
 			fmt.Fprintf(&b, "%s top %d\n", q, k)
 			for _, r := range rs {
-				fmt.Fprintf(&b, "  %s %.17g %q %q", r.ID, r.Relevance, r.Match, r.Path)
+				meta, err := json.Marshal(r.Metadata)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&b, "  %s %.17g %q %q %s", r.ID, r.Relevance, r.Match, r.Path, meta)
 				if r.Match != "" {
 					fmt.Fprintf(&b, " %q", r.Text) // a chunk's id says its text
 				}
