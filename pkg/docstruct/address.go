@@ -21,8 +21,17 @@ type Title struct {
 	folded []foldedName
 }
 
-// foldedName is a name of a title and its folded form.
-type foldedName struct{ name, key string }
+// foldedName is a name of a title, its folded form and the number of
+// runes of that.
+type foldedName struct {
+	name, key string
+	runes     int
+}
+
+func newFoldedName(name string) foldedName {
+	key := foldName(name)
+	return foldedName{name, key, utf8.RuneCountInString(key)}
+}
 
 // foldName is a name as a question's words are matched with it: script
 // folded (text.Fold), then lower case.
@@ -31,9 +40,9 @@ func foldName(s string) string { return strings.ToLower(text.Fold(s)) }
 // withFolded is t with its names' folded forms computed.
 func (t Title) withFolded() Title {
 	t.folded = make([]foldedName, 0, 1+len(t.Aliases))
-	t.folded = append(t.folded, foldedName{t.Title, foldName(t.Title)})
+	t.folded = append(t.folded, newFoldedName(t.Title))
 	for _, a := range t.Aliases {
-		t.folded = append(t.folded, foldedName{a, foldName(a)})
+		t.folded = append(t.folded, newFoldedName(a))
 	}
 	return t
 }
@@ -454,7 +463,7 @@ func (k Known) find(fq string) (title string, i, j int) {
 	for _, t := range k.Titles {
 		for _, n := range t.names() {
 			ln := n.key
-			if utf8.RuneCountInString(ln) < 2 || len(ln) <= best {
+			if n.runes < 2 || len(ln) <= best {
 				continue
 			}
 			if x := strings.Index(lq, ln); x >= 0 && (len(lq) == len(fq)) {
