@@ -209,3 +209,21 @@ func TestTitleNamesFolded(t *testing.T) {
 		})
 	}
 }
+
+// TestTitlesOfApart checks that the titles TitlesOf lays out in one block
+// are apart: an alias appended to one is not another's.
+func TestTitlesOfApart(t *testing.T) {
+	docs := []*Doc{{Title: "A", Aliases: []string{"a1", "a2"}}, {Title: "B"}, {Title: "C", Aliases: []string{"c1"}}}
+	titles := TitlesOf(docs...)
+	titles[0].Aliases = append(titles[0].Aliases, "a3")
+	titles[1].Aliases = append(titles[1].Aliases, "b1")
+	if got := titles[2]; got.Title != "C" || !slices.Equal(got.Aliases, []string{"c1"}) {
+		t.Errorf("third title %q %q, want C [c1]", got.Title, got.Aliases)
+	}
+	if !slices.Equal(docs[0].Aliases, []string{"a1", "a2"}) || docs[1].Aliases != nil {
+		t.Errorf("documents' aliases changed: %q %q", docs[0].Aliases, docs[1].Aliases)
+	}
+	if a := ParseAddress("what is in c1?", Known{Titles: titles}); a.Doc != "C" {
+		t.Errorf("c1 names %q, want C", a.Doc)
+	}
+}
