@@ -131,3 +131,23 @@ func BenchmarkSearchLoadShaped(b *testing.B) {
 		}
 	}
 }
+
+// TestTitleOfRepeats checks titleOf's quick path against the section path
+// made heading by heading.
+func TestTitleOfRepeats(t *testing.T) {
+	slow := func(doc, section string) string {
+		parts := []string{doc}
+		for _, h := range strings.Split(section, " > ") {
+			if h != parts[len(parts)-1] {
+				parts = append(parts, h)
+			}
+		}
+		return strings.Join(parts, " > ")
+	}
+	for _, section := range []string{"a", "law", "law > a", "a > a", "a > b > b", "a > b > a", " > ", "a >  > b", "a > ", " > a", "a>b > b>c", "law > law > 第一章"} {
+		meta := map[string]any{"section": section}
+		if got, want := titleOf("docs/law.md", meta), slow("law", section); got != want {
+			t.Errorf("titleOf(law, %q) = %q, want %q", section, got, want)
+		}
+	}
+}
