@@ -214,10 +214,13 @@ func (s *Service) rankNamedDocuments(ctx context.Context, bases []*base, q strin
 	applyNamedDocuments(q, rs, s.titleTerms.get)
 	out := make([]Result, 0, len(rs))
 	for _, b := range bases {
-		var mine []Result
-		for _, r := range rs {
-			if r.KnowledgeBase == b.name {
-				mine = append(mine, r)
+		mine := rs // one base's: all of them
+		if len(bases) > 1 {
+			mine = nil
+			for _, r := range rs {
+				if r.KnowledgeBase == b.name {
+					mine = append(mine, r)
+				}
 			}
 		}
 		mine, err := s.rankNamedDocument(ctx, b, q, mine)
