@@ -318,10 +318,9 @@ func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qv
 }
 
 // chunkResult is chunk c of base b found with relevance rel, under its
-// section path. Its metadata
-// is the chunk's, shared (the chunk cache's): search gives the results it
-// returns a copy with their section path added (withPath), and only
-// those, as most candidates are dropped.
+// section path. Its metadata is the chunk's, shared (the chunk cache's):
+// search gives the results it returns a copy with their section path
+// added (withPath), and only those, as most candidates are dropped.
 func (s *Service) chunkResult(b *base, c cachedChunk, rel float64) Result {
 	return Result{Chunk: c.Chunk, KnowledgeBase: b.name, Relevance: rel, Path: c.path}
 }
