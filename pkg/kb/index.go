@@ -189,12 +189,25 @@ func (m *MemIndex) Delete(ctx context.Context, f Filter) error {
 		return nil
 	}
 	c := compileFilter(f)
+	remove := func(id string) {
+		delete(m.pay, id)
+		if m.vecs != nil {
+			m.vecs.Remove(id)
+		}
+	}
+	if len(f.IDs) > 0 && len(f.IDs) < len(m.pay) {
+		// The chunks named, looked up rather than every chunk scanned:
+		// an upload that replaces a document removes its old chunks.
+		for id := range c.ids {
+			if p, ok := m.pay[id]; ok && c.match(id, p.file, p.meta) {
+				remove(id)
+			}
+		}
+		return nil
+	}
 	for id, p := range m.pay {
 		if c.match(id, p.file, p.meta) {
-			delete(m.pay, id)
-			if m.vecs != nil {
-				m.vecs.Remove(id)
-			}
+			remove(id)
 		}
 	}
 	return nil

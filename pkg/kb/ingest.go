@@ -298,6 +298,15 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			return failed(err)
 		}
 	}
+	// A file of one group (a small upload) has its vectors at hand: the
+	// index takes them as they are, not read back from the log.
+	var held [][]float32
+	if log != nil && len(pieces) <= group {
+		held = make([][]float32, len(chunks))
+		for i, c := range chunks {
+			held[i] = c.Vector
+		}
+	}
 	old, gen, err := fw.commit(ctx, dim)
 	if err != nil {
 		return failed(err)
@@ -307,7 +316,7 @@ func (b *base) ingest(ctx context.Context, job ingestJob, emb llm.Embedder, batc
 			return ingestResult{}, fmt.Errorf("save %s (indexed): %w", job.name, err)
 		}
 	}
-	b.applyFile(ctx, old, job.name, ids, pieces, log, logStart, gen)
+	b.applyFile(ctx, old, job.name, ids, pieces, log, logStart, held, gen)
 	b.putStruct(parseStruct(job.name, hash, stxt, sfm, b.profile()))
 	return ingestResult{chunks: len(pieces)}, nil
 }
@@ -553,12 +562,13 @@ func (b *base) rowVectors() bool { return b.mem == nil || b.dbOriginals }
 
 // applyFile brings the in-memory indexes up to a committed replacement of
 // the file's chunks: the chunks old are gone, the chunks ids (pieces) are
-// there, their vectors in log from logStart (nil with a remote store).
+// there, their vectors in log from logStart (nil with a remote store), or
+// in held (in the order of ids) when the ingestion held them all.
 // The commit is done, so the indexes follow it even when the request that
 // made it is cancelled meanwhile: its ctx's values without its
 // cancellation; a remote store's delete is bounded by its own per-call
 // timeout (QdrantConfig.Timeout).
-func (b *base) applyFile(ctx context.Context, old []string, file string, ids []string, pieces []Piece, log *vecLog, logStart int64, gen uint64) {
+func (b *base) applyFile(ctx context.Context, old []string, file string, ids []string, pieces []Piece, log *vecLog, logStart int64, held [][]float32, gen uint64) {
 	keep := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		keep[id] = true
@@ -609,7 +619,11 @@ func (b *base) applyFile(ctx context.Context, old []string, file string, ids []s
 		// The vectors were synced before the commit: a failure to read
 		// them back leaves the chunks out of the vector index until the
 		// next open, which indexes them from the log.
-		_ = b.mem.addFromLog(dctx, log, logStart, pay, gcEvery)
+		if held != nil {
+			_ = b.mem.stageHeld(ids, held, pay)
+		} else {
+			_ = b.mem.addFromLog(dctx, log, logStart, pay, gcEvery)
+		}
 	}
 	b.gen = gen
 	b.changed(len(ids) + len(gone))

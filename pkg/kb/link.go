@@ -223,6 +223,29 @@ func (m *MemIndex) addFromLog(ctx context.Context, l *vecLog, from int64, pay ma
 	return err
 }
 
+// stageHeld stages the vectors vecs of the chunks ids (which pay names),
+// as addFromLog does with the same vectors read back from the log: an
+// ingestion that held them all (one group) need not read them again.
+func (m *MemIndex) stageHeld(ids []string, vecs [][]float32, pay map[string]payload) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	if m.vecs == nil {
+		m.dim = len(vecs[0])
+		m.vecs = retrieve.NewHNSW(m.dim, memHNSW)
+	}
+	m.vecs.Reserve(len(pay))
+	m.mu.Unlock()
+	for s := 0; s < len(ids); s += addBatchSize {
+		e := min(s+addBatchSize, len(ids))
+		if err := m.stage(ids[s:e], vecs[s:e], pay); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // addBatchSize is how many vectors an ingestion stages in the embedded
 // index at a time.
 const addBatchSize = 1024

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
+
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,7 +59,9 @@ type structSet struct {
 	known   docstruct.Known
 }
 
-// structDoc is one document's structure.
+// structDoc is one document's structure. One in a set is read
+// concurrently: never changed once stored (a set that changes it makes a
+// copy).
 type structDoc struct {
 	file  string
 	hash  string
@@ -68,6 +70,20 @@ type structDoc struct {
 	// numbered is whether some part has a number without a kind (a
 	// dotted number, an enumeration).
 	numbered bool
+
+	// parsed are the aliases as parsed (doc's before a set distinguishes
+	// them); d0 is the title's distinctive alias among no other titles
+	// (docstruct.Distinctive(title, nil)) and d0Fold its folded form.
+	parsed     []string
+	d0, d0Fold string
+	// placed is set once doc's aliases are distinguished among a set's
+	// titles: alias is then the distinctive alias they end with ("" for
+	// none).
+	placed bool
+	alias  string
+	// kindSeq are the kinds of the parts in order, each spelling once:
+	// the kinds of several documents (docstruct.KindsOf) merge theirs.
+	kindSeq []string
 }
 
 // semaphore returns sem, made on first use.
@@ -122,12 +138,20 @@ func structText(name string, data []byte, docs []Document) (string, docstruct.Fo
 // parseStruct reads one document's structure.
 func parseStruct(file, hash, txt string, f docstruct.Format, p *docstruct.Profile) *structDoc {
 	d := docstruct.Parse(file, txt, f, p)
-	sd := &structDoc{file: file, hash: hash, doc: d, kinds: docstruct.KindsOf(d)}
+	sd := &structDoc{file: file, hash: hash, doc: d, kinds: docstruct.KindsOf(d), parsed: d.Aliases}
+	sd.d0 = docstruct.Distinctive(d.Title, nil)
+	sd.d0Fold = foldTitle(sd.d0)
 	d.Root.Walk(func(p *docstruct.Part) bool {
 		if p.Label.Kind == "" && p.Label.HasNumber() {
 			sd.numbered = true
 		}
 		return !sd.numbered
+	})
+	d.Root.Walk(func(p *docstruct.Part) bool {
+		if k := p.Label.Kind; k != "" && !slices.Contains(sd.kindSeq, k) {
+			sd.kindSeq = append(sd.kindSeq, k)
+		}
+		return true
 	})
 	return sd
 }
@@ -150,55 +174,6 @@ func (b *base) buildStructAtOpen() {
 		defer b.life.RUnlock()
 		_, _ = b.structure(ctx) // a failure is tried again by the first search
 	}()
-}
-
-// putStruct records the structure of a document just ingested (its hash as the
-// files table has it), so that the next use need not load it again.
-func (b *base) putStruct(sd *structDoc) {
-	x := &b.structs
-	select {
-	case x.semaphore() <- struct{}{}:
-		defer x.unlock()
-	default:
-		// A build is under way: the next one reads this document again.
-		x.invalidate()
-		return
-	}
-	cur := x.cur.Load()
-	if cur == nil || cur.profile != b.profile() {
-		// Not built yet (or about to be rebuilt for another profile): the
-		// next build reads it like the others.
-		x.invalidate()
-		return
-	}
-	docs := make([]*structDoc, 0, len(cur.docs)+1)
-	for _, d := range cur.docs {
-		if d.file != sd.file {
-			docs = append(docs, d)
-		}
-	}
-	docs = append(docs, sd)
-	x.cur.Store(newStructSet(cur.version, cur.profile, docs))
-}
-
-// newStructSet makes a set of docs, their distinctive aliases recomputed
-// across them. The docs given are copied (a Doc's aliases are rewritten):
-// sets already stored are read concurrently.
-func newStructSet(version uint64, p *docstruct.Profile, docs []*structDoc) *structSet {
-	sort.Slice(docs, func(i, j int) bool { return docs[i].file < docs[j].file })
-	set := &structSet{version: version, profile: p, byFile: make(map[string]*structDoc, len(docs))}
-	ds := make([]*docstruct.Doc, len(docs))
-	for i, d := range docs {
-		c := *d.doc
-		c.Aliases = slices.Clone(d.doc.Aliases)
-		ds[i] = &c
-		nd := &structDoc{file: d.file, hash: d.hash, doc: &c, kinds: d.kinds, numbered: d.numbered}
-		set.docs = append(set.docs, nd)
-		set.byFile[d.file] = nd
-	}
-	docstruct.Distinguish(ds)
-	set.known = docstruct.Known{Titles: docstruct.TitlesOf(ds...), Kinds: docstruct.KindsOf(ds...), Profile: p}
-	return set
 }
 
 // structure returns the base's structure index, up to date with every
