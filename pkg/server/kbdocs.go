@@ -107,13 +107,23 @@ func (s *Server) handleUploadDocs(c *gin.Context) {
 	cfg := s.kb.Config()
 	limit := cfg.MaxUploadBytes
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-	spool, err := s.kb.SpoolDir()
-	if err != nil {
-		writeError(c, err)
+	// The spool folder is made for the first file too large to be held
+	// in memory.
+	var spool string
+	defer func() {
+		if spool != "" {
+			os.RemoveAll(spool)
+		}
+	}()
+	var spoolErr error
+	form, err := readUpload(c.Request, func() (string, error) {
+		spool, spoolErr = s.kb.SpoolDir()
+		return spool, spoolErr
+	}, cfg.MaxUploadFiles)
+	if spoolErr != nil {
+		writeError(c, spoolErr)
 		return
 	}
-	defer os.RemoveAll(spool)
-	form, err := readUpload(c.Request, spool, cfg.MaxUploadFiles)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
