@@ -707,32 +707,60 @@ func (s *Service) OriginalPath(ctx context.Context, name, file string) (string, 
 }
 
 // contentFiles lists the originals in a KB's content folder (relative
-// names with "/"), skipping hidden and temporary files.
+// names with "/"), skipping hidden and temporary files: the regular files
+// filepath.WalkDir finds there, the folders' entries read unsorted and
+// the names sorted once.
 func contentFiles(dir string) ([]string, error) {
-	var out []string
 	root := filepath.Join(dir, contentDir)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
+	st, err := os.Lstat(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
 		}
-		if strings.HasPrefix(d.Name(), ".") && p != root {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() {
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, filepath.ToSlash(rel))
-		}
-		return nil
-	})
+		return nil, err
+	}
+	if st.Mode().IsRegular() {
+		return []string{"."}, nil // as WalkDir would name it
+	}
+	if !st.IsDir() {
+		return nil, nil
+	}
+	var out []string
+	err = walkContent(root, "", &out)
 	sort.Strings(out)
 	return out, err
+}
+
+// walkContent adds to out the regular files of the folder path (named
+// prefix+name) and of its folders, hidden ones left out, in WalkDir's
+// order of folders: a folder that cannot be read (but is gone) ends the
+// walk with its error.
+func walkContent(path, prefix string, out *[]string) error {
+	var entries []fs.DirEntry
+	f, err := os.Open(path)
+	if err == nil {
+		entries, err = f.ReadDir(-1)
+		f.Close()
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var dirs []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "."):
+		case e.IsDir():
+			dirs = append(dirs, name)
+		case e.Type().IsRegular():
+			*out = append(*out, prefix+name)
+		}
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		if err := walkContent(filepath.Join(path, d), prefix+d+"/", out); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/width"
@@ -112,9 +113,18 @@ func (b *base) fileName(ctx context.Context, name string) string {
 	return n
 }
 
-// nameKeys maps the foldKey of every document and original of the
-// knowledge base to its name.
-func (b *base) nameKeys(ctx context.Context) (map[string]string, error) {
+// nameKeys are the names of a knowledge base's documents and originals,
+// found by foldKey, and the names a request creates (checkNewFile adds
+// them). A name is sought among the others when a request names it, not
+// every name keyed ahead: a request names a few.
+type nameKeys struct {
+	names []string          // the documents', then the originals': a later one of a key wins
+	added map[string]string // the request's, by key: they win
+}
+
+// nameKeys returns the names of the documents and originals of the
+// knowledge base.
+func (b *base) nameKeys(ctx context.Context) (*nameKeys, error) {
 	names, err := b.fileNames(ctx)
 	if err != nil {
 		return nil, err
@@ -128,21 +138,54 @@ func (b *base) nameKeys(ctx context.Context) (map[string]string, error) {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	keys := make(map[string]string, len(names)+len(orig))
-	for _, n := range append(names, orig...) {
-		keys[foldKey(n)] = n
+	return &nameKeys{names: append(names, orig...), added: map[string]string{}}, nil
+}
+
+// lookup returns the name of key k: the last one a request added, else
+// the last of the names.
+func (nk *nameKeys) lookup(k string) (string, bool) {
+	if n, ok := nk.added[k]; ok {
+		return n, true
 	}
-	return keys, nil
+	for i := len(nk.names) - 1; i >= 0; i-- {
+		if hasKey(nk.names[i], k) {
+			return nk.names[i], true
+		}
+	}
+	return "", false
+}
+
+// hasKey reports whether foldKey(name) is k; an ASCII name's key is its
+// lower case (NFC and width leave ASCII as it is), compared in place.
+func hasKey(name, k string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return foldKey(name) == k
+		}
+	}
+	if len(name) != len(k) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != k[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // checkNewFile refuses the name of a new document that differs from an
 // existing one (keys, from nameKeys, with the request's names added as
 // they are accepted) only by case or width; the same name replaces.
-func checkNewFile(keys map[string]string, name string) error {
+func checkNewFile(keys *nameKeys, name string) error {
 	k := foldKey(name)
-	if n, ok := keys[k]; ok && n != name {
+	if n, ok := keys.lookup(k); ok && n != name {
 		return errLookalike("file name", name, n)
 	}
-	keys[k] = name
+	keys.added[k] = name
 	return nil
 }

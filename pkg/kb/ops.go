@@ -184,7 +184,7 @@ type writeBatch struct {
 	// keys, when not nil, holds the names of the KB's documents by
 	// foldKey: the request creates documents (AddFiles), whose names are
 	// checked as new names.
-	keys map[string]string
+	keys *nameKeys
 	res  AddResult
 }
 
