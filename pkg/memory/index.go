@@ -160,6 +160,7 @@ const (
 type docHot struct {
 	session int32
 	speaker int32 // the speaker's number (turnIndex.speakers), 0 for none
+	tokens  int32 // indexDoc.tokens
 	flags   docFlags
 }
 
@@ -204,6 +205,21 @@ func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string)
 	}
 }
 
+// internRole returns role, the package llm's constant when it is one of
+// them: comparing a message's role with a constant (line.label, once for
+// every message shown) then reads the constant's bytes, always at hand,
+// where a role read from a store is a string of its own somewhere in
+// memory (a cache miss for each message a late turn shows).
+func internRole(role string) string {
+	switch role {
+	case llm.RoleUser:
+		return llm.RoleUser
+	case llm.RoleAssistant:
+		return llm.RoleAssistant
+	}
+	return role
+}
+
 func docID(turn int64, role string) string {
 	if role == llm.RoleAssistant {
 		return strconv.FormatInt(turn, 10) + "a"
@@ -229,7 +245,7 @@ func (x *turnIndex) add(turns []Turn) {
 			if n := len(x.docs); n > 0 && (x.gap > 0 && at.Sub(x.docs[n-1].at) > x.gap) {
 				x.session++
 			}
-			d := indexDoc{id: id, turn: t.ID, line: line{turn: t.ID, role: m.Role, speaker: speakerOf(m), text: c}, at: at, session: x.session}
+			d := indexDoc{id: id, turn: t.ID, line: line{turn: t.ID, role: internRole(m.Role), speaker: speakerOf(m), text: c}, at: at, session: x.session}
 			d.tokens = x.count(d.line.String()) + 1
 			x.tokens += d.tokens
 			d.timed = hasTimeWords(c)
@@ -237,7 +253,7 @@ func (x *turnIndex) add(turns []Turn) {
 			d.names = properNouns(c)
 			d.asks = strings.ContainsAny(c, "?？")
 			d.user = m.Role == llm.RoleUser
-			h := docHot{session: int32(d.session)}
+			h := docHot{session: int32(d.session), tokens: int32(min(d.tokens, math.MaxInt32))}
 			if d.line.speaker != "" {
 				if x.speakers[d.line.speaker] == 0 {
 					x.speakers[d.line.speaker] = int32(len(x.speakers) + 1)
@@ -350,7 +366,7 @@ func (x *turnIndex) candidates(lexical []string, sc *rankScratch) (pos []int32, 
 		for _, d := range arch.touched {
 			s := arch.val[d]
 			norm = max(norm, s)
-			hits = append(hits, scored{s, d})
+			hits = append(hits, scored{score: s, pos: d})
 		}
 		sc.hits = hits
 		top := best(hits, archiveHits)
@@ -576,7 +592,7 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		if asksCount && h.flags&docCounts != 0 {
 			s *= 1 + countBoost
 		}
-		order[k] = scored{s, p}
+		order[k] = scored{score: s, pos: p, tokens: h.tokens}
 	}
 	return &ranking{docs: x.docs[:n:n], order: order}, n, complete
 }

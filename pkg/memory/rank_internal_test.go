@@ -28,7 +28,7 @@ func randomScored(rng *rand.Rand, n int) []scored {
 		default:
 			v = rng.Float64() * math.Ldexp(1, rng.IntN(20)-10)
 		}
-		s[n-1-i] = scored{v, int32(i)}
+		s[n-1-i] = scored{score: v, pos: int32(i)}
 	}
 	return s
 }
@@ -149,23 +149,6 @@ func (f *testFiller) need(d *indexDoc) int {
 	return d.tokens + 3
 }
 
-func (f *testFiller) cost(docs []indexDoc, set []scored) int {
-	n := 0
-	seen := map[int64]bool{}
-	for _, o := range set {
-		d := &docs[o.pos]
-		if d.turn%7 == 0 {
-			continue
-		}
-		n += d.tokens
-		if !f.days[d.turn/10] && !seen[d.turn/10] {
-			seen[d.turn/10] = true
-			n += 3
-		}
-	}
-	return n
-}
-
 func (f *testFiller) offer(d *indexDoc) bool {
 	if d.turn%7 == 0 {
 		return false
@@ -198,6 +181,9 @@ func TestFill(t *testing.T) {
 					docs[i].tokens = 1 + rng.IntN(50)
 				}
 			}
+			for i := range s {
+				s[i].tokens = int32(docs[s[i].pos].tokens)
+			}
 			order := slices.Clone(s)
 			slices.SortFunc(order, better)
 			budgets := []int{0, 5, 9, 40, 300, 1000, 5000, 30000}
@@ -213,13 +199,21 @@ func TestFill(t *testing.T) {
 				}
 				slices.Sort(want.took)
 				for _, first := range []int{0, 16, 50, 200, 2000} {
+					// A ranking is walked afresh, after a search read its
+					// best, and again (its best already in order).
 					r := &ranking{docs: docs, order: slices.Clone(s)}
-					got := &testFiller{budget: budget, days: map[int64]bool{}}
-					r.fill(first, got)
-					slices.Sort(got.took)
-					if !slices.Equal(got.took, want.took) || got.used != want.used {
-						t.Fatalf("n=%d budget=%d first=%d: took %d messages (%d tokens), want %d (%d)",
-							n, budget, first, len(got.took), got.used, len(want.took), want.used)
+					for walk := range 3 {
+						if walk == 1 {
+							r = &ranking{docs: docs, order: slices.Clone(s)}
+							r.top(rng.IntN(n + 1))
+						}
+						got := &testFiller{budget: budget, days: map[int64]bool{}}
+						r.fill(first, got)
+						slices.Sort(got.took)
+						if !slices.Equal(got.took, want.took) || got.used != want.used {
+							t.Fatalf("n=%d budget=%d first=%d walk %d: took %d messages (%d tokens), want %d (%d)",
+								n, budget, first, walk, len(got.took), got.used, len(want.took), want.used)
+						}
 					}
 				}
 			}

@@ -398,7 +398,6 @@ type excerptWalk struct {
 	days         map[string]int // the tokens of each day's heading; -1 once it is shown
 	names        dayNames
 	chosen       []excerpt
-	newDays      []string // cost's scratch
 	// The day heading last looked up, and its tokens (-1 once shown):
 	// messages of one day come in runs.
 	lastDay  string
@@ -428,23 +427,6 @@ func (w *excerptWalk) heading(d *indexDoc) (string, int) {
 		w.lastDay, w.lastDayN = day, n
 	}
 	return day, max(w.lastDayN, 0)
-}
-
-func (w *excerptWalk) cost(docs []indexDoc, set []scored) int {
-	n := 0
-	w.newDays = w.newDays[:0]
-	for _, o := range set {
-		d := &docs[o.pos]
-		if w.passes(d) {
-			continue
-		}
-		n += d.tokens
-		if day, h := w.heading(d); h > 0 && !slices.Contains(w.newDays, day) {
-			w.newDays = append(w.newDays, day)
-			n += h
-		}
-	}
-	return n
 }
 
 func (w *excerptWalk) offer(d *indexDoc) (stop bool) {
