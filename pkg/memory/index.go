@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -103,7 +104,11 @@ type turnIndex struct {
 	lastMu sync.Mutex
 	last   *rankCache
 
-	scratch sync.Pool // *rankScratch
+	// scratch is the working memory of the latest search, kept for the
+	// next (nil while a search holds it): a sync.Pool would drop it at
+	// every other collection, and a late turn's is some 10 bytes a
+	// message, to allocate and clear again.
+	scratch atomic.Pointer[rankScratch]
 }
 
 // rankScratch holds a ranking's working slices, reused from one search to
@@ -502,11 +507,11 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 			qt = kept
 		}
 	}
-	sc, _ := x.scratch.Get().(*rankScratch)
+	sc := x.scratch.Swap(nil)
 	if sc == nil {
 		sc = &rankScratch{}
 	}
-	defer x.scratch.Put(sc)
+	defer x.scratch.Store(sc)
 	pos, lex := x.candidates(withPairs(qt), sc)
 	base := x.baseScores(pos, lex, qvec, vectorWeight)
 
