@@ -159,10 +159,14 @@ const (
 	archiveHits = 64
 )
 
-// docHot is what ranking reads of each message it ranks, apart from the
-// rest of indexDoc so that ranking hundreds of messages reads a few bytes
-// of each.
+// docHot is what ranking and the walk through a ranking (retrieved's
+// excerptWalk) read of each message, apart from the rest of indexDoc so
+// that ranking hundreds of messages and walking through them reads a few
+// bytes of each, side by side: of a walk's messages, only those it shows
+// are read further.
 type docHot struct {
+	turn    int64 // indexDoc.turn
+	at      int64 // indexDoc.at in Unix milliseconds
 	session int32
 	speaker int32 // the speaker's number (turnIndex.speakers), 0 for none
 	tokens  int32 // indexDoc.tokens
@@ -176,12 +180,13 @@ const (
 	docTimed                            // indexDoc.timed
 	docCounts                           // indexDoc.counts
 	docUnnamedUser                      // a message of the user with no speaker name
+	docUser                             // indexDoc.user
 )
 
 // indexDoc is one indexed message.
 type indexDoc struct {
-	// What the walk through a ranking reads of every message comes first,
-	// in one cache line.
+	// What ranking and the walk through a ranking read of every message
+	// is in docHot too.
 	turn    int64
 	tokens  int // of line.String() plus a line break
 	at      time.Time
@@ -258,7 +263,7 @@ func (x *turnIndex) add(turns []Turn) {
 			d.names = properNouns(c)
 			d.asks = strings.ContainsAny(c, "?？")
 			d.user = m.Role == llm.RoleUser
-			h := docHot{session: int32(d.session), tokens: int32(min(d.tokens, math.MaxInt32))}
+			h := docHot{turn: d.turn, at: m.Timestamp, session: int32(d.session), tokens: int32(min(d.tokens, math.MaxInt32))}
 			if d.line.speaker != "" {
 				if x.speakers[d.line.speaker] == 0 {
 					x.speakers[d.line.speaker] = int32(len(x.speakers) + 1)
@@ -270,7 +275,7 @@ func (x *turnIndex) add(turns []Turn) {
 			for _, f := range []struct {
 				set  bool
 				flag docFlags
-			}{{d.asks, docAsks}, {d.timed, docTimed}, {d.counts, docCounts}} {
+			}{{d.asks, docAsks}, {d.timed, docTimed}, {d.counts, docCounts}, {d.user, docUser}} {
 				if f.set {
 					h.flags |= f.flag
 				}
@@ -599,7 +604,7 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		}
 		order[k] = scored{score: s, pos: p, tokens: h.tokens}
 	}
-	return &ranking{docs: x.docs[:n:n], order: order}, n, complete
+	return &ranking{docs: x.docs[:n:n], hot: x.hot[:n:n], order: order}, n, complete
 }
 
 func firstName(name string) string {

@@ -163,7 +163,10 @@ func (f *testFiller) need(d *indexDoc) int {
 	return d.tokens + 3
 }
 
-func (f *testFiller) offer(d *indexDoc) bool {
+func (f *testFiller) offer(d *indexDoc, h *docHot) bool {
+	if h.turn != d.turn || int(h.tokens) != d.tokens {
+		panic("offer: a message with another's docHot")
+	}
 	if d.turn%7 == 0 {
 		return false
 	}
@@ -195,6 +198,10 @@ func TestFill(t *testing.T) {
 					docs[i].tokens = 1 + rng.IntN(50)
 				}
 			}
+			hot := make([]docHot, n)
+			for i, d := range docs {
+				hot[i] = docHot{turn: d.turn, tokens: int32(d.tokens)}
+			}
 			for i := range s {
 				s[i].tokens = int32(docs[s[i].pos].tokens)
 			}
@@ -207,7 +214,7 @@ func TestFill(t *testing.T) {
 			for _, budget := range budgets {
 				want := &testFiller{budget: budget, days: map[int64]bool{}}
 				for _, o := range order {
-					if want.offer(&docs[o.pos]) {
+					if want.offer(&docs[o.pos], &hot[o.pos]) {
 						break
 					}
 				}
@@ -215,10 +222,10 @@ func TestFill(t *testing.T) {
 				for _, first := range []int{0, 16, 50, 200, 2000} {
 					// A ranking is walked afresh, after a search read its
 					// best, and again (its best already in order).
-					r := &ranking{docs: docs, order: slices.Clone(s)}
+					r := &ranking{docs: docs, hot: hot, order: slices.Clone(s)}
 					for walk := range 3 {
 						if walk == 1 {
-							r = &ranking{docs: docs, order: slices.Clone(s)}
+							r = &ranking{docs: docs, hot: hot, order: slices.Clone(s)}
 							r.top(rng.IntN(n + 1))
 						}
 						got := &testFiller{budget: budget, days: map[int64]bool{}}
@@ -267,12 +274,12 @@ func TestDayNames(t *testing.T) {
 	for _, loc := range locs {
 		n := dayNames{loc: loc}
 		for range 2000 {
-			at := start.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour))))
-			if got, want := n.of(at), at.In(loc).Format("2 Jan 2006"); got != want {
+			at := time.UnixMilli(start.UnixMilli() + rng.Int64N(5*24*3600*1000))
+			if got, want := n.of(at.UnixMilli()), at.In(loc).Format("2 Jan 2006"); got != want {
 				t.Fatalf("%v in %v: %q, want %q", at, loc, got, want)
 			}
 		}
-		if got := n.of(time.UnixMilli(0)); got != "" {
+		if got := n.of(0); got != "" {
 			t.Errorf("unset time: %q", got)
 		}
 	}

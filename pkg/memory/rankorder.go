@@ -11,6 +11,7 @@ import (
 type ranked struct {
 	doc   *indexDoc // shared, read-only
 	score float64
+	pos   int32 // doc's position in the ranking's docs
 }
 
 // ranking is a search's result: the messages it ranked with their scores,
@@ -22,6 +23,7 @@ type ranked struct {
 // A ranking is shared (turnIndex.last) and safe for concurrent use.
 type ranking struct {
 	docs []indexDoc // the index's messages when ranked (read-only)
+	hot  []docHot   // docs' docHot (read-only)
 
 	mu sync.Mutex
 	// order[:len(out)] is best first, each better than every one after
@@ -57,7 +59,7 @@ func (r *ranking) top(k int) []ranked {
 		r.tmp, r.keys = grow(r.tmp, k-n), grow(r.keys, k-n)
 		sortScored(rest[:k-n], r.tmp, r.keys)
 		for _, o := range rest[:k-n] {
-			r.out = append(r.out, ranked{doc: &r.docs[o.pos], score: o.score})
+			r.out = append(r.out, ranked{doc: &r.docs[o.pos], score: o.score, pos: o.pos})
 		}
 	}
 	return r.out[:len(r.out):len(r.out)]
@@ -76,8 +78,9 @@ type filler interface {
 	// room returns what is left of the budget; taking a message never
 	// makes it grow.
 	room() int
-	// offer takes d when it fits and reports whether the walk stops.
-	offer(d *indexDoc) (stop bool)
+	// offer takes d (whose docHot is h) when it fits and reports whether
+	// the walk stops.
+	offer(d *indexDoc, h *docHot) (stop bool)
 }
 
 // bulkMin is the fewest messages fill puts in order at a time.
@@ -102,7 +105,7 @@ func (r *ranking) fill(first int, f filler) {
 	}
 	head := r.top(max(first, bulkMin))
 	for i := range head {
-		if f.offer(head[i].doc) {
+		if f.offer(head[i].doc, &r.hot[head[i].pos]) {
 			return
 		}
 	}
@@ -170,7 +173,7 @@ func (r *ranking) fill(first int, f filler) {
 		}
 		x := chunk[0] // a copy: last outlives chunk
 		chunk = chunk[1:]
-		if f.offer(&r.docs[x.pos]) {
+		if f.offer(&r.docs[x.pos], &r.hot[x.pos]) {
 			return
 		}
 		last = &x

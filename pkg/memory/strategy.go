@@ -406,15 +406,16 @@ type excerptWalk struct {
 
 func (w *excerptWalk) room() int { return w.budget - w.used }
 
-// passes reports whether d is passed over however much room is left.
-func (w *excerptWalk) passes(d *indexDoc) bool {
-	return d.turn > w.lastTurn || (d.turn >= w.skipFrom && w.skip[d.id])
+// passes reports whether d (whose docHot is h) is passed over however
+// much room is left.
+func (w *excerptWalk) passes(d *indexDoc, h *docHot) bool {
+	return h.turn > w.lastTurn || (h.turn >= w.skipFrom && w.skip[d.id])
 }
 
-// heading returns the day of d and its heading's tokens, 0 when it is
-// shown already (or d has no day).
-func (w *excerptWalk) heading(d *indexDoc) (string, int) {
-	day := w.names.of(d.at)
+// heading returns the day of a message of h and its heading's tokens, 0
+// when it is shown already (or the message has no day).
+func (w *excerptWalk) heading(h *docHot) (string, int) {
+	day := w.names.of(h.at)
 	if day == "" {
 		return "", 0
 	}
@@ -429,26 +430,27 @@ func (w *excerptWalk) heading(d *indexDoc) (string, int) {
 	return day, max(w.lastDayN, 0)
 }
 
-func (w *excerptWalk) offer(d *indexDoc) (stop bool) {
-	if w.passes(d) {
+func (w *excerptWalk) offer(d *indexDoc, h *docHot) (stop bool) {
+	if w.passes(d, h) {
 		return false
 	}
 	room := w.room()
-	if d.tokens > room { // with its day's heading, all the more
+	tokens := int(h.tokens)
+	if tokens > room { // with its day's heading, all the more
 		return room < walkRoom
 	}
-	day, h := w.heading(d)
-	if d.tokens+h > room {
+	day, n := w.heading(h)
+	if tokens+n > room {
 		return room < walkRoom
 	}
-	w.used += d.tokens + h
+	w.used += tokens + n
 	if day != "" {
 		w.days[day] = -1
 		if day == w.lastDay {
 			w.lastDayN = -1
 		}
 	}
-	w.chosen = append(w.chosen, newExcerpt(d, day))
+	w.chosen = append(w.chosen, newExcerpt(d, h, day))
 	return false
 }
 
@@ -457,21 +459,22 @@ func (w *excerptWalk) offer(d *indexDoc) (stop bool) {
 // row, and reading the date of a time of that day only to see that it is.
 type dayNames struct {
 	loc      *time.Location
-	from, to time.Time // the day named name: [from, to)
+	from, to int64 // the day named name, in Unix milliseconds: [from, to)
 	name     string
 }
 
-func (n *dayNames) of(t time.Time) string {
-	if t.UnixMilli() <= 0 {
+// of returns the name of the day of ms (Unix milliseconds).
+func (n *dayNames) of(ms int64) string {
+	if ms <= 0 {
 		return ""
 	}
-	if n.name != "" && !t.Before(n.from) && t.Before(n.to) {
+	if n.name != "" && ms >= n.from && ms < n.to {
 		return n.name
 	}
-	t = t.In(n.loc)
+	t := time.UnixMilli(ms).In(n.loc)
 	y, m, d := t.Date()
-	n.from = time.Date(y, m, d, 0, 0, 0, 0, n.loc)
-	n.to = n.from.AddDate(0, 0, 1)
+	from := time.Date(y, m, d, 0, 0, 0, 0, n.loc)
+	n.from, n.to = from.UnixMilli(), from.AddDate(0, 0, 1).UnixMilli()
 	n.name = t.Format("2 Jan 2006")
 	return n.name
 }
@@ -484,9 +487,9 @@ type excerpt struct {
 	day   string
 }
 
-func newExcerpt(d *indexDoc, day string) excerpt {
-	o := 2 * d.turn
-	if !d.user {
+func newExcerpt(d *indexDoc, h *docHot, day string) excerpt {
+	o := 2 * h.turn
+	if h.flags&docUser == 0 {
 		o++
 	}
 	return excerpt{order: o, doc: d, day: day}
