@@ -194,7 +194,7 @@ func runEvalLoad(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stdout, "heap in use: baseline %.1f MiB, at the end of the run %.1f MiB, after %.1f MiB\n",
 		mib(baseHeap), mib(peakHeap), mib(afterHeap))
 	st := a.Memory.Stats()
-	fmt.Fprintf(stdout, "  held while serving: the memory of %d cached conversations (memory.cache_conversations: %d) and the knowledge base's indexes\n",
+	fmt.Fprintf(stdout, "  held while serving: the memory of %d cached conversations (memory.cache_conversations: %d of each kind) and the knowledge base's indexes\n",
 		st.Cached, cfg.Memory.CacheConversations)
 	closeAll()
 	// With the app closed its caches are gone: what is left must be the

@@ -532,10 +532,13 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 		if b.keep && b.at.body.Len() < maxErrorBody {
 			b.at.body.Write(p[:min(n, maxErrorBody-b.at.body.Len())])
 		}
-		b.at.last = append(b.at.last, p[:n]...)
-		if len(b.at.last) > tailSize {
-			b.at.last = append(b.at.last[:0], b.at.last[len(b.at.last)-tailSize:]...)
+		// The last tailSize bytes, kept in place: a stream is read a few
+		// bytes at a time.
+		tail := p[max(0, n-tailSize):n]
+		if over := len(b.at.last) + len(tail) - tailSize; over > 0 {
+			b.at.last = b.at.last[:copy(b.at.last, b.at.last[over:])]
 		}
+		b.at.last = append(b.at.last, tail...)
 	}
 	if err != nil && err != io.EOF {
 		b.at.readErr = err

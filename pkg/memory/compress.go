@@ -226,13 +226,10 @@ func (m *Manager) compress(ctx context.Context, id string) (err error) {
 
 // setDigest updates the cached digest of id if it is cached.
 func (m *Manager) setDigest(id string, d Digest) {
-	m.mu.Lock()
-	e, ok := m.cache[id]
-	m.mu.Unlock()
+	cs, ok := m.cached(id)
 	if !ok {
 		return
 	}
-	cs := e.Value.(*convState)
 	cs.mu.Lock()
 	if cs.loaded && d.UpdatedAt >= cs.state.Digest.UpdatedAt {
 		cs.state.Digest = cloneDigest(d)

@@ -88,7 +88,9 @@ type Config struct {
 	// message: "zh", "en", or "" (auto: the question's).
 	Language string `yaml:"language"`
 	// CacheConversations bounds how many conversations' memories are kept
-	// in process memory (least recently used are dropped).
+	// in process memory (least recently used are dropped): as many whose
+	// retrieval index is kept, and as many more read only for their last
+	// exchanges (a knowledge-base chat's follow-ups), which hold a few turns.
 	CacheConversations int `yaml:"cache_conversations"`
 
 	Retrieval   RetrievalConfig   `yaml:"retrieval"`

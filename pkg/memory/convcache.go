@@ -5,6 +5,7 @@ package memory
 // date with the store.
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -83,37 +84,93 @@ func (c *convState) met(n need) bool {
 // fillTurns is the fewest turns ensure reads at a time.
 const fillTurns = 16
 
-// entry returns the cache entry of id, marking it recently used. A
-// conversation not cached is cached when keep is set (the least recently
-// used entries beyond the limit are dropped); otherwise it gets an entry of
-// its own, dropped after use.
+// convLRU is a set of cached conversations, the least recently used
+// first to go.
+type convLRU struct {
+	byID map[string]*list.Element // of *convState
+	list *list.List
+}
+
+func newConvLRU() convLRU { return convLRU{byID: map[string]*list.Element{}, list: list.New()} }
+
+// get returns the entry of id, marking it recently used.
+func (c convLRU) get(id string) (*convState, bool) {
+	e, ok := c.byID[id]
+	if !ok {
+		return nil, false
+	}
+	c.list.MoveToFront(e)
+	return e.Value.(*convState), true
+}
+
+// add adds cs, dropping the least recently used entries beyond limit.
+func (c convLRU) add(cs *convState, limit int) {
+	c.byID[cs.id] = c.list.PushFront(cs)
+	for c.list.Len() > limit {
+		old := c.list.Back()
+		c.list.Remove(old)
+		delete(c.byID, old.Value.(*convState).id)
+	}
+}
+
+// remove drops the entry of id, returning it.
+func (c convLRU) remove(id string) (*convState, bool) {
+	e, ok := c.byID[id]
+	if !ok {
+		return nil, false
+	}
+	c.list.Remove(e)
+	delete(c.byID, id)
+	return e.Value.(*convState), true
+}
+
+// entry returns the cache entry of id, marking it recently used. The cache
+// has two parts of CacheConversations entries each: conversations whose
+// retrieval index is worth keeping (keep), and those that work reading
+// little of a conversation opened (light: a knowledge-base chat's rewrite
+// reads the last exchanges), so that the second never evicts the first
+// while a conversation of either kind is read from the store once, not at
+// every turn. A light entry that keep opens moves to the first part.
 func (m *Manager) entry(id string, keep bool) *convState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.cache[id]; ok {
-		m.lru.MoveToFront(e)
-		return e.Value.(*convState)
-	}
-	cs := &convState{id: id}
-	if !keep {
+	if cs, ok := m.cache.get(id); ok {
 		return cs
 	}
-	m.cache[id] = m.lru.PushFront(cs)
-	for m.lru.Len() > m.cfg.CacheConversations {
-		old := m.lru.Back()
-		m.lru.Remove(old)
-		delete(m.cache, old.Value.(*convState).id)
+	if !keep {
+		if cs, ok := m.light.get(id); ok {
+			return cs
+		}
+		cs := &convState{id: id}
+		m.light.add(cs, m.cfg.CacheConversations)
+		return cs
 	}
+	cs, ok := m.light.remove(id)
+	if !ok {
+		cs = &convState{id: id}
+	}
+	m.cache.add(cs, m.cfg.CacheConversations)
 	return cs
+}
+
+// cached returns the cache entry of id, if any, without marking it used.
+func (m *Manager) cached(id string) (*convState, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.cache.byID[id]; ok {
+		return e.Value.(*convState), true
+	}
+	if e, ok := m.light.byID[id]; ok {
+		return e.Value.(*convState), true
+	}
+	return nil, false
 }
 
 func (m *Manager) forget(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.cache[id]; ok {
-		m.lru.Remove(e)
-		delete(m.cache, id)
-	}
+	m.cache.remove(id)
+	m.light.remove(id)
 }
 
 // load returns the conversation's state brought up to date with the store,

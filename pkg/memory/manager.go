@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -70,8 +69,8 @@ type Manager struct {
 	loc        *time.Location
 
 	mu     sync.Mutex
-	cache  map[string]*list.Element // of *convState
-	lru    *list.List
+	cache  convLRU // conversations whose retrieval index is kept
+	light  convLRU // conversations read a little (see entry)
 	jobs   map[string]*job
 	queue  chan string
 	closed bool
@@ -113,8 +112,8 @@ func NewManager(store Store, cfg Config, opts Options) (*Manager, error) {
 		tokens:     opts.Tokens,
 		log:        opts.Log,
 		loc:        loc,
-		cache:      map[string]*list.Element{},
-		lru:        list.New(),
+		cache:      newConvLRU(),
+		light:      newConvLRU(),
 		jobs:       map[string]*job{},
 		queue:      make(chan string, cfg.Compression.Queue),
 	}
@@ -355,10 +354,20 @@ func systemMessages(system []string) []llm.Message {
 	return out
 }
 
-// Remember is told of each stored turn: it schedules the conversation's
+// Remember is told of each stored turn: it adds the turn to the
+// conversation's cached memory when it is the next one (so that the next
+// turn need not read it back from the store), schedules the conversation's
 // background compression and returns at once. It never blocks: when the
-// queue is full the turn is compressed with the conversation's next one.
+// cached memory is in use the next turn reads the turn from the store, and
+// when the queue is full the turn is compressed with the conversation's
+// next one.
 func (m *Manager) Remember(ctx context.Context, conversationID string, t Turn) {
+	if cs, ok := m.cached(conversationID); ok && cs.mu.TryLock() {
+		if cs.loaded && t.ID == cs.lastID()+1 {
+			m.appendTurns(cs, []Turn{t})
+		}
+		cs.mu.Unlock()
+	}
 	m.schedule(conversationID)
 }
 
@@ -375,7 +384,7 @@ type Stats struct {
 // Stats returns the counters of background work and the cache's size.
 func (m *Manager) Stats() Stats {
 	m.mu.Lock()
-	pending, cached := len(m.jobs), m.lru.Len()
+	pending, cached := len(m.jobs), m.cache.list.Len()+m.light.list.Len()
 	m.mu.Unlock()
 	return Stats{
 		Jobs: m.stats.jobs.Load(), Failures: m.stats.failures.Load(), Dropped: m.stats.dropped.Load(),

@@ -26,6 +26,7 @@ type SQLStore struct {
 	read  *sql.DB // the connections that read; may be write
 	d     SQLDialect
 	stmts sync.Map // stmtKey → *sql.Stmt
+	group groupCommit
 }
 
 // SQLDialect is what differs between the SQL engines SQLStore runs on.

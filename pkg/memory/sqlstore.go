@@ -123,62 +123,6 @@ func (s *SQLStore) AppendTurn(ctx context.Context, conversationID string, questi
 // COMMIT included, which runs even when the caller's context has ended.
 const txTimeout = time.Minute
 
-func (s *SQLStore) appendTurn(ctx context.Context, q, a Message, qmeta, ameta string) (int64, error) {
-	next := s.q(`INSERT INTO conversations AS c (id, created_at, updated_at, last_turn_id) VALUES (?, ?, ?, 1)
-		ON CONFLICT (id) DO UPDATE SET last_turn_id = c.last_turn_id + 1, updated_at = ` + s.d.Greatest + `(c.updated_at, excluded.updated_at)
-		RETURNING last_turn_id`)
-	j := s.d.JSONArg
-	insert := s.q(`INSERT INTO messages (id, conversation_id, turn_id, seq, role, content, timestamp, metadata)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ` + j + `), (?, ?, ?, ?, ?, ?, ?, ` + j + `) ON CONFLICT (id) DO NOTHING`)
-	// Prepared before the connection is taken: the write connections may
-	// be one.
-	nextSt, insertSt := s.prepared(ctx, s.write, next), s.prepared(ctx, s.write, insert)
-	conn, err := s.write.Conn(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	// The statements run under ctx, the transaction (and so its COMMIT)
-	// under a context of its own: once both messages are written the turn
-	// is committed even if ctx ends now, since a COMMIT interrupted by the
-	// context could still take effect on the server after being reported
-	// as failed.
-	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txTimeout)
-	defer cancel()
-	tx, err := conn.BeginTx(txCtx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	var turnID int64
-	nextArgs := []any{q.ConversationID, q.Timestamp, a.Timestamp}
-	if nextSt != nil {
-		err = tx.StmtContext(ctx, nextSt).QueryRowContext(ctx, nextArgs...).Scan(&turnID)
-	} else {
-		err = tx.QueryRowContext(ctx, next, nextArgs...).Scan(&turnID)
-	}
-	if err != nil {
-		return 0, err
-	}
-	insertArgs := []any{q.ID, q.ConversationID, turnID, seqQuestion, q.Role, q.Content, q.Timestamp, qmeta,
-		a.ID, a.ConversationID, turnID, seqAnswer, a.Role, a.Content, a.Timestamp, ameta}
-	var res sql.Result
-	if insertSt != nil {
-		res, err = tx.StmtContext(ctx, insertSt).ExecContext(ctx, insertArgs...)
-	} else {
-		res, err = tx.ExecContext(ctx, insert, insertArgs...)
-	}
-	if err != nil {
-		return 0, err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return 0, err
-	} else if n != 2 {
-		return 0, fmt.Errorf("message id %s or %s: %w", q.ID, a.ID, ErrConflict)
-	}
-	return turnID, tx.Commit()
-}
-
 // messageColumns are the columns scanMessage reads.
 func (s *SQLStore) messageColumns() string {
 	return `id, conversation_id, turn_id, seq, role, content, timestamp, ` + s.jsonText("metadata")

@@ -131,8 +131,9 @@ func TestRecallLateTurn(t *testing.T) {
 	if _, err := m.Recall(ctx, "c", "warm", "", -1); err != nil {
 		t.Fatal(err)
 	}
-	add(t, cs, m, "c", "One more question?", "One more answer.")
-	flush(t, m)
+	// A turn stored elsewhere (another server on the same database): the
+	// recall reads it.
+	add(t, cs, nil, "c", "One more question?", "One more answer.")
 	cs.read.Store(0)
 	msgs, err := m.Recall(ctx, "c", "What was the last question?", "", -1)
 	if err != nil {
@@ -143,5 +144,66 @@ func TestRecallLateTurn(t *testing.T) {
 	}
 	if got := cs.read.Load(); got > 2 {
 		t.Errorf("a late turn read %d turns, want the new one (and the check for it)", got)
+	}
+	// A turn this manager was told of (Remember): neither the recall nor
+	// the background work it schedules reads it back.
+	cs.read.Store(0)
+	add(t, cs, m, "c", "And another question?", "And another answer.")
+	flush(t, m)
+	msgs, err = m.Recall(ctx, "c", "What was the last question?", "", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(joined(msgs), "And another answer.") {
+		t.Errorf("recall misses the turn remembered:\n%s", joined(msgs))
+	}
+	if got := cs.read.Load(); got != 0 {
+		t.Errorf("a turn after one remembered read %d turns from the store, want 0", got)
+	}
+}
+
+// TestExchangesCached: the conversations a knowledge-base chat reads for
+// its rewrite (the last exchanges) are cached too, apart from those whose
+// retrieval index is kept, which they never evict.
+func TestExchangesCached(t *testing.T) {
+	ctx := context.Background()
+	cs := counting(openSQLite(t, filepath.Join(t.TempDir(), "memory.db")))
+	m := newManager(t, cs, func(c *memory.Config) { c.CacheConversations = 1 }, memory.Options{})
+	longChat(t, cs, m, "kept", 40)
+	longChat(t, cs, m, "light", 40)
+	exchanges := memory.Choice{Strategy: memory.Combined, Exchanges: true}
+	if _, err := m.Recall(ctx, "kept", "warm", memory.Combined, -1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		cs.read.Store(0)
+		msgs, err := m.RecallChoice(ctx, "light", "What next?", exchanges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			t.Fatal("no exchanges recalled")
+		}
+		if got := cs.read.Load(); i > 0 && got != 0 {
+			t.Errorf("exchanges recall %d read %d turns, want 0 (cached)", i+1, got)
+		}
+		add(t, cs, m, "light", fmt.Sprintf("Question %d?", i), fmt.Sprintf("Answer %d.", i))
+	}
+	msgs, err := m.RecallChoice(ctx, "light", "What next?", exchanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(joined(msgs), "Answer 2.") {
+		t.Errorf("exchanges miss the turn remembered:\n%s", joined(msgs))
+	}
+	cs.read.Store(0)
+	if _, err := m.Recall(ctx, "kept", "What did I say?", memory.Combined, -1); err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.read.Load(); got != 0 {
+		t.Errorf("the conversation with an index read %d turns after exchanges of another, want 0 (still cached)", got)
+	}
+	if st := m.Stats(); st.Cached != 2 {
+		t.Errorf("Stats().Cached = %d, want 2 (one of each part)", st.Cached)
 	}
 }

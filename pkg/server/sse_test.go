@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,11 +24,15 @@ type gatedWriter struct {
 	release chan struct{} // let one write finish
 	fail    error         // every write fails with it
 
-	mu     sync.Mutex
-	writes []string
+	mu      sync.Mutex
+	writes  []string
+	onWrite func() // called by each write, in its goroutine
 }
 
 func (w *gatedWriter) Write(b []byte) (int, error) {
+	if w.onWrite != nil {
+		w.onWrite()
+	}
 	w.mu.Lock()
 	w.writes = append(w.writes, string(b))
 	w.mu.Unlock()
@@ -107,6 +113,57 @@ func TestSSEWriteErrorStopsSends(t *testing.T) {
 	if len(gw.writes) != 1 {
 		t.Errorf("%d writes after a failed one: %q", len(gw.writes), gw.writes)
 	}
+}
+
+// TestSSEFinishingWritesInline: once the turn is over (finishing), an
+// event is written by the goroutine sending it, after those queued before,
+// and Send returns the write's error.
+func TestSSEFinishingWritesInline(t *testing.T) {
+	out, gw := newGatedSSE(t, nil)
+	if err := out.Send("乾"); err != nil {
+		t.Fatal(err)
+	}
+	<-gw.entered // the drain goroutine's write is in flight
+	out.finishing()
+	gw.release <- struct{}{}
+	if err := out.close(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	var sender, writer int64
+	gw.onWrite = func() { writer = goid() }
+	go func() {
+		sender = goid()
+		done <- out.Send("坤")
+	}()
+	<-gw.entered
+	gw.release <- struct{}{}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if sender != writer {
+		t.Errorf("the event after finishing was written by another goroutine (%d, sent by %d)", writer, sender)
+	}
+	if got, want := gw.Body.String(), "data: \"乾\"\n\ndata: \"坤\"\n\n"; got != want {
+		t.Errorf("body %q, want %q", got, want)
+	}
+
+	broken := errors.New("connection reset")
+	out, gw = newGatedSSE(t, broken)
+	out.finishing()
+	go func() { <-gw.entered; gw.release <- struct{}{} }()
+	if err := out.Send("乾"); !errors.Is(err, broken) {
+		t.Fatalf("Send after finishing: %v, want its write's error", err)
+	}
+}
+
+// goid is the calling goroutine's id, from its stack's header.
+func goid() int64 {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	f := strings.Fields(string(b))
+	id, _ := strconv.ParseInt(f[1], 10, 64)
+	return id
 }
 
 // TestTextEventIsWireEvent: the text events' own encoding gives the bytes

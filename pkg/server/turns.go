@@ -32,6 +32,8 @@ type turnWriter interface {
 	streamed() bool
 	// close waits for the stream's writes to end (see sse.close).
 	close()
+	// finishing says the turn is over (see sse.finishing).
+	finishing()
 }
 
 // reply is where a turn's reply goes: the request, and the SSE stream when
@@ -54,6 +56,12 @@ func (r reply) streamed() bool { return r.out != nil }
 func (r reply) close() {
 	if r.out != nil {
 		_ = r.out.close()
+	}
+}
+
+func (r reply) finishing() {
+	if r.out != nil {
+		r.out.finishing()
 	}
 }
 
@@ -92,6 +100,7 @@ func (s *Server) runTurn(c *gin.Context, req turn.Request, w turnWriter) {
 		emit = w.event
 	}
 	res, err := s.turns.Run(ctx, req, emit)
+	w.finishing()
 	switch {
 	case !res.Answered:
 		w.fail(res, err)

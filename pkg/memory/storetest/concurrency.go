@@ -134,6 +134,61 @@ func testConcurrentConversations(t *testing.T, s memory.Store) {
 	}
 }
 
+func testConcurrentConflicts(t *testing.T, s memory.Store) {
+	// Appends to several conversations at once, every fourth reusing a
+	// message id already stored: each of those fails alone with
+	// ErrConflict, whatever was written with it, and leaves no gap.
+	ctx := context.Background()
+	mustAppend(t, s, "conv-0", "99/0", "answer 99/0")
+	first := mustTurns(t, s, "conv-0", 1)[0].Question.ID
+	const workers, perWorker = 8, 12
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		stored  = map[string]int{} // conversation → turns stored
+		wrongly []string
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWorker {
+				conv := fmt.Sprintf("conv-%d", (w+i)%4)
+				q, a := msgs(fmt.Sprintf("%d/%d", w, i), fmt.Sprintf("answer %d/%d", w, i))
+				dup := i%4 == 3
+				if dup {
+					q.ID = first
+				}
+				_, err := s.AppendTurn(ctx, conv, q, a)
+				mu.Lock()
+				switch {
+				case dup && !errors.Is(err, memory.ErrConflict):
+					wrongly = append(wrongly, fmt.Sprintf("%d/%d reusing an id: err %v, want ErrConflict", w, i, err))
+				case !dup && err != nil:
+					wrongly = append(wrongly, fmt.Sprintf("%d/%d: %v", w, i, err))
+				case !dup:
+					stored[conv]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range wrongly {
+		t.Error(e)
+	}
+	stored["conv-0"]++ // the first turn
+	for conv, n := range stored {
+		turns := mustTurns(t, s, conv, 0)
+		checkConsecutive(t, turns, turns, n)
+		for _, tr := range turns[1:] {
+			if tr.Question.ID == first {
+				t.Errorf("%s: turn %d reuses the id of a stored message", conv, tr.ID)
+			}
+		}
+	}
+}
+
 func testCancelledContext(t *testing.T, s memory.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"Unicode", testUnicode},
 		{"ConcurrentAppendTurn", testConcurrentAppendTurn},
 		{"ConcurrentConversations", testConcurrentConversations},
+		{"ConcurrentConflicts", testConcurrentConflicts},
 		{"CancelledContext", testCancelledContext},
 		{"CancelDuringAppends", testCancelDuringAppends},
 	}
