@@ -208,77 +208,8 @@ func better(a, b scored) int {
 }
 
 // selectBest reorders s so that its first k are its k best (as better
-// orders them), in no order: a quickselect, some 2·len(s) comparisons,
-// after a pass that puts aside all but the scores near the k-th best's
-// (bucketBest) when s is long.
+// orders them), in no order: a quickselect, some 2·len(s) comparisons.
 func selectBest(s []scored, k int) {
-	if k <= 0 || k >= len(s) {
-		return
-	}
-	if len(s) >= bucketMin {
-		var above int
-		above, s = bucketBest(s, k)
-		k -= above
-	}
-	quickBest(s, k)
-}
-
-// bucketMin is the fewest scores for which selectBest sorts them into
-// buckets first, and buckets their number.
-const (
-	bucketMin = 256
-	buckets   = 256
-)
-
-// bucketBest is the start of selectBest for a long s: it spreads the
-// scores between the lowest and the highest over buckets of equal width
-// (a scale that keeps their order: a better score is never in a lower
-// bucket), finds the bucket of the k-th best, moves the scores of the
-// buckets above it to the front of s (above of them, fewer than k: they
-// are among the k best) and those of its bucket after them, and returns
-// above and the part of s that holds that bucket's scores, among which
-// the rest of the k best are. Two passes of a few arithmetic operations
-// a score, where a quickselect's comparisons of every score branch
-// unpredictably. When the scores cannot be spread it returns 0 and s.
-func bucketBest(s []scored, k int) (above int, rest []scored) {
-	lo, hi := s[0].score, s[0].score
-	for _, x := range s[1:] {
-		lo, hi = min(lo, x.score), max(hi, x.score)
-	}
-	scale := buckets / (hi - lo)
-	if !(hi > lo) || math.IsInf(scale, 0) || math.IsInf(hi-lo, 0) {
-		return 0, s
-	}
-	bucket := func(v float64) int { return int(min((v-lo)*scale, buckets-1)) }
-	var count [buckets]int32
-	for _, x := range s {
-		count[bucket(x.score)]++
-	}
-	b, n := buckets-1, 0 // the bucket of the k-th best; n: the scores above it
-	for ; n+int(count[b]) < k; b-- {
-		n += int(count[b])
-	}
-	p := 0
-	if n > 0 {
-		for i, x := range s {
-			if bucket(x.score) > b {
-				s[p], s[i] = s[i], s[p]
-				p++
-			}
-		}
-	}
-	q := p
-	for i := p; i < len(s); i++ {
-		if bucket(s[i].score) == b {
-			s[q], s[i] = s[i], s[q]
-			q++
-		}
-	}
-	return n, s[p:q]
-}
-
-// quickBest is selectBest's quickselect.
-func quickBest(s []scored, k int) {
 	lo, hi := 0, len(s) // s[:lo] are among the k best, s[hi:] are not
 	if k <= 0 || k >= hi {
 		return
