@@ -270,3 +270,38 @@ func TestDayNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSortExcerpts: excerpts come in conversation order, as a sort by
+// order and role puts them, whether their orders are apart, the same for
+// some, or as far apart as an int64 allows.
+func TestSortExcerpts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	roles := []string{"user", "assistant", "system"}
+	for _, n := range []int{0, 1, 2, 47, 48, 49, 100, 700} {
+		for rep := range 20 {
+			docs := make([]indexDoc, n)
+			es := make([]excerpt, n)
+			for i := range es {
+				docs[i].line.role = roles[rng.IntN(len(roles))]
+				var o int64
+				switch rep % 4 {
+				case 0: // apart
+					o = int64(rng.IntN(1<<40)) - 1<<39
+				case 1: // some the same
+					o = int64(rng.IntN(2 * n))
+				case 2: // as far apart as can be
+					o = []int64{math.MinInt64, math.MaxInt64, 0, 1}[rng.IntN(4)] + int64(i%2)
+				default:
+					o = int64(i)*2 + int64(rng.IntN(2))
+				}
+				es[i] = excerpt{order: o, doc: &docs[i], day: "d"}
+			}
+			want := slices.Clone(es)
+			slowSortExcerpts(want)
+			sortExcerpts(es)
+			if !slices.Equal(es, want) {
+				t.Fatalf("n=%d rep=%d: sortExcerpts differs from a sort by order and role", n, rep)
+			}
+		}
+	}
+}

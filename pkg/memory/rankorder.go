@@ -30,9 +30,15 @@ type ranking struct {
 	// it; the rest are in no order.
 	order []scored
 	out   []ranked // the messages of order[:len(out)]
-	tmp   []scored // sortScored's scratch
-	keys  []uint64
 }
+
+// sortBufs is sortScored's scratch, kept in sortScratch.
+type sortBufs struct {
+	tmp  []scored
+	keys []uint64
+}
+
+var sortScratch = sync.Pool{New: func() any { return new(sortBufs) }}
 
 // len returns the number of messages ranked.
 func (r *ranking) len() int {
@@ -56,8 +62,11 @@ func (r *ranking) top(k int) []ranked {
 		k = min(max(k, 2*n), len(r.order))
 		rest := r.order[n:]
 		selectBest(rest, k-n)
-		r.tmp, r.keys = grow(r.tmp, k-n), grow(r.keys, k-n)
-		sortScored(rest[:k-n], r.tmp, r.keys)
+		sc := sortScratch.Get().(*sortBufs)
+		sc.tmp, sc.keys = grow(sc.tmp, k-n), grow(sc.keys, k-n)
+		sortScored(rest[:k-n], sc.tmp, sc.keys)
+		sortScratch.Put(sc)
+		r.out = slices.Grow(r.out, k-n)
 		for _, o := range rest[:k-n] {
 			r.out = append(r.out, ranked{doc: &r.docs[o.pos], score: o.score, pos: o.pos})
 		}
@@ -122,11 +131,23 @@ func (r *ranking) fill(first int, f filler) {
 	*buf = pool
 	last := &lastHead // the worst message offered
 
+	// The first messages put in order after head: about as many as fit
+	// what is left at head's mean size (each step puts twice as many in
+	// order as the last, and each reads all those left).
+	step := bulkMin
+	if tokens := 0; len(head) > 0 {
+		for _, x := range head {
+			tokens += int(r.hot[x.pos].tokens)
+		}
+		if mean := max(tokens/len(head), 1); f.room()/mean > step {
+			step = f.room()/mean + f.room()/mean/4
+		}
+	}
 	filtered := false
 	var chunk []scored // the next messages, in order
-	var tmp []scored
-	var keys []uint64
-	for step := bulkMin; ; {
+	sc := sortScratch.Get().(*sortBufs)
+	defer sortScratch.Put(sc)
+	for {
 		if filtered && f.room() < walkRoom {
 			// The messages left out come back where f meets them: all
 			// those after the last offered, one at a time (f is about
@@ -166,8 +187,8 @@ func (r *ranking) fill(first int, f filler) {
 				pool[0], pool[b] = pool[b], pool[0]
 			} else {
 				selectBest(pool, k)
-				tmp, keys = grow(tmp, k), grow(keys, k)
-				sortScored(pool[:k], tmp, keys)
+				sc.tmp, sc.keys = grow(sc.tmp, k), grow(sc.keys, k)
+				sortScored(pool[:k], sc.tmp, sc.keys)
 			}
 			chunk, pool = pool[:k], pool[k:]
 		}

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -444,11 +446,9 @@ func (w *excerptWalk) offer(d *indexDoc, h *docHot) (stop bool) {
 		return room < walkRoom
 	}
 	w.used += tokens + n
-	if day != "" {
+	if day != "" && w.lastDayN >= 0 { // heading made day the last day
 		w.days[day] = -1
-		if day == w.lastDay {
-			w.lastDayN = -1
-		}
+		w.lastDayN = -1
 	}
 	w.chosen = append(w.chosen, newExcerpt(d, h, day))
 	return false
@@ -495,18 +495,81 @@ func newExcerpt(d *indexDoc, h *docHot, day string) excerpt {
 	return excerpt{order: o, doc: d, day: day}
 }
 
-// renderExcerpts writes docs in conversation order with a date heading
-// whenever the day changes.
-func (m *Manager) renderExcerpts(title string, docs []excerpt) string {
+// sortExcerpts puts excerpts in conversation order: by order, then role
+// (two replies in a turn). When there are many and no two have the same
+// order, which is then the whole of it, it sorts integers: each order,
+// less the least, with the excerpt's index in the lowest bits.
+func sortExcerpts(docs []excerpt) {
+	n := len(docs)
+	if n < fastSortMin {
+		slowSortExcerpts(docs)
+		return
+	}
+	lo, hi := docs[0].order, docs[0].order
+	for _, e := range docs[1:] {
+		lo, hi = min(lo, e.order), max(hi, e.order)
+	}
+	ib := bits.Len(uint(n - 1))
+	if span := uint64(hi) - uint64(lo); hi-lo < 0 || bits.Len64(span)+ib > 64 {
+		slowSortExcerpts(docs)
+		return
+	}
+	buf := excerptScratch.Get().(*excerptBufs)
+	defer excerptScratch.Put(buf)
+	buf.keys, buf.sorted = grow(buf.keys, n), grow(buf.sorted, n)
+	keys, sorted := buf.keys, buf.sorted
+	for i, e := range docs {
+		keys[i] = uint64(e.order-lo)<<ib | uint64(i)
+	}
+	slices.Sort(keys)
+	for i := 1; i < n; i++ {
+		if keys[i]>>ib == keys[i-1]>>ib {
+			slowSortExcerpts(docs)
+			return
+		}
+	}
+	for j, k := range keys {
+		sorted[j] = docs[k&(1<<ib-1)]
+	}
+	copy(docs, sorted)
+	clear(sorted) // the pool keeps no message
+}
+
+// fastSortMin is the fewest excerpts sortExcerpts sorts as integers.
+const fastSortMin = 48
+
+// excerptBufs is sortExcerpts' scratch, kept in excerptScratch.
+type excerptBufs struct {
+	keys   []uint64
+	sorted []excerpt
+}
+
+var excerptScratch = sync.Pool{New: func() any { return new(excerptBufs) }}
+
+func slowSortExcerpts(docs []excerpt) {
 	slices.SortFunc(docs, func(a, b excerpt) int {
 		if c := cmp.Compare(a.order, b.order); c != 0 {
 			return c
 		}
 		return strings.Compare(a.doc.line.role, b.doc.line.role) // two replies in a turn
 	})
+}
+
+// renderExcerpts writes docs in conversation order with a date heading
+// whenever the day changes.
+func (m *Manager) renderExcerpts(title string, docs []excerpt) string {
+	sortExcerpts(docs)
+	// The size to grow b by, and the first byte of each text read (and
+	// added, at most 1, to the size): these loads do not wait for one
+	// another, so the texts, each somewhere in memory, are read at once
+	// rather than one after the other as they are written.
 	size := len(title)
 	for _, e := range docs {
-		size += len(e.day) + 3 + len(e.doc.line.speaker) + 5 + 3 + len(e.doc.line.text) // label: speaker, Human or AI
+		t := e.doc.line.text
+		size += len(e.day) + 3 + len(e.doc.line.speaker) + 5 + 3 + len(t) // label: speaker, Human or AI
+		if len(t) > 0 {
+			size += int(t[0] >> 7)
+		}
 	}
 	var b strings.Builder
 	b.Grow(size)
