@@ -528,16 +528,6 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		s := hot[p].session
 		sessBest[s] = max(sessBest[s], base[k])
 	}
-	// near returns the candidate d positions from candidate k when it is
-	// the message d from k's, of the same session.
-	near := func(k, d int) (int, bool) {
-		j := k + d
-		if j < 0 || j >= m || pos[j] != pos[k]+int32(d) || hot[pos[j]].session != hot[pos[k]].session {
-			return 0, false
-		}
-		return j, true
-	}
-
 	boostSpeaker := int32(-1) // no message's
 	var boostUser bool
 	if len(named) == 1 {
@@ -563,24 +553,32 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 	// Each message's score: its own, what its neighbours and session lend
 	// it, then the question's priors.
 	order := make([]scored, m)
+	base = base[:m]
 	for k, p := range pos {
-		h := hot[p]
+		h := &hot[p]
 		s := base[k]
 		if neighbor > 0 {
-			if j, ok := near(k, -1); ok {
+			// The candidate d from k when it is the message d from p,
+			// of the same session.
+			near := func(d int) bool {
+				j := k + d
+				return j >= 0 && j < m && pos[j] == p+int32(d) && hot[p+int32(d)].session == h.session
+			}
+			if near(-1) {
 				w := neighbor
-				if hot[pos[j]].flags&docAsks != 0 {
+				if hot[p-1].flags&docAsks != 0 {
 					w = replyWeight
 				}
-				s += w * base[j]
+				s += w * base[k-1]
 			}
-			if j, ok := near(k, 1); ok {
-				s += neighbor / 2 * base[j]
+			if near(1) {
+				s += neighbor / 2 * base[k+1]
 			}
-			for _, d := range []int{-2, 2} {
-				if j, ok := near(k, d); ok {
-					s += neighbor / 4 * base[j]
-				}
+			if near(-2) {
+				s += neighbor / 4 * base[k-2]
+			}
+			if near(2) {
+				s += neighbor / 4 * base[k+2]
 			}
 			s += sessionWeight * sessBest[h.session]
 			s += sessionTextWeight * sessRel[h.session] * (0.5 + base[k])
