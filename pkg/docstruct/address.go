@@ -15,6 +15,56 @@ import (
 type Title struct {
 	Title   string
 	Aliases []string
+	// folded is the names folded for matching (foldName), Title's first,
+	// as TitlesOf computes them once; a Title made otherwise, or changed
+	// since, is folded at each use (see names).
+	folded []foldedName
+}
+
+// foldedName is a name of a title, its folded form and the number of
+// runes of that.
+type foldedName struct {
+	name, key string
+	runes     int
+}
+
+func newFoldedName(name string) foldedName {
+	key := foldName(name)
+	return foldedName{name, key, utf8.RuneCountInString(key)}
+}
+
+// foldName is a name as a question's words are matched with it: script
+// folded (text.Fold), then lower case.
+func foldName(s string) string { return strings.ToLower(text.Fold(s)) }
+
+// withFolded is t with its names' folded forms computed.
+func (t Title) withFolded() Title {
+	t.folded = make([]foldedName, 0, 1+len(t.Aliases))
+	t.folded = append(t.folded, newFoldedName(t.Title))
+	for _, a := range t.Aliases {
+		t.folded = append(t.folded, newFoldedName(a))
+	}
+	return t
+}
+
+// names is the title and its aliases (Doc.Aliases hold the distinctive
+// part, Distinguish makes it unique in the knowledge base), folded: those
+// TitlesOf computed when they are still t's names (comparing a string
+// with itself costs no reading of it), else folded now.
+func (t Title) names() []foldedName {
+	if f := t.folded; len(f) == 1+len(t.Aliases) && f[0].name == t.Title {
+		fresh := true
+		for i, a := range t.Aliases {
+			if f[i+1].name != a {
+				fresh = false
+				break
+			}
+		}
+		if fresh {
+			return f
+		}
+	}
+	return t.withFolded().folded
 }
 
 // Known is what ParseAddress knows of the knowledge base: the titles of
@@ -40,11 +90,47 @@ func KindsOf(docs ...*Doc) []string {
 	return out
 }
 
-// TitlesOf is the titles and aliases of the documents, for Known.
+// TitlesOf is the titles and aliases of the documents, for Known, their
+// folded forms computed once for every question matched with them.
+//
+// A question is matched with every name of a base, and most names are in
+// no question: the time goes to reading them, not comparing. The titles'
+// aliases, folded names and the bytes of those are each laid out in one
+// block, read in order, rather than one small allocation each, scattered
+// and out of the caches when a search comes.
 func TitlesOf(docs ...*Doc) []Title {
+	n := 0
+	for _, d := range docs {
+		n += 1 + len(d.Aliases)
+	}
+	names := make([]string, 0, n) // each document's title, then its aliases
+	for _, d := range docs {
+		names = append(names, d.Title)
+		names = append(names, d.Aliases...)
+	}
+	var b strings.Builder
+	ends := make([]int, len(names))
+	for i, nm := range names {
+		b.WriteString(foldName(nm))
+		ends[i] = b.Len()
+	}
+	keys := b.String()
+	folded := make([]foldedName, len(names))
+	start := 0
+	for i, nm := range names {
+		key := keys[start:ends[i]]
+		folded[i] = foldedName{nm, key, utf8.RuneCountInString(key)}
+		start = ends[i]
+	}
 	out := make([]Title, len(docs))
+	j := 0
 	for i, d := range docs {
-		out[i] = Title{Title: d.Title, Aliases: d.Aliases}
+		m := 1 + len(d.Aliases)
+		out[i] = Title{Title: d.Title, Aliases: d.Aliases, folded: folded[j : j+m : j+m]}
+		if len(d.Aliases) > 0 {
+			out[i].Aliases = names[j+1 : j+m : j+m]
+		}
+		j += m
 	}
 	return out
 }
@@ -385,18 +471,18 @@ func ParseAddress(q string, k Known) Address {
 
 // lookup finds the known document a name in 《》 names.
 func (k Known) lookup(name string) (string, bool) {
-	f := strings.ToLower(text.Fold(name))
+	f := foldName(name)
 	for _, t := range k.Titles {
-		for _, n := range k.names(t) {
-			if strings.ToLower(text.Fold(n)) == f {
+		for _, n := range t.names() {
+			if n.key == f {
 				return t.Title, true
 			}
 		}
 	}
 	// A distinctive part or a longer form: 《劳动法》 for 中华人民共和国劳动法.
 	for _, t := range k.Titles {
-		for _, n := range k.names(t) {
-			ln := strings.ToLower(text.Fold(n))
+		for _, n := range t.names() {
+			ln := n.key
 			if utf8.RuneCountInString(f) >= 2 && (strings.HasSuffix(ln, f) || strings.HasSuffix(f, ln)) {
 				return t.Title, true
 			}
@@ -410,9 +496,9 @@ func (k Known) find(fq string) (title string, i, j int) {
 	lq := strings.ToLower(fq)
 	best := 0
 	for _, t := range k.Titles {
-		for _, n := range k.names(t) {
-			ln := strings.ToLower(text.Fold(n))
-			if utf8.RuneCountInString(ln) < 2 || len(ln) <= best {
+		for _, n := range t.names() {
+			ln := n.key
+			if n.runes < 2 || len(ln) <= best {
 				continue
 			}
 			if x := strings.Index(lq, ln); x >= 0 && (len(lq) == len(fq)) {
@@ -430,12 +516,6 @@ func (k Known) find(fq string) (title string, i, j int) {
 func wordBounded(s string, i, j int) bool {
 	isWord := func(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
 	return (i == 0 || !isWord(s[i-1]) || !isWord(s[i])) && (j == len(s) || !isWord(s[j]) || !isWord(s[j-1]))
-}
-
-// names is a title and its aliases (Doc.Aliases hold the distinctive
-// part, Distinguish makes it unique in the knowledge base).
-func (k Known) names(t Title) []string {
-	return append([]string{t.Title}, t.Aliases...)
 }
 
 // isKind reports whether w names a kind of part: one the documents use,

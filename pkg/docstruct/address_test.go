@@ -178,3 +178,52 @@ func TestKindsAcrossLanguages(t *testing.T) {
 		t.Errorf("下一步: relative %d", a.Relative)
 	}
 }
+
+// TestTitleNamesFolded checks that the folded names TitlesOf keeps are
+// those of the title as it is when a question is read: a Title made by
+// hand, or changed after TitlesOf, finds what it names now.
+func TestTitleNamesFolded(t *testing.T) {
+	doc := &Doc{Title: "United States Constitution", Aliases: []string{"US Charter"}}
+	titles := TitlesOf(doc)
+	changed := slices.Clone(titles)
+	changed[0].Aliases = []string{"Model Charter"}
+	tests := []struct {
+		name   string
+		titles []Title
+		q      string
+		doc    string
+	}{
+		{"computed", titles, "What does Article I of the us charter say?", "United States Constitution"},
+		{"by hand, traditional script", []Title{{Title: "論語"}}, "论语第三章", "論語"},
+		{"by hand", []Title{{Title: "United States Constitution", Aliases: []string{"US Charter"}}}, "the US CHARTER, Article I", "United States Constitution"},
+		{"alias changed", changed, "Article I of the model charter", "United States Constitution"},
+		{"alias gone", changed, "Article I of the US charter", ""},
+		{"in 《》", titles, "《us charter》第一条", "United States Constitution"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := ParseAddress(tt.q, Known{Titles: tt.titles})
+			if a.Doc != tt.doc || (tt.doc != "" && !a.DocKnown) {
+				t.Errorf("%q: doc %q (known %v), want %q", tt.q, a.Doc, a.DocKnown, tt.doc)
+			}
+		})
+	}
+}
+
+// TestTitlesOfApart checks that the titles TitlesOf lays out in one block
+// are apart: an alias appended to one is not another's.
+func TestTitlesOfApart(t *testing.T) {
+	docs := []*Doc{{Title: "A", Aliases: []string{"a1", "a2"}}, {Title: "B"}, {Title: "C", Aliases: []string{"c1"}}}
+	titles := TitlesOf(docs...)
+	titles[0].Aliases = append(titles[0].Aliases, "a3")
+	titles[1].Aliases = append(titles[1].Aliases, "b1")
+	if got := titles[2]; got.Title != "C" || !slices.Equal(got.Aliases, []string{"c1"}) {
+		t.Errorf("third title %q %q, want C [c1]", got.Title, got.Aliases)
+	}
+	if !slices.Equal(docs[0].Aliases, []string{"a1", "a2"}) || docs[1].Aliases != nil {
+		t.Errorf("documents' aliases changed: %q %q", docs[0].Aliases, docs[1].Aliases)
+	}
+	if a := ParseAddress("what is in c1?", Known{Titles: titles}); a.Doc != "C" {
+		t.Errorf("c1 names %q, want C", a.Doc)
+	}
+}

@@ -3,6 +3,7 @@ package kb
 import (
 	"context"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -43,6 +44,7 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 	var titles []docstruct.Title
 	var kinds []string
 	var prof *docstruct.Profile
+	sets := 0
 	for _, b := range bases {
 		set, err := b.structure(ctx)
 		if err != nil {
@@ -54,11 +56,19 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 		if prof == nil {
 			prof = set.profile
 		}
+		if docs == nil {
+			docs = make([]structDocRef, 0, len(set.docs))
+		}
 		for _, d := range set.docs {
 			docs = append(docs, structDocRef{kb: b.name, sd: d})
 		}
-		titles = append(titles, set.known.Titles...)
-		kinds = append(kinds, set.known.Kinds...)
+		if sets++; sets == 1 {
+			// One base's (the usual search) are read as they are.
+			titles, kinds = set.known.Titles, set.known.Kinds
+		} else {
+			titles = append(slices.Clip(titles), set.known.Titles...)
+			kinds = append(slices.Clip(kinds), set.known.Kinds...)
+		}
 	}
 	if len(docs) == 0 {
 		return nil, nil

@@ -8,8 +8,17 @@ import (
 // maxCachedChunks bounds a knowledge base's chunk cache.
 const maxCachedChunks = 4096
 
-// chunkCache keeps the chunk rows searches read, for the searches that
-// follow: the hits of the same and similar questions are read once, not
+// cachedChunk is a chunk with its section path (titleOf), which every
+// search result is given.
+type cachedChunk struct {
+	Chunk
+	path string
+}
+
+func newCachedChunk(c Chunk) cachedChunk { return cachedChunk{c, titleOf(c.File, c.Metadata)} }
+
+// chunkCache keeps the chunk rows searches read, with their section
+// paths, for the searches that follow: the hits of the same and similar questions are read once, not
 // parsed from SQLite each time. A chunk's id is derived from all it holds
 // (its knowledge base, its file and the file's hash, its place, text and
 // metadata), so a cached row is never stale, only gone: every removal from
@@ -20,13 +29,13 @@ type chunkCache struct {
 	// gen counts removals: rows read before one are not kept, as the
 	// removal may have come between the read and the put.
 	gen  uint64
-	rows map[string]Chunk
+	rows map[string]cachedChunk
 }
 
 // get returns the cached chunks of ids, the ids not cached, and the
 // generation to put what is read for those with.
-func (c *chunkCache) get(ids []string) (map[string]Chunk, []string, uint64) {
-	out := make(map[string]Chunk, len(ids))
+func (c *chunkCache) get(ids []string) (map[string]cachedChunk, []string, uint64) {
+	out := make(map[string]cachedChunk, len(ids))
 	var missing []string
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -41,14 +50,14 @@ func (c *chunkCache) get(ids []string) (map[string]Chunk, []string, uint64) {
 }
 
 // put caches rows read at generation gen, unless a removal came since.
-func (c *chunkCache) put(rows map[string]Chunk, gen uint64) {
+func (c *chunkCache) put(rows map[string]cachedChunk, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen || len(rows) == 0 {
 		return
 	}
 	if c.rows == nil {
-		c.rows = make(map[string]Chunk, len(rows))
+		c.rows = make(map[string]cachedChunk, len(rows))
 	}
 	if len(c.rows)+len(rows) > maxCachedChunks {
 		drop := len(c.rows) + len(rows) - maxCachedChunks*3/4
@@ -79,9 +88,10 @@ func (c *chunkCache) drop(ids []string) {
 }
 
 // chunks returns the chunks of b with the given ids (those that exist),
-// from the cache or else from the database. The chunks' metadata maps are
-// shared: callers copy before changing them (chunkResult does).
-func (b *base) chunks(ctx context.Context, ids []string) (map[string]Chunk, error) {
+// with their section paths, from the cache or else from the database. The
+// chunks' metadata maps are shared: callers copy before changing them
+// (search does, withPath).
+func (b *base) chunks(ctx context.Context, ids []string) (map[string]cachedChunk, error) {
 	out, missing, gen := b.chunkCache.get(ids)
 	if len(missing) == 0 {
 		return out, nil
@@ -90,9 +100,11 @@ func (b *base) chunks(ctx context.Context, ids []string) (map[string]Chunk, erro
 	if err != nil {
 		return nil, err
 	}
-	b.chunkCache.put(read, gen)
+	rows := make(map[string]cachedChunk, len(read))
 	for id, ch := range read {
-		out[id] = ch
+		rows[id] = newCachedChunk(ch)
+		out[id] = rows[id]
 	}
+	b.chunkCache.put(rows, gen)
 	return out, nil
 }

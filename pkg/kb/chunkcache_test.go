@@ -11,7 +11,7 @@ func TestChunkCache(t *testing.T) {
 	if len(got) != 0 || len(missing) != 2 {
 		t.Fatalf("empty cache: %v, missing %v", got, missing)
 	}
-	c.put(map[string]Chunk{"a": {ID: "a", Text: "乾"}}, gen)
+	c.put(map[string]cachedChunk{"a": newCachedChunk(Chunk{ID: "a", Text: "乾"})}, gen)
 	got, missing, _ = c.get([]string{"a", "b"})
 	if got["a"].Text != "乾" || len(missing) != 1 || missing[0] != "b" {
 		t.Fatalf("after put: %v, missing %v", got, missing)
@@ -20,7 +20,7 @@ func TestChunkCache(t *testing.T) {
 	// A row read before a removal is not kept: the removal may be its.
 	_, _, gen = c.get([]string{"b"})
 	c.drop([]string{"a"})
-	c.put(map[string]Chunk{"b": {ID: "b"}}, gen)
+	c.put(map[string]cachedChunk{"b": newCachedChunk(Chunk{ID: "b"})}, gen)
 	got, missing, _ = c.get([]string{"a", "b"})
 	if len(got) != 0 || len(missing) != 2 {
 		t.Fatalf("after a removal: %v, missing %v", got, missing)
@@ -30,7 +30,7 @@ func TestChunkCache(t *testing.T) {
 	for i := range 3 * maxCachedChunks {
 		_, _, gen := c.get(nil)
 		id := fmt.Sprint(i)
-		c.put(map[string]Chunk{id: {ID: id}}, gen)
+		c.put(map[string]cachedChunk{id: newCachedChunk(Chunk{ID: id})}, gen)
 	}
 	if n := len(c.rows); n > maxCachedChunks || n == 0 {
 		t.Errorf("%d chunks cached, bound %d", n, maxCachedChunks)

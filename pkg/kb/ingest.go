@@ -363,6 +363,9 @@ func titleOf(file string, meta map[string]any) string {
 	if t == "" {
 		return doc
 	}
+	if !repeatsHeading(doc, t) {
+		return doc + " > " + t // what the general case below makes, without splitting
+	}
 	parts := []string{doc}
 	for _, h := range strings.Split(t, " > ") {
 		if h != parts[len(parts)-1] {
@@ -370,6 +373,22 @@ func titleOf(file string, meta map[string]any) string {
 		}
 	}
 	return strings.Join(parts, " > ")
+}
+
+// repeatsHeading reports whether a heading of the section path t (headings
+// joined by " > ") is the one before it, or the first is doc.
+func repeatsHeading(doc, t string) bool {
+	prev := doc
+	for {
+		h, rest, more := strings.Cut(t, " > ")
+		if h == prev {
+			return true
+		}
+		if !more {
+			return false
+		}
+		prev, t = h, rest
+	}
 }
 
 // saveOriginal writes a document's original into the content folder

@@ -108,6 +108,8 @@ type Service struct {
 	// retrieve.Calibration).
 	vectorWeight float64
 	relevanceMid float64
+	// titleTerms are the documents' title terms searches rank by.
+	titleTerms titleTermsCache
 
 	vs vectorStores
 

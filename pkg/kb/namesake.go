@@ -79,8 +79,17 @@ func docTitle(r Result) string {
 //     document that speaks of its subject by its kind is asked about it
 //     that way.
 func namesake(q, title, body string, share func(string) float64) bool {
+	name, kind, ok := namesakeName(q, title, share)
+	return ok && !saysName(body, name, kind)
+}
+
+// namesakeName is the name the question q gives a namesake of the thing
+// the document titled title is about, and the kind of both, when it
+// names one (namesake's conditions but the last, on what the document
+// says: see saysName).
+func namesakeName(q, title string, share func(string) float64) (name, kind string, ok bool) {
 	if utf8.RuneCountInString(title) < 3 || strings.Contains(q, title) {
-		return false
+		return "", "", false
 	}
 	tr := []rune(title)
 	for n := len(tr) - 1; n >= 2; n-- {
@@ -95,26 +104,30 @@ func namesake(q, title, body string, share func(string) float64) bool {
 		}
 		before, _ := utf8.DecodeLastRuneInString(q[:i])
 		if i == 0 || !isNameRune(before) || !text.IsCJK(before) {
-			return false // the question names the kind alone
+			return "", "", false // the question names the kind alone
 		}
 		if t := tr[len(tr)-n-1]; !isNameRune(t) || t == before {
-			return false // a name part of its own ("哈兰·艾里森"), or the same name
+			return "", "", false // a name part of its own ("哈兰·艾里森"), or the same name
 		}
 		if n == 2 && share(kind) > commonKindShare {
-			return false
+			return "", "", false
 		}
 		name := string(before)
 		if qs := []rune(q[:i]); len(qs) >= 2 && isNameRune(qs[len(qs)-2]) {
 			if name = string(qs[len(qs)-2:]); strings.Contains(title, name) || (n == 2 && share(name) > nameWordShare) {
-				return false
+				return "", "", false
 			}
 		}
-		if strings.Contains(body, name+kind) || saysKindAlone(body, kind) {
-			return false
-		}
-		return true
+		return name, kind, true
 	}
-	return false
+	return "", "", false
+}
+
+// saysName reports whether body says the question's name of a thing of
+// this kind (the kind with the two characters before it) or the kind
+// alone, after a boundary: then its document is no namesake's.
+func saysName(body, name, kind string) bool {
+	return strings.Contains(body, name+kind) || saysKindAlone(body, kind)
 }
 
 // determiners point at a thing already named ("该协定", "本鱼", "此次"):
@@ -159,15 +172,25 @@ func dropNamesakes(q string, rs []Result, bases []*base) []Result {
 		return float64(df) / float64(max(n, 1))
 	}
 	// What the candidates of a document say is read together: a document
-	// speaks of its subject in one chunk and of its kind in another.
-	said := map[string]string{}
-	for _, r := range rs {
-		k := r.KnowledgeBase + "\x00" + r.File
-		said[k] += text.Fold(r.Text) + "\n"
-	}
+	// speaks of its subject in one chunk and of its kind in another. It is
+	// read only for a document whose title the question may name a
+	// namesake of (most searches have none).
+	var said map[string]string
 	out := rs[:0:0]
 	for _, r := range rs {
-		if r.Match != "" || !namesake(fq, docTitle(r), said[r.KnowledgeBase+"\x00"+r.File], share) {
+		if r.Match != "" {
+			out = append(out, r)
+			continue
+		}
+		name, kind, ok := namesakeName(fq, docTitle(r), share)
+		if ok && said == nil {
+			said = map[string]string{}
+			for _, r := range rs {
+				k := r.KnowledgeBase + "\x00" + r.File
+				said[k] += text.Fold(r.Text) + "\n"
+			}
+		}
+		if !ok || saysName(said[r.KnowledgeBase+"\x00"+r.File], name, kind) {
 			out = append(out, r)
 		}
 	}

@@ -238,6 +238,9 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, floa
 		}
 		if r.Relevance >= req.MinRelevance {
 			r.Profile = profile[r.KnowledgeBase]
+			if r.Match == "" {
+				r.Metadata = withPath(r.Metadata, r.Path)
+			}
 			out = append(out, r)
 		}
 	}
@@ -314,17 +317,21 @@ func (s *Service) searchBase(ctx context.Context, b *base, req SearchRequest, qv
 	return out, nil
 }
 
-// chunkResult is chunk c of base b found with relevance rel, its section
-// path in its metadata.
-func (s *Service) chunkResult(b *base, c Chunk, rel float64) Result {
-	meta := maps.Clone(c.Metadata)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	pth := titleOf(c.File, c.Metadata)
-	meta["path"] = pth
-	c.Metadata = meta
-	return Result{Chunk: c, KnowledgeBase: b.name, Relevance: rel, Path: pth}
+// chunkResult is chunk c of base b found with relevance rel, under its
+// section path. Its metadata is the chunk's, shared (the chunk cache's):
+// search gives the results it returns a copy with their section path
+// added (withPath), and only those, as most candidates are dropped.
+func (s *Service) chunkResult(b *base, c cachedChunk, rel float64) Result {
+	return Result{Chunk: c.Chunk, KnowledgeBase: b.name, Relevance: rel, Path: c.path}
+}
+
+// withPath is a copy of a chunk's metadata with its section path under
+// "path".
+func withPath(meta map[string]any, pth string) map[string]any {
+	out := make(map[string]any, len(meta)+1)
+	maps.Copy(out, meta)
+	out["path"] = pth
+	return out
 }
 
 // rerankResults rescores candidates with the reranker; its scores become

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/mixchat/mixchat/pkg/retrieve"
@@ -30,18 +32,51 @@ import (
 // must hold to name that document.
 const subjectShare = 0.5
 
+// fileTitleTerms are the terms of a document's title as a question names
+// the document: lexTerms of its title (titleOf), possessives dropped.
+func fileTitleTerms(file string) []string {
+	return lexTerms(text.DropPossessives(titleOf(file, nil)))
+}
+
+// maxTitleTerms bounds the titleTermsCache.
+const maxTitleTerms = 16384
+
+// titleTermsCache keeps fileTitleTerms of the documents searches find, a
+// function of the file name alone, so it is never stale: the ranking of
+// every search's results reads it for each document among them. When
+// full, it is emptied. The zero value is empty.
+type titleTermsCache struct {
+	m sync.Map // file name → []string, shared: callers do not change it
+	n atomic.Int64
+}
+
+// get is fileTitleTerms(file), cached.
+func (c *titleTermsCache) get(file string) []string {
+	if v, ok := c.m.Load(file); ok {
+		return v.([]string)
+	}
+	ts := fileTitleTerms(file)
+	if c.n.Add(1) > maxTitleTerms {
+		c.m.Clear()
+		c.n.Store(0)
+	}
+	c.m.Store(file, ts)
+	return ts
+}
+
 // namedDocument returns the file of the first result whose document title
 // the question names (holds at least subjectShare of its terms), the
 // question's terms that title holds, and the others; "" when no result's
-// title is named or the question asks nothing besides the name.
-func namedDocument(qterms []string, rs []Result) (file string, rest []string) {
+// title is named or the question asks nothing besides the name. titleTerms
+// gives a file's fileTitleTerms.
+func namedDocument(qterms []string, rs []Result, titleTerms func(string) []string) (file string, rest []string) {
 	seen := map[string]bool{}
 	for _, r := range rs {
 		if r.File == "" || seen[r.File] || r.Match != "" {
 			continue
 		}
 		seen[r.File] = true
-		title := distinct(lexTerms(text.DropPossessives(titleOf(r.File, nil))))
+		title := distinct(titleTerms(r.File))
 		if len(title) == 0 {
 			continue
 		}
@@ -74,7 +109,7 @@ func namedDocument(qterms []string, rs []Result) (file string, rest []string) {
 // terms (see the top of this file), and returns the new list.
 func (s *Service) rankNamedDocument(ctx context.Context, b *base, q string, rs []Result) ([]Result, error) {
 	qterms := distinct(lexTerms(stripQuestion(q)))
-	file, rest := namedDocument(qterms, rs)
+	file, rest := namedDocument(qterms, rs, s.titleTerms.get)
 	// The words that make it a question ("do", "you", "know") ask nothing
 	// of the document: counted, they rank first its question–answer pairs
 	// worded like the question ("Do you have …?"), whatever they are about.
@@ -176,13 +211,16 @@ func (s *Service) rankNamedDocuments(ctx context.Context, bases []*base, q strin
 	if len(rs) == 0 {
 		return rs, nil
 	}
-	applyNamedDocuments(q, rs)
+	applyNamedDocuments(q, rs, s.titleTerms.get)
 	out := make([]Result, 0, len(rs))
 	for _, b := range bases {
-		var mine []Result
-		for _, r := range rs {
-			if r.KnowledgeBase == b.name {
-				mine = append(mine, r)
+		mine := rs // one base's: all of them
+		if len(bases) > 1 {
+			mine = nil
+			for _, r := range rs {
+				if r.KnowledgeBase == b.name {
+					mine = append(mine, r)
+				}
 			}
 		}
 		mine, err := s.rankNamedDocument(ctx, b, q, mine)
@@ -231,8 +269,9 @@ func restScores(lex *retrieve.BM25, rest []string, free, in map[string]bool, n i
 // holds (every term of it but numbers, which tell apart documents of one
 // name: "Report (2)"), when some result is inside one, and re-sorts. A
 // question that names a document asks about it, even when another
-// document says more of the question's other words.
-func applyNamedDocuments(q string, rs []Result) {
+// document says more of the question's other words. titleTerms gives a
+// file's fileTitleTerms.
+func applyNamedDocuments(q string, rs []Result, titleTerms func(string) []string) {
 	qset := map[string]bool{}
 	for _, t := range lexTerms(stripQuestion(q)) {
 		qset[t] = true
@@ -246,7 +285,7 @@ func applyNamedDocuments(q string, rs []Result) {
 		checked[r.File] = true
 		held := 0
 		whole := true
-		for _, t := range lexTerms(text.DropPossessives(titleOf(r.File, nil))) {
+		for _, t := range titleTerms(r.File) {
 			if isNumber(t) {
 				continue
 			}

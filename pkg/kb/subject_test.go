@@ -80,7 +80,7 @@ func TestNamedDocument(t *testing.T) {
 		{"Birch Court", "", nil},                                                // nothing asked
 	} {
 		qterms := distinct(lexTerms(stripQuestion(tt.q)))
-		file, rest := namedDocument(qterms, rs)
+		file, rest := namedDocument(qterms, rs, fileTitleTerms)
 		if file != tt.file || !slices.Equal(rest, lexTerms(strings.Join(tt.rest, " "))) {
 			t.Errorf("%s: named %q, rest %q; want %q, %q", tt.q, file, rest, tt.file, tt.rest)
 		}
@@ -105,7 +105,7 @@ func TestApplyNamedDocuments(t *testing.T) {
 			{Chunk: Chunk{ID: "2", File: "OAK HILL (2).md"}, Relevance: 0.81},
 			{Chunk: Chunk{ID: "3", File: "OAK HILL.md"}, Relevance: 0.8},
 		}
-		applyNamedDocuments(tt.q, rs)
+		applyNamedDocuments(tt.q, rs, fileTitleTerms)
 		var got []string
 		for _, r := range rs {
 			got = append(got, r.File)

@@ -53,6 +53,7 @@ type BM25 struct {
 
 type bm25Doc struct {
 	id    string
+	key   uint64 // idKey(id): ties of score broken without reading id
 	len   int32
 	terms []string // distinct terms
 	tfs   []int32  // their frequencies
@@ -155,6 +156,7 @@ func (b *BM25) AddCounts(id string, tf map[string]int) {
 
 func (b *BM25) addLocked(d bm25Doc) {
 	s := int32(len(b.docs))
+	d.key = idKey(d.id)
 	b.docs = append(b.docs, d)
 	b.slot[d.id] = s
 	b.live++
@@ -353,11 +355,11 @@ func (b *BM25) collect(sc *bm25Scratch, k int, allow func(id string) bool) []Hit
 		if top.full() && x < top.worst() {
 			continue
 		}
-		id := b.docs[s].id
-		if allow != nil && !allow(id) {
+		d := &b.docs[s]
+		if allow != nil && !allow(d.id) {
 			continue
 		}
-		top.push(Hit{ID: id, Score: x})
+		top.pushKey(Hit{ID: d.id, Score: x}, d.key)
 	}
 	return top.sorted()
 }

@@ -107,90 +107,127 @@ func Hybrid(lexical, vector []Hit, p HybridParams) []Hit {
 	if w > 1 {
 		w = 1
 	}
-	score := make(map[string]float64, len(lexical)+len(vector))
-	if p.RRFK > 0 {
-		k := float64(p.RRFK)
-		for r, h := range dedupe(lexical) {
-			score[h.ID] += (1 - w) / (k + float64(r) + 1)
-		}
-		for r, h := range dedupe(vector) {
-			score[h.ID] += w / (k + float64(r) + 1)
-		}
-		for id := range score {
-			score[id] *= k + 1 // the maximum is 1/(k+1)
-		}
-	} else {
-		norm := p.LexicalMax
-		if norm <= 0 {
-			for _, h := range lexical {
-				norm = math.Max(norm, h.Score)
-			}
-		}
-		lex := make(map[string]float64, len(lexical))
-		for _, h := range dedupe(lexical) {
-			if norm > 0 && h.Score > 0 {
-				lex[h.ID] = math.Min(h.Score/norm, 1)
-			} else {
-				lex[h.ID] = 0
-			}
-		}
-		vec := make(map[string]float64, len(vector))
-		for _, h := range dedupe(vector) {
-			vec[h.ID] = CosineToRelevance(h.Score)
-		}
-		// A document missing from a list that was cut at p.Depth ranked
-		// below its last entry: it is credited that entry's relevance, an
-		// upper bound, so the cut does not punish what it cut. A shorter
-		// list is complete, and what it misses scores 0.
-		var minLex, minVec float64
-		if p.Depth > 0 && len(lex) >= p.Depth {
-			minLex = listMin(lex)
-		}
-		if p.Depth > 0 && len(vec) >= p.Depth {
-			minVec = listMin(vec)
-		}
-		for id, r := range lex {
-			v, ok := vec[id]
-			if !ok {
-				v = minVec
-			}
-			score[id] = (1-w)*r + w*v
-		}
-		for id, v := range vec {
-			if _, ok := lex[id]; !ok {
-				score[id] = (1-w)*minLex + w*v
-			}
+	// One entry per document, in one map: the lists are short (a search's
+	// depth), and a map for each list and another for the sums cost more
+	// than the fusion.
+	f := newFusion(len(lexical) + len(vector))
+	nLex, nVec := 0, 0
+	for _, h := range lexical {
+		if e := f.entry(h.ID); !e.inLex {
+			e.inLex, e.lex, e.lexRank = true, h.Score, nLex
+			nLex++
 		}
 	}
-	out := make([]Hit, 0, len(score))
-	for id, s := range score {
-		out = append(out, Hit{ID: id, Score: math.Min(math.Max(s, 0), 1)})
+	for _, h := range vector {
+		if e := f.entry(h.ID); !e.inVec {
+			e.inVec, e.vec, e.vecRank = true, h.Score, nVec
+			nVec++
+		}
+	}
+	out := make([]Hit, len(f.ents))
+	if p.RRFK > 0 {
+		k := float64(p.RRFK)
+		for i, e := range f.ents {
+			s := 0.0
+			if e.inLex {
+				s += (1 - w) / (k + float64(e.lexRank) + 1)
+			}
+			if e.inVec {
+				s += w / (k + float64(e.vecRank) + 1)
+			}
+			s *= k + 1 // the maximum is 1/(k+1)
+			out[i] = Hit{ID: e.id, Score: math.Min(math.Max(s, 0), 1)}
+		}
+		sortHits(out)
+		return out
+	}
+	norm := p.LexicalMax
+	if norm <= 0 {
+		for _, h := range lexical {
+			norm = math.Max(norm, h.Score)
+		}
+	}
+	for i := range f.ents {
+		e := &f.ents[i]
+		if e.inLex {
+			if norm > 0 && e.lex > 0 {
+				e.lex = math.Min(e.lex/norm, 1)
+			} else {
+				e.lex = 0
+			}
+		}
+		if e.inVec {
+			e.vec = CosineToRelevance(e.vec)
+		}
+	}
+	// A document missing from a list that was cut at p.Depth ranked
+	// below its last entry: it is credited that entry's relevance, an
+	// upper bound, so the cut does not punish what it cut. A shorter
+	// list is complete, and what it misses scores 0.
+	var minLex, minVec float64
+	if p.Depth > 0 && nLex >= p.Depth {
+		minLex = f.min(func(e *fusionEntry) (float64, bool) { return e.lex, e.inLex })
+	}
+	if p.Depth > 0 && nVec >= p.Depth {
+		minVec = f.min(func(e *fusionEntry) (float64, bool) { return e.vec, e.inVec })
+	}
+	for i, e := range f.ents {
+		var s float64
+		switch {
+		case e.inLex && e.inVec:
+			s = (1-w)*e.lex + w*e.vec
+		case e.inLex:
+			s = (1-w)*e.lex + w*minVec
+		default:
+			s = (1-w)*minLex + w*e.vec
+		}
+		out[i] = Hit{ID: e.id, Score: math.Min(math.Max(s, 0), 1)}
 	}
 	sortHits(out)
 	return out
 }
 
-// listMin is the smallest value of m, 0 when m is empty.
-func listMin(m map[string]float64) float64 {
+// fusion holds the documents of the lists Hybrid fuses, each once, with
+// its first (best) entry in each list.
+type fusion struct {
+	at   map[string]int
+	ents []fusionEntry
+}
+
+// fusionEntry is one document: its score and rank in each list it is in
+// (a relevance once Hybrid has converted them).
+type fusionEntry struct {
+	id               string
+	lex, vec         float64
+	lexRank, vecRank int
+	inLex, inVec     bool
+}
+
+func newFusion(n int) *fusion {
+	return &fusion{at: make(map[string]int, n), ents: make([]fusionEntry, 0, n)}
+}
+
+// entry returns the document's entry, made when it has none.
+func (f *fusion) entry(id string) *fusionEntry {
+	i, ok := f.at[id]
+	if !ok {
+		i = len(f.ents)
+		f.at[id] = i
+		f.ents = append(f.ents, fusionEntry{id: id})
+	}
+	return &f.ents[i]
+}
+
+// min is the smallest of the values get gives for the entries it says are
+// in the list, 0 when there are none.
+func (f *fusion) min(get func(*fusionEntry) (float64, bool)) float64 {
 	first := true
 	var lo float64
-	for _, x := range m {
-		if first || x < lo {
+	for i := range f.ents {
+		x, ok := get(&f.ents[i])
+		if ok && (first || x < lo) {
 			lo, first = x, false
 		}
 	}
 	return lo
-}
-
-// dedupe drops repeated ids, keeping the first (best) occurrence.
-func dedupe(l []Hit) []Hit {
-	seen := make(map[string]bool, len(l))
-	out := l[:0:0]
-	for _, h := range l {
-		if !seen[h.ID] {
-			seen[h.ID] = true
-			out = append(out, h)
-		}
-	}
-	return out
 }

@@ -1,7 +1,10 @@
 package retrieve
 
 import (
+	"fmt"
 	"math"
+	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -109,4 +112,127 @@ func TestScoreMappings(t *testing.T) {
 	if d := CosineToDistance(0); math.Abs(d-math.Sqrt2) > 1e-12 {
 		t.Errorf("orthogonal unit vectors are √2 apart, got %v", d)
 	}
+}
+
+// TestHybridMatchesReference checks Hybrid against the plain fusion it
+// replaces (a map for each list and one for the sums), on lists with
+// repeated ids, tied scores, documents in one list or both, every mode.
+func TestHybridMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	list := func(n, ids int) []Hit {
+		var out []Hit
+		for range n {
+			out = append(out, Hit{ID: fmt.Sprintf("d%02d", rng.Intn(ids)), Score: float64(rng.Intn(5)) / 4 * rng.Float64()})
+		}
+		sortHits(out)
+		return out
+	}
+	params := []HybridParams{{}, {VectorWeight: 0.3}, {VectorWeight: 0.7, LexicalMax: 2}, {Depth: 5}, {Depth: 40, LexicalMax: 0.5}, {RRFK: 60}, {RRFK: 1, VectorWeight: 0.9}}
+	for i := range 300 {
+		lex, vec := list(rng.Intn(12), 20), list(rng.Intn(12), 20)
+		for j := range vec {
+			vec[j].Score = 2*vec[j].Score - 1 // cosines
+		}
+		for _, p := range params {
+			got, want := Hybrid(lex, vec, p), hybridReference(lex, vec, p)
+			if !slices.Equal(got, want) {
+				t.Fatalf("case %d, %+v:\nlexical %v\nvector %v\ngot  %v\nwant %v", i, p, lex, vec, got, want)
+			}
+		}
+	}
+}
+
+// hybridReference is Hybrid as it was first written.
+func hybridReference(lexical, vector []Hit, p HybridParams) []Hit {
+	w := p.VectorWeight
+	if w <= 0 {
+		w = 0.5
+	}
+	if w > 1 {
+		w = 1
+	}
+	score := make(map[string]float64, len(lexical)+len(vector))
+	if p.RRFK > 0 {
+		k := float64(p.RRFK)
+		for r, h := range dedupeReference(lexical) {
+			score[h.ID] += (1 - w) / (k + float64(r) + 1)
+		}
+		for r, h := range dedupeReference(vector) {
+			score[h.ID] += w / (k + float64(r) + 1)
+		}
+		for id := range score {
+			score[id] *= k + 1 // the maximum is 1/(k+1)
+		}
+	} else {
+		norm := p.LexicalMax
+		if norm <= 0 {
+			for _, h := range lexical {
+				norm = math.Max(norm, h.Score)
+			}
+		}
+		lex := make(map[string]float64, len(lexical))
+		for _, h := range dedupeReference(lexical) {
+			if norm > 0 && h.Score > 0 {
+				lex[h.ID] = math.Min(h.Score/norm, 1)
+			} else {
+				lex[h.ID] = 0
+			}
+		}
+		vec := make(map[string]float64, len(vector))
+		for _, h := range dedupeReference(vector) {
+			vec[h.ID] = CosineToRelevance(h.Score)
+		}
+		// A document missing from a list that was cut at p.Depth ranked
+		// below its last entry: it is credited that entry's relevance, an
+		// upper bound, so the cut does not punish what it cut. A shorter
+		// list is complete, and what it misses scores 0.
+		var minLex, minVec float64
+		if p.Depth > 0 && len(lex) >= p.Depth {
+			minLex = listMinReference(lex)
+		}
+		if p.Depth > 0 && len(vec) >= p.Depth {
+			minVec = listMinReference(vec)
+		}
+		for id, r := range lex {
+			v, ok := vec[id]
+			if !ok {
+				v = minVec
+			}
+			score[id] = (1-w)*r + w*v
+		}
+		for id, v := range vec {
+			if _, ok := lex[id]; !ok {
+				score[id] = (1-w)*minLex + w*v
+			}
+		}
+	}
+	out := make([]Hit, 0, len(score))
+	for id, s := range score {
+		out = append(out, Hit{ID: id, Score: math.Min(math.Max(s, 0), 1)})
+	}
+	sortHits(out)
+	return out
+}
+
+func listMinReference(m map[string]float64) float64 {
+	first := true
+	var lo float64
+	for _, x := range m {
+		if first || x < lo {
+			lo, first = x, false
+		}
+	}
+	return lo
+}
+
+func dedupeReference(l []Hit) []Hit {
+	seen := make(map[string]bool, len(l))
+	out := l[:0:0]
+	for _, h := range l {
+		if !seen[h.ID] {
+			seen[h.ID] = true
+			out = append(out, h)
+		}
+	}
+	return out
 }

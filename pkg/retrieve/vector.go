@@ -150,8 +150,8 @@ func scanParallel(n int, scan func(from, to int) *topK) []Hit {
 	}
 	wg.Wait()
 	for _, t := range tops[1:] {
-		for _, h := range t.h {
-			tops[0].push(h)
+		for i, h := range t.h {
+			tops[0].pushKey(h, t.keys[i])
 		}
 	}
 	return tops[0].sorted()

@@ -28,12 +28,40 @@ var foldMap = func() map[rune]rune {
 	return m
 }()
 
+// foldLow is the first rune foldMap may hold.
+const foldLow = 0x3400
+
+// foldBMP has bit r−foldLow set for each rune of the Basic Multilingual
+// Plane that foldMap holds: most Chinese characters are their own
+// simplified form, and a bit is cheaper to read than the map.
+var foldBMP = func() *[(0x10000 - foldLow + 63) / 64]uint64 {
+	var b [(0x10000 - foldLow + 63) / 64]uint64
+	for r := range foldMap {
+		if r < foldLow {
+			panic("text: a fold below foldLow")
+		}
+		if r <= 0xFFFF {
+			i := r - foldLow
+			b[i>>6] |= 1 << (i & 63)
+		}
+	}
+	return &b
+}()
+
 // FoldRune returns the simplified form of a traditional Chinese character,
 // and any other rune unchanged.
 func FoldRune(r rune) rune {
-	if r < 0x3400 {
+	if r < foldLow {
 		return r
 	}
+	if i := r - foldLow; r <= 0xFFFF && foldBMP[i>>6]&(1<<(i&63)) == 0 {
+		return r
+	}
+	return foldMapped(r)
+}
+
+// foldMapped is FoldRune of a rune foldMap may hold.
+func foldMapped(r rune) rune {
 	if s, ok := foldMap[r]; ok {
 		return s
 	}

@@ -1,6 +1,9 @@
 package text
 
-import "testing"
+import (
+	"testing"
+	"unicode"
+)
 
 func TestFold(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -25,5 +28,19 @@ func TestFoldTermsMatchAcrossScripts(t *testing.T) {
 	simp := Count(Terms(Fold("《象》曰：天行健，君子以自强不息。")))
 	if Cosine(trad, simp) < 0.999999 {
 		t.Errorf("folded traditional and simplified texts should share their terms: cosine %.3f", Cosine(trad, simp))
+	}
+}
+
+// TestFoldRuneEveryRune checks FoldRune's quick path against the map for
+// every rune.
+func TestFoldRuneEveryRune(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := r
+		if s, ok := foldMap[r]; ok {
+			want = s
+		}
+		if got := FoldRune(r); got != want {
+			t.Fatalf("FoldRune(%U) = %U, want %U", r, got, want)
+		}
 	}
 }
