@@ -53,7 +53,7 @@ fuzz_targets=(
   "pkg/server FuzzDecodeChatRequest" "pkg/server FuzzDecodeMixRequest"
   "pkg/llm FuzzStreamSSE" "pkg/llm FuzzDecodeChunk"
   "pkg/extractive FuzzExtractiveReply" "pkg/extractive FuzzRewrite"
-  "pkg/search FuzzParseSearxNG"
+  "pkg/search FuzzParseSearxNG" "pkg/retrieve FuzzDotInt8"
   "pkg/text FuzzSplitLongLine"
   "pkg/kb FuzzSplit" "pkg/kb FuzzLoadPDF" "pkg/kb FuzzLoadDOCX" "pkg/kb FuzzLoadHTML"
   "pkg/kb FuzzLoadMarkdown" "pkg/kb FuzzLoadCSV" "pkg/kb FuzzLoadJSON" "pkg/kb FuzzLoadJSONL"

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -103,7 +104,11 @@ type turnIndex struct {
 	lastMu sync.Mutex
 	last   *rankCache
 
-	scratch sync.Pool // *rankScratch
+	// scratch is the working memory of the latest search, kept for the
+	// next (nil while a search holds it): a sync.Pool would drop it at
+	// every other collection, and a late turn's is some 10 bytes a
+	// message, to allocate and clear again.
+	scratch atomic.Pointer[rankScratch]
 }
 
 // rankScratch holds a ranking's working slices, reused from one search to
@@ -154,12 +159,17 @@ const (
 	archiveHits = 64
 )
 
-// docHot is what ranking reads of each message it ranks, apart from the
-// rest of indexDoc so that ranking hundreds of messages reads a few bytes
-// of each.
+// docHot is what ranking and the walk through a ranking (retrieved's
+// excerptWalk) read of each message, apart from the rest of indexDoc so
+// that ranking hundreds of messages and walking through them reads a few
+// bytes of each, side by side: of a walk's messages, only those it shows
+// are read further.
 type docHot struct {
+	turn    int64 // indexDoc.turn
+	at      int64 // indexDoc.at in Unix milliseconds
 	session int32
 	speaker int32 // the speaker's number (turnIndex.speakers), 0 for none
+	tokens  int32 // indexDoc.tokens
 	flags   docFlags
 }
 
@@ -170,12 +180,13 @@ const (
 	docTimed                            // indexDoc.timed
 	docCounts                           // indexDoc.counts
 	docUnnamedUser                      // a message of the user with no speaker name
+	docUser                             // indexDoc.user
 )
 
 // indexDoc is one indexed message.
 type indexDoc struct {
-	// What the walk through a ranking reads of every message comes first,
-	// in one cache line.
+	// What ranking and the walk through a ranking read of every message
+	// is in docHot too.
 	turn    int64
 	tokens  int // of line.String() plus a line break
 	at      time.Time
@@ -204,6 +215,21 @@ func newTurnIndex(e llm.Embedder, dim int, gap time.Duration, count func(string)
 	}
 }
 
+// internRole returns role, the package llm's constant when it is one of
+// them: comparing a message's role with a constant (line.label, once for
+// every message shown) then reads the constant's bytes, always at hand,
+// where a role read from a store is a string of its own somewhere in
+// memory (a cache miss for each message a late turn shows).
+func internRole(role string) string {
+	switch role {
+	case llm.RoleUser:
+		return llm.RoleUser
+	case llm.RoleAssistant:
+		return llm.RoleAssistant
+	}
+	return role
+}
+
 func docID(turn int64, role string) string {
 	if role == llm.RoleAssistant {
 		return strconv.FormatInt(turn, 10) + "a"
@@ -229,7 +255,7 @@ func (x *turnIndex) add(turns []Turn) {
 			if n := len(x.docs); n > 0 && (x.gap > 0 && at.Sub(x.docs[n-1].at) > x.gap) {
 				x.session++
 			}
-			d := indexDoc{id: id, turn: t.ID, line: line{turn: t.ID, role: m.Role, speaker: speakerOf(m), text: c}, at: at, session: x.session}
+			d := indexDoc{id: id, turn: t.ID, line: line{turn: t.ID, role: internRole(m.Role), speaker: speakerOf(m), text: c}, at: at, session: x.session}
 			d.tokens = x.count(d.line.String()) + 1
 			x.tokens += d.tokens
 			d.timed = hasTimeWords(c)
@@ -237,7 +263,7 @@ func (x *turnIndex) add(turns []Turn) {
 			d.names = properNouns(c)
 			d.asks = strings.ContainsAny(c, "?？")
 			d.user = m.Role == llm.RoleUser
-			h := docHot{session: int32(d.session)}
+			h := docHot{turn: d.turn, at: m.Timestamp, session: int32(d.session), tokens: int32(min(d.tokens, math.MaxInt32))}
 			if d.line.speaker != "" {
 				if x.speakers[d.line.speaker] == 0 {
 					x.speakers[d.line.speaker] = int32(len(x.speakers) + 1)
@@ -249,7 +275,7 @@ func (x *turnIndex) add(turns []Turn) {
 			for _, f := range []struct {
 				set  bool
 				flag docFlags
-			}{{d.asks, docAsks}, {d.timed, docTimed}, {d.counts, docCounts}} {
+			}{{d.asks, docAsks}, {d.timed, docTimed}, {d.counts, docCounts}, {d.user, docUser}} {
 				if f.set {
 					h.flags |= f.flag
 				}
@@ -350,7 +376,7 @@ func (x *turnIndex) candidates(lexical []string, sc *rankScratch) (pos []int32, 
 		for _, d := range arch.touched {
 			s := arch.val[d]
 			norm = max(norm, s)
-			hits = append(hits, scored{s, d})
+			hits = append(hits, scored{score: s, pos: d})
 		}
 		sc.hits = hits
 		top := best(hits, archiveHits)
@@ -486,11 +512,11 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 			qt = kept
 		}
 	}
-	sc, _ := x.scratch.Get().(*rankScratch)
+	sc := x.scratch.Swap(nil)
 	if sc == nil {
 		sc = &rankScratch{}
 	}
-	defer x.scratch.Put(sc)
+	defer x.scratch.Store(sc)
 	pos, lex := x.candidates(withPairs(qt), sc)
 	base := x.baseScores(pos, lex, qvec, vectorWeight)
 
@@ -502,16 +528,6 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		s := hot[p].session
 		sessBest[s] = max(sessBest[s], base[k])
 	}
-	// near returns the candidate d positions from candidate k when it is
-	// the message d from k's, of the same session.
-	near := func(k, d int) (int, bool) {
-		j := k + d
-		if j < 0 || j >= m || pos[j] != pos[k]+int32(d) || hot[pos[j]].session != hot[pos[k]].session {
-			return 0, false
-		}
-		return j, true
-	}
-
 	boostSpeaker := int32(-1) // no message's
 	var boostUser bool
 	if len(named) == 1 {
@@ -537,24 +553,32 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 	// Each message's score: its own, what its neighbours and session lend
 	// it, then the question's priors.
 	order := make([]scored, m)
+	base = base[:m]
 	for k, p := range pos {
-		h := hot[p]
+		h := &hot[p]
 		s := base[k]
 		if neighbor > 0 {
-			if j, ok := near(k, -1); ok {
+			// The candidate d from k when it is the message d from p,
+			// of the same session.
+			near := func(d int) bool {
+				j := k + d
+				return j >= 0 && j < m && pos[j] == p+int32(d) && hot[p+int32(d)].session == h.session
+			}
+			if near(-1) {
 				w := neighbor
-				if hot[pos[j]].flags&docAsks != 0 {
+				if hot[p-1].flags&docAsks != 0 {
 					w = replyWeight
 				}
-				s += w * base[j]
+				s += w * base[k-1]
 			}
-			if j, ok := near(k, 1); ok {
-				s += neighbor / 2 * base[j]
+			if near(1) {
+				s += neighbor / 2 * base[k+1]
 			}
-			for _, d := range []int{-2, 2} {
-				if j, ok := near(k, d); ok {
-					s += neighbor / 4 * base[j]
-				}
+			if near(-2) {
+				s += neighbor / 4 * base[k-2]
+			}
+			if near(2) {
+				s += neighbor / 4 * base[k+2]
 			}
 			s += sessionWeight * sessBest[h.session]
 			s += sessionTextWeight * sessRel[h.session] * (0.5 + base[k])
@@ -576,9 +600,9 @@ func (x *turnIndex) rank(ctx context.Context, question string, vectorWeight, nei
 		if asksCount && h.flags&docCounts != 0 {
 			s *= 1 + countBoost
 		}
-		order[k] = scored{s, p}
+		order[k] = scored{score: s, pos: p, tokens: h.tokens}
 	}
-	return &ranking{docs: x.docs[:n:n], order: order}, n, complete
+	return &ranking{docs: x.docs[:n:n], hot: x.hot[:n:n], order: order}, n, complete
 }
 
 func firstName(name string) string {

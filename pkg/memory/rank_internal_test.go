@@ -28,7 +28,7 @@ func randomScored(rng *rand.Rand, n int) []scored {
 		default:
 			v = rng.Float64() * math.Ldexp(1, rng.IntN(20)-10)
 		}
-		s[n-1-i] = scored{v, int32(i)}
+		s[n-1-i] = scored{score: v, pos: int32(i)}
 	}
 	return s
 }
@@ -149,24 +149,10 @@ func (f *testFiller) need(d *indexDoc) int {
 	return d.tokens + 3
 }
 
-func (f *testFiller) cost(docs []indexDoc, set []scored) int {
-	n := 0
-	seen := map[int64]bool{}
-	for _, o := range set {
-		d := &docs[o.pos]
-		if d.turn%7 == 0 {
-			continue
-		}
-		n += d.tokens
-		if !f.days[d.turn/10] && !seen[d.turn/10] {
-			seen[d.turn/10] = true
-			n += 3
-		}
+func (f *testFiller) offer(d *indexDoc, h *docHot) bool {
+	if h.turn != d.turn || int(h.tokens) != d.tokens {
+		panic("offer: a message with another's docHot")
 	}
-	return n
-}
-
-func (f *testFiller) offer(d *indexDoc) bool {
 	if d.turn%7 == 0 {
 		return false
 	}
@@ -198,6 +184,13 @@ func TestFill(t *testing.T) {
 					docs[i].tokens = 1 + rng.IntN(50)
 				}
 			}
+			hot := make([]docHot, n)
+			for i, d := range docs {
+				hot[i] = docHot{turn: d.turn, tokens: int32(d.tokens)}
+			}
+			for i := range s {
+				s[i].tokens = int32(docs[s[i].pos].tokens)
+			}
 			order := slices.Clone(s)
 			slices.SortFunc(order, better)
 			budgets := []int{0, 5, 9, 40, 300, 1000, 5000, 30000}
@@ -207,19 +200,27 @@ func TestFill(t *testing.T) {
 			for _, budget := range budgets {
 				want := &testFiller{budget: budget, days: map[int64]bool{}}
 				for _, o := range order {
-					if want.offer(&docs[o.pos]) {
+					if want.offer(&docs[o.pos], &hot[o.pos]) {
 						break
 					}
 				}
 				slices.Sort(want.took)
 				for _, first := range []int{0, 16, 50, 200, 2000} {
-					r := &ranking{docs: docs, order: slices.Clone(s)}
-					got := &testFiller{budget: budget, days: map[int64]bool{}}
-					r.fill(first, got)
-					slices.Sort(got.took)
-					if !slices.Equal(got.took, want.took) || got.used != want.used {
-						t.Fatalf("n=%d budget=%d first=%d: took %d messages (%d tokens), want %d (%d)",
-							n, budget, first, len(got.took), got.used, len(want.took), want.used)
+					// A ranking is walked afresh, after a search read its
+					// best, and again (its best already in order).
+					r := &ranking{docs: docs, hot: hot, order: slices.Clone(s)}
+					for walk := range 3 {
+						if walk == 1 {
+							r = &ranking{docs: docs, hot: hot, order: slices.Clone(s)}
+							r.top(rng.IntN(n + 1))
+						}
+						got := &testFiller{budget: budget, days: map[int64]bool{}}
+						r.fill(first, got)
+						slices.Sort(got.took)
+						if !slices.Equal(got.took, want.took) || got.used != want.used {
+							t.Fatalf("n=%d budget=%d first=%d walk %d: took %d messages (%d tokens), want %d (%d)",
+								n, budget, first, walk, len(got.took), got.used, len(want.took), want.used)
+						}
 					}
 				}
 			}
@@ -259,13 +260,48 @@ func TestDayNames(t *testing.T) {
 	for _, loc := range locs {
 		n := dayNames{loc: loc}
 		for range 2000 {
-			at := start.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour))))
-			if got, want := n.of(at), at.In(loc).Format("2 Jan 2006"); got != want {
+			at := time.UnixMilli(start.UnixMilli() + rng.Int64N(5*24*3600*1000))
+			if got, want := n.of(at.UnixMilli()), at.In(loc).Format("2 Jan 2006"); got != want {
 				t.Fatalf("%v in %v: %q, want %q", at, loc, got, want)
 			}
 		}
-		if got := n.of(time.UnixMilli(0)); got != "" {
+		if got := n.of(0); got != "" {
 			t.Errorf("unset time: %q", got)
+		}
+	}
+}
+
+// TestSortExcerpts: excerpts come in conversation order, as a sort by
+// order and role puts them, whether their orders are apart, the same for
+// some, or as far apart as an int64 allows.
+func TestSortExcerpts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	roles := []string{"user", "assistant", "system"}
+	for _, n := range []int{0, 1, 2, 47, 48, 49, 100, 700} {
+		for rep := range 20 {
+			docs := make([]indexDoc, n)
+			es := make([]excerpt, n)
+			for i := range es {
+				docs[i].line.role = roles[rng.IntN(len(roles))]
+				var o int64
+				switch rep % 4 {
+				case 0: // apart
+					o = int64(rng.IntN(1<<40)) - 1<<39
+				case 1: // some the same
+					o = int64(rng.IntN(2 * n))
+				case 2: // as far apart as can be
+					o = []int64{math.MinInt64, math.MaxInt64, 0, 1}[rng.IntN(4)] + int64(i%2)
+				default:
+					o = int64(i)*2 + int64(rng.IntN(2))
+				}
+				es[i] = excerpt{order: o, doc: &docs[i], day: "d"}
+			}
+			want := slices.Clone(es)
+			slowSortExcerpts(want)
+			sortExcerpts(es)
+			if !slices.Equal(es, want) {
+				t.Fatalf("n=%d rep=%d: sortExcerpts differs from a sort by order and role", n, rep)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 type ranked struct {
 	doc   *indexDoc // shared, read-only
 	score float64
+	pos   int32 // doc's position in the ranking's docs
 }
 
 // ranking is a search's result: the messages it ranked with their scores,
@@ -22,15 +23,22 @@ type ranked struct {
 // A ranking is shared (turnIndex.last) and safe for concurrent use.
 type ranking struct {
 	docs []indexDoc // the index's messages when ranked (read-only)
+	hot  []docHot   // docs' docHot (read-only)
 
 	mu sync.Mutex
 	// order[:len(out)] is best first, each better than every one after
 	// it; the rest are in no order.
 	order []scored
 	out   []ranked // the messages of order[:len(out)]
-	tmp   []scored // sortScored's scratch
-	keys  []uint64
 }
+
+// sortBufs is sortScored's scratch, kept in sortScratch.
+type sortBufs struct {
+	tmp  []scored
+	keys []uint64
+}
+
+var sortScratch = sync.Pool{New: func() any { return new(sortBufs) }}
 
 // len returns the number of messages ranked.
 func (r *ranking) len() int {
@@ -54,10 +62,13 @@ func (r *ranking) top(k int) []ranked {
 		k = min(max(k, 2*n), len(r.order))
 		rest := r.order[n:]
 		selectBest(rest, k-n)
-		r.tmp, r.keys = grow(r.tmp, k-n), grow(r.keys, k-n)
-		sortScored(rest[:k-n], r.tmp, r.keys)
+		sc := sortScratch.Get().(*sortBufs)
+		sc.tmp, sc.keys = grow(sc.tmp, k-n), grow(sc.keys, k-n)
+		sortScored(rest[:k-n], sc.tmp, sc.keys)
+		sortScratch.Put(sc)
+		r.out = slices.Grow(r.out, k-n)
 		for _, o := range rest[:k-n] {
-			r.out = append(r.out, ranked{doc: &r.docs[o.pos], score: o.score})
+			r.out = append(r.out, ranked{doc: &r.docs[o.pos], score: o.score, pos: o.pos})
 		}
 	}
 	return r.out[:len(r.out):len(r.out)]
@@ -76,73 +87,67 @@ type filler interface {
 	// room returns what is left of the budget; taking a message never
 	// makes it grow.
 	room() int
-	// cost returns what taking every message of set (positions in docs)
-	// would take of the budget now, in whichever order they came:
-	// messages passed over cost nothing, and a message more than its
-	// tokens.
-	cost(docs []indexDoc, set []scored) int
-	// offer takes d when it fits and reports whether the walk stops.
-	offer(d *indexDoc) (stop bool)
+	// offer takes d (whose docHot is h) when it fits and reports whether
+	// the walk stops.
+	offer(d *indexDoc, h *docHot) (stop bool)
 }
 
-// bulkMin is the smallest set of the best messages left that fill tries
-// to give its filler whole.
+// bulkMin is the fewest messages fill puts in order at a time.
 const bulkMin = 8
 
 // fillScratch holds fill's copies of rankings' orders.
 var fillScratch = sync.Pool{New: func() any { return new([]scored) }}
 
 // fill offers f the messages best first, as a walk through the whole
-// ranking in order would, without putting the ranking in order: f takes
-// the same messages. A walk takes the first messages whole while they
-// fit (about as many as first), and only where the budget runs out does
-// their order matter, so fill gives f the best first messages at once
-// when they cost no more than f's room, halving the set while they do
-// not; then it puts in order, a few at a time, only the messages that
-// may still fit (of no more tokens than f's room: the others f would
-// pass over) while room is at least walkRoom, and once it is less, all
-// the rest, where f stops.
+// ranking in order would, without putting the whole ranking in order: f
+// takes the same messages. A walk takes the first messages whole while
+// they fit (about as many as first), and only where the budget runs out
+// does the order of the rest matter, so fill walks the best first
+// messages in the ranking's own order (top: put in order once, for every
+// walk and search of the ranking), then puts in order, a few at a time,
+// only the messages that may still fit (of no more tokens than f's room:
+// the others f would pass over) while room is at least walkRoom, and
+// once it is less, all the rest, where f stops.
 func (r *ranking) fill(first int, f filler) {
 	if r == nil || len(r.order) == 0 {
+		return
+	}
+	head := r.top(max(first, bulkMin))
+	for i := range head {
+		if f.offer(head[i].doc, &r.hot[head[i].pos]) {
+			return
+		}
+	}
+	if len(head) == len(r.order) {
 		return
 	}
 	buf := fillScratch.Get().(*[]scored)
 	defer fillScratch.Put(buf)
 	r.mu.Lock()
-	rest := append((*buf)[:0], r.order...)
+	// r.order[:len(head)] is head, in order, and stays so.
+	lastHead := r.order[len(head)-1]
+	pool := append((*buf)[:0], r.order[len(head):]...)
 	r.mu.Unlock()
-	*buf = rest
-	var last *scored // the worst message offered
-	sel := len(rest) // rest[:sel] holds the best sel of rest
-	for k := max(first, bulkMin+1); len(rest) > 0 && k > bulkMin; {
-		k = min(k, len(rest))
-		if k < sel {
-			selectBest(rest[:sel], k)
-			sel = k
+	*buf = pool
+	last := &lastHead // the worst message offered
+
+	// The first messages put in order after head: about as many as fit
+	// what is left at head's mean size (each step puts twice as many in
+	// order as the last, and each reads all those left).
+	step := bulkMin
+	if tokens := 0; len(head) > 0 {
+		for _, x := range head {
+			tokens += int(r.hot[x.pos].tokens)
 		}
-		if f.cost(r.docs, rest[:k]) > f.room() {
-			k /= 2
-			continue
-		}
-		worst := rest[0]
-		for _, o := range rest[:k] {
-			f.offer(&r.docs[o.pos]) // fits: see filler.cost
-			if better(o, worst) > 0 {
-				worst = o
-			}
-		}
-		last = &worst
-		rest, sel = rest[k:], sel-k // the best of rest are the rest of the best
-		if sel == 0 {
-			sel = len(rest)
+		if mean := max(tokens/len(head), 1); f.room()/mean > step {
+			step = f.room()/mean + f.room()/mean/4
 		}
 	}
-
-	pool, filtered := rest, false
+	filtered := false
 	var chunk []scored // the next messages, in order
-	var tmp []scored
-	var keys []uint64
-	for step := bulkMin; ; {
+	sc := sortScratch.Get().(*sortBufs)
+	defer sortScratch.Put(sc)
+	for {
 		if filtered && f.room() < walkRoom {
 			// The messages left out come back where f meets them: all
 			// those after the last offered, one at a time (f is about
@@ -150,7 +155,7 @@ func (r *ranking) fill(first int, f filler) {
 			pool, chunk, filtered, step = (*buf)[:0], nil, false, 1
 			r.mu.Lock()
 			for _, o := range r.order {
-				if last == nil || better(o, *last) > 0 {
+				if last.before(o) {
 					pool = append(pool, o)
 				}
 			}
@@ -160,7 +165,7 @@ func (r *ranking) fill(first int, f filler) {
 			if rm := f.room(); rm >= walkRoom {
 				kept := pool[:0]
 				for _, o := range pool {
-					if r.docs[o.pos].tokens <= rm {
+					if int(o.tokens) <= rm {
 						kept = append(kept, o)
 					}
 				}
@@ -175,31 +180,40 @@ func (r *ranking) fill(first int, f filler) {
 			if k == 1 {
 				b := 0
 				for i := range pool {
-					if better(pool[i], pool[b]) < 0 {
+					if pool[i].before(pool[b]) {
 						b = i
 					}
 				}
 				pool[0], pool[b] = pool[b], pool[0]
 			} else {
 				selectBest(pool, k)
-				tmp, keys = grow(tmp, k), grow(keys, k)
-				sortScored(pool[:k], tmp, keys)
+				sc.tmp, sc.keys = grow(sc.tmp, k), grow(sc.keys, k)
+				sortScored(pool[:k], sc.tmp, sc.keys)
 			}
 			chunk, pool = pool[:k], pool[k:]
 		}
 		x := chunk[0] // a copy: last outlives chunk
 		chunk = chunk[1:]
-		if f.offer(&r.docs[x.pos]) {
+		if f.offer(&r.docs[x.pos], &r.hot[x.pos]) {
 			return
 		}
 		last = &x
 	}
 }
 
-// scored is a message's position with a score.
+// scored is a message's position with a score, and its tokens
+// (indexDoc.tokens, in what would be padding): a walk that passes over
+// the messages too long for what is left of its budget reads no more of
+// them.
 type scored struct {
-	score float64
-	pos   int32
+	score  float64
+	pos    int32
+	tokens int32
+}
+
+// before reports whether a comes before b as better orders them.
+func (a scored) before(b scored) bool {
+	return a.score > b.score || (a.score == b.score && a.pos > b.pos)
 }
 
 // better orders scored best first, later first among equals (a total
@@ -228,12 +242,12 @@ func selectBest(s []scored, k int) {
 		// The median of the first, middle and last as the pivot, moved
 		// to the end.
 		a, m, z := lo, lo+(hi-lo)/2, hi-1
-		if better(s[m], s[a]) < 0 {
+		if s[m].before(s[a]) {
 			s[a], s[m] = s[m], s[a]
 		}
-		if better(s[z], s[m]) < 0 {
+		if s[z].before(s[m]) {
 			s[m], s[z] = s[z], s[m]
-			if better(s[m], s[a]) < 0 {
+			if s[m].before(s[a]) {
 				s[a], s[m] = s[m], s[a]
 			}
 		}
@@ -241,7 +255,7 @@ func selectBest(s []scored, k int) {
 		pivot := s[z]
 		p := lo
 		for j := lo; j < z; j++ {
-			if better(s[j], pivot) < 0 {
+			if s[j].before(pivot) {
 				s[p], s[j] = s[j], s[p]
 				p++
 			}
@@ -276,10 +290,10 @@ func best(s []scored, k int) []scored {
 				if c >= k {
 					return
 				}
-				if c+1 < k && better(h[c+1], h[c]) > 0 {
+				if c+1 < k && h[c].before(h[c+1]) {
 					c++
 				}
-				if better(h[c], h[i]) <= 0 {
+				if !h[i].before(h[c]) {
 					return
 				}
 				h[i], h[c] = h[c], h[i]
@@ -290,7 +304,7 @@ func best(s []scored, k int) []scored {
 			down(i)
 		}
 		for _, x := range s[k:] {
-			if k > 0 && better(x, h[0]) < 0 {
+			if k > 0 && x.before(h[0]) {
 				h[0] = x
 				down(0)
 			}

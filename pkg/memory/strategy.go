@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mixchat/mixchat/pkg/llm"
@@ -398,7 +400,6 @@ type excerptWalk struct {
 	days         map[string]int // the tokens of each day's heading; -1 once it is shown
 	names        dayNames
 	chosen       []excerpt
-	newDays      []string // cost's scratch
 	// The day heading last looked up, and its tokens (-1 once shown):
 	// messages of one day come in runs.
 	lastDay  string
@@ -407,15 +408,16 @@ type excerptWalk struct {
 
 func (w *excerptWalk) room() int { return w.budget - w.used }
 
-// passes reports whether d is passed over however much room is left.
-func (w *excerptWalk) passes(d *indexDoc) bool {
-	return d.turn > w.lastTurn || (d.turn >= w.skipFrom && w.skip[d.id])
+// passes reports whether d (whose docHot is h) is passed over however
+// much room is left.
+func (w *excerptWalk) passes(d *indexDoc, h *docHot) bool {
+	return h.turn > w.lastTurn || (h.turn >= w.skipFrom && w.skip[d.id])
 }
 
-// heading returns the day of d and its heading's tokens, 0 when it is
-// shown already (or d has no day).
-func (w *excerptWalk) heading(d *indexDoc) (string, int) {
-	day := w.names.of(d.at)
+// heading returns the day of a message of h and its heading's tokens, 0
+// when it is shown already (or the message has no day).
+func (w *excerptWalk) heading(h *docHot) (string, int) {
+	day := w.names.of(h.at)
 	if day == "" {
 		return "", 0
 	}
@@ -430,43 +432,25 @@ func (w *excerptWalk) heading(d *indexDoc) (string, int) {
 	return day, max(w.lastDayN, 0)
 }
 
-func (w *excerptWalk) cost(docs []indexDoc, set []scored) int {
-	n := 0
-	w.newDays = w.newDays[:0]
-	for _, o := range set {
-		d := &docs[o.pos]
-		if w.passes(d) {
-			continue
-		}
-		n += d.tokens
-		if day, h := w.heading(d); h > 0 && !slices.Contains(w.newDays, day) {
-			w.newDays = append(w.newDays, day)
-			n += h
-		}
-	}
-	return n
-}
-
-func (w *excerptWalk) offer(d *indexDoc) (stop bool) {
-	if w.passes(d) {
+func (w *excerptWalk) offer(d *indexDoc, h *docHot) (stop bool) {
+	if w.passes(d, h) {
 		return false
 	}
 	room := w.room()
-	if d.tokens > room { // with its day's heading, all the more
+	tokens := int(h.tokens)
+	if tokens > room { // with its day's heading, all the more
 		return room < walkRoom
 	}
-	day, h := w.heading(d)
-	if d.tokens+h > room {
+	day, n := w.heading(h)
+	if tokens+n > room {
 		return room < walkRoom
 	}
-	w.used += d.tokens + h
-	if day != "" {
+	w.used += tokens + n
+	if day != "" && w.lastDayN >= 0 { // heading made day the last day
 		w.days[day] = -1
-		if day == w.lastDay {
-			w.lastDayN = -1
-		}
+		w.lastDayN = -1
 	}
-	w.chosen = append(w.chosen, newExcerpt(d, day))
+	w.chosen = append(w.chosen, newExcerpt(d, h, day))
 	return false
 }
 
@@ -475,21 +459,22 @@ func (w *excerptWalk) offer(d *indexDoc) (stop bool) {
 // row, and reading the date of a time of that day only to see that it is.
 type dayNames struct {
 	loc      *time.Location
-	from, to time.Time // the day named name: [from, to)
+	from, to int64 // the day named name, in Unix milliseconds: [from, to)
 	name     string
 }
 
-func (n *dayNames) of(t time.Time) string {
-	if t.UnixMilli() <= 0 {
+// of returns the name of the day of ms (Unix milliseconds).
+func (n *dayNames) of(ms int64) string {
+	if ms <= 0 {
 		return ""
 	}
-	if n.name != "" && !t.Before(n.from) && t.Before(n.to) {
+	if n.name != "" && ms >= n.from && ms < n.to {
 		return n.name
 	}
-	t = t.In(n.loc)
+	t := time.UnixMilli(ms).In(n.loc)
 	y, m, d := t.Date()
-	n.from = time.Date(y, m, d, 0, 0, 0, 0, n.loc)
-	n.to = n.from.AddDate(0, 0, 1)
+	from := time.Date(y, m, d, 0, 0, 0, 0, n.loc)
+	n.from, n.to = from.UnixMilli(), from.AddDate(0, 0, 1).UnixMilli()
 	n.name = t.Format("2 Jan 2006")
 	return n.name
 }
@@ -502,26 +487,89 @@ type excerpt struct {
 	day   string
 }
 
-func newExcerpt(d *indexDoc, day string) excerpt {
-	o := 2 * d.turn
-	if !d.user {
+func newExcerpt(d *indexDoc, h *docHot, day string) excerpt {
+	o := 2 * h.turn
+	if h.flags&docUser == 0 {
 		o++
 	}
 	return excerpt{order: o, doc: d, day: day}
 }
 
-// renderExcerpts writes docs in conversation order with a date heading
-// whenever the day changes.
-func (m *Manager) renderExcerpts(title string, docs []excerpt) string {
+// sortExcerpts puts excerpts in conversation order: by order, then role
+// (two replies in a turn). When there are many and no two have the same
+// order, which is then the whole of it, it sorts integers: each order,
+// less the least, with the excerpt's index in the lowest bits.
+func sortExcerpts(docs []excerpt) {
+	n := len(docs)
+	if n < fastSortMin {
+		slowSortExcerpts(docs)
+		return
+	}
+	lo, hi := docs[0].order, docs[0].order
+	for _, e := range docs[1:] {
+		lo, hi = min(lo, e.order), max(hi, e.order)
+	}
+	ib := bits.Len(uint(n - 1))
+	if span := uint64(hi) - uint64(lo); hi-lo < 0 || bits.Len64(span)+ib > 64 {
+		slowSortExcerpts(docs)
+		return
+	}
+	buf := excerptScratch.Get().(*excerptBufs)
+	defer excerptScratch.Put(buf)
+	buf.keys, buf.sorted = grow(buf.keys, n), grow(buf.sorted, n)
+	keys, sorted := buf.keys, buf.sorted
+	for i, e := range docs {
+		keys[i] = uint64(e.order-lo)<<ib | uint64(i)
+	}
+	slices.Sort(keys)
+	for i := 1; i < n; i++ {
+		if keys[i]>>ib == keys[i-1]>>ib {
+			slowSortExcerpts(docs)
+			return
+		}
+	}
+	for j, k := range keys {
+		sorted[j] = docs[k&(1<<ib-1)]
+	}
+	copy(docs, sorted)
+	clear(sorted) // the pool keeps no message
+}
+
+// fastSortMin is the fewest excerpts sortExcerpts sorts as integers.
+const fastSortMin = 48
+
+// excerptBufs is sortExcerpts' scratch, kept in excerptScratch.
+type excerptBufs struct {
+	keys   []uint64
+	sorted []excerpt
+}
+
+var excerptScratch = sync.Pool{New: func() any { return new(excerptBufs) }}
+
+func slowSortExcerpts(docs []excerpt) {
 	slices.SortFunc(docs, func(a, b excerpt) int {
 		if c := cmp.Compare(a.order, b.order); c != 0 {
 			return c
 		}
 		return strings.Compare(a.doc.line.role, b.doc.line.role) // two replies in a turn
 	})
+}
+
+// renderExcerpts writes docs in conversation order with a date heading
+// whenever the day changes.
+func (m *Manager) renderExcerpts(title string, docs []excerpt) string {
+	sortExcerpts(docs)
+	// The size to grow b by, and the first byte of each text read (and
+	// added, at most 1, to the size): these loads do not wait for one
+	// another, so the texts, each somewhere in memory, are read at once
+	// rather than one after the other as they are written.
 	size := len(title)
 	for _, e := range docs {
-		size += len(e.day) + 3 + len(e.doc.line.speaker) + 5 + 3 + len(e.doc.line.text) // label: speaker, Human or AI
+		t := e.doc.line.text
+		size += len(e.day) + 3 + len(e.doc.line.speaker) + 5 + 3 + len(t) // label: speaker, Human or AI
+		if len(t) > 0 {
+			size += int(t[0] >> 7)
+		}
 	}
 	var b strings.Builder
 	b.Grow(size)
