@@ -103,6 +103,15 @@ func (c convLRU) get(id string) (*convState, bool) {
 	return e.Value.(*convState), true
 }
 
+// peek returns the entry of id without marking it used.
+func (c convLRU) peek(id string) (*convState, bool) {
+	e, ok := c.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return e.Value.(*convState), true
+}
+
 // add adds cs, dropping the least recently used entries beyond limit.
 func (c convLRU) add(cs *convState, limit int) {
 	c.byID[cs.id] = c.list.PushFront(cs)
@@ -157,13 +166,10 @@ func (m *Manager) entry(id string, keep bool) *convState {
 func (m *Manager) cached(id string) (*convState, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.cache.byID[id]; ok {
-		return e.Value.(*convState), true
+	if cs, ok := m.cache.peek(id); ok {
+		return cs, true
 	}
-	if e, ok := m.light.byID[id]; ok {
-		return e.Value.(*convState), true
-	}
-	return nil, false
+	return m.light.peek(id)
 }
 
 func (m *Manager) forget(id string) {
