@@ -146,6 +146,9 @@ func encodingFor(model string) *encoding {
 	return nil
 }
 
+// firstMark is the first combining mark (U+0300): no rune below it is one.
+const firstMark = 0x300
+
 // Estimate approximates the token count of s for models whose tokenizer is
 // not available offline. It counts one token per CJK character, one per
 // Latin word (plus one per further 8 letters of a long word), one per three
@@ -193,7 +196,7 @@ func Estimate(s string) int {
 		case text.IsCJK(r):
 			flush()
 			n++
-		case unicode.IsLetter(r) || unicode.IsMark(r) || (letters > 0 && (r == '\'' || r == '’')):
+		case unicode.IsLetter(r) || (r >= firstMark && unicode.IsMark(r)) || (letters > 0 && (r == '\'' || r == '’')):
 			if digits > 0 {
 				flush()
 			}

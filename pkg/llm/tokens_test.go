@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/mixchat/mixchat/pkg/llm"
 )
@@ -174,4 +175,17 @@ func BenchmarkCountTokens(b *testing.B) {
 			llm.CountTokens("gpt-4o", "我的名字是李雷。What is my name?")
 		}
 	})
+}
+
+// TestNoMarkBelowFirstMark: Estimate asks unicode.IsMark only from
+// firstMark on, which is exact only if no rune below it is a mark.
+func TestNoMarkBelowFirstMark(t *testing.T) {
+	for r := rune(0); r < 0x300; r++ {
+		if unicode.IsMark(r) {
+			t.Fatalf("%U is a mark", r)
+		}
+	}
+	if !unicode.IsMark(0x300) {
+		t.Fatal("U+0300 is not a mark")
+	}
 }

@@ -32,6 +32,12 @@ var stopwords = map[string]bool{
 
 // IsCJK reports whether r is a Han, Hiragana, Katakana or Hangul character.
 func IsCJK(r rune) bool {
+	switch {
+	case r < 0x1100: // below Hangul Jamo, the first of the four scripts
+		return false
+	case r >= 0x4E00 && r <= 0x9FFF: // CJK Unified Ideographs, all Han
+		return true
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }

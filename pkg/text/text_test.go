@@ -3,6 +3,7 @@ package text
 import (
 	"reflect"
 	"testing"
+	"unicode"
 )
 
 func TestTerms(t *testing.T) {
@@ -72,6 +73,18 @@ func TestCountLetters(t *testing.T) {
 	} {
 		if cjk, other := CountLetters(tt.in); cjk != tt.cjk || other != tt.others {
 			t.Errorf("CountLetters(%q) = %d, %d; want %d, %d", tt.in, cjk, other, tt.cjk, tt.others)
+		}
+	}
+}
+
+// TestIsCJKEveryRune: IsCJK's shortcuts agree with the Unicode tables on
+// every code point.
+func TestIsCJKEveryRune(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+			unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+		if got := IsCJK(r); got != want {
+			t.Fatalf("IsCJK(%U) = %v, want %v", r, got, want)
 		}
 	}
 }
