@@ -306,7 +306,7 @@ type loadRun struct {
 // then two the client measures: from sending the request to the first
 // event, and from the reply's last piece to the end of the stream (the
 // turn's storing and the done event).
-var mixSteps = []string{"recall_ms", "condense_ms", "answers_ms", "fusion_ms", "first_text_ms", "total_ms", clientFirstEvent, clientAfterReply}
+var mixSteps = []string{"recall_ms", "condense_ms", "answers_ms", "fusion_ms", "first_text_ms", "total_ms", "store_ms", clientFirstEvent, clientAfterReply}
 
 const (
 	clientFirstEvent = "client: first event_ms"

@@ -40,11 +40,15 @@ type structDocRef struct {
 // the similarity results, best first: with several documents that may be
 // meant, the best-ranked one's is.
 func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked []Result) (*Result, error) {
-	var docs []structDocRef
 	var titles []docstruct.Title
 	var kinds []string
 	var prof *docstruct.Profile
-	sets := 0
+	type baseSet struct {
+		kb  string
+		set *structSet
+	}
+	var sets []baseSet
+	ndocs := 0
 	for _, b := range bases {
 		set, err := b.structure(ctx)
 		if err != nil {
@@ -56,13 +60,8 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 		if prof == nil {
 			prof = set.profile
 		}
-		if docs == nil {
-			docs = make([]structDocRef, 0, len(set.docs))
-		}
-		for _, d := range set.docs {
-			docs = append(docs, structDocRef{kb: b.name, sd: d})
-		}
-		if sets++; sets == 1 {
+		ndocs += len(set.docs)
+		if sets = append(sets, baseSet{b.name, set}); len(sets) == 1 {
 			// One base's (the usual search) are read as they are.
 			titles, kinds = set.known.Titles, set.known.Kinds
 		} else {
@@ -70,13 +69,19 @@ func (s *Service) addressed(ctx context.Context, bases []*base, q string, ranked
 			kinds = append(slices.Clip(kinds), set.known.Kinds...)
 		}
 	}
-	if len(docs) == 0 {
+	if ndocs == 0 {
 		return nil, nil
 	}
 	q = unquoted(q)
 	addr := docstruct.ParseAddress(q, docstruct.Known{Titles: titles, Kinds: kinds, Profile: prof})
 	if len(addr.Steps) == 0 || addr.Relative != 0 {
-		return nil, nil
+		return nil, nil // most questions address no part: the documents are not listed
+	}
+	docs := make([]structDocRef, 0, ndocs)
+	for _, bs := range sets {
+		for _, d := range bs.set.docs {
+			docs = append(docs, structDocRef{kb: bs.kb, sd: d})
+		}
 	}
 	r := resolveAddress(docs, addr, q, ranked)
 	if r != nil && r.Match == rag.MatchAbsent && addr.DocKnown {

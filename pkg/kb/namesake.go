@@ -176,10 +176,15 @@ func dropNamesakes(q string, rs []Result, bases []*base) []Result {
 	// read only for a document whose title the question may name a
 	// namesake of (most searches have none).
 	var said map[string]string
-	out := rs[:0:0]
-	for _, r := range rs {
+	// out is rs until a result is dropped (most searches drop none), then
+	// a copy of those kept.
+	var out []Result
+	dropped := false
+	for i, r := range rs {
 		if r.Match != "" {
-			out = append(out, r)
+			if dropped {
+				out = append(out, r)
+			}
 			continue
 		}
 		name, kind, ok := namesakeName(fq, docTitle(r), share)
@@ -190,9 +195,16 @@ func dropNamesakes(q string, rs []Result, bases []*base) []Result {
 				said[k] += text.Fold(r.Text) + "\n"
 			}
 		}
-		if !ok || saysName(said[r.KnowledgeBase+"\x00"+r.File], name, kind) {
+		switch keep := !ok || saysName(said[r.KnowledgeBase+"\x00"+r.File], name, kind); {
+		case keep && dropped:
 			out = append(out, r)
+		case !keep && !dropped:
+			dropped = true
+			out = append(make([]Result, 0, len(rs)-1), rs[:i]...)
 		}
+	}
+	if !dropped {
+		return rs
 	}
 	return out
 }

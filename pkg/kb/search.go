@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -186,7 +187,11 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, floa
 		if err != nil {
 			return nil, 0, fmt.Errorf("search %s: %w", b.name, err)
 		}
-		all = append(all, rs...)
+		if all == nil {
+			all = rs // one base's (the usual search): not copied
+		} else {
+			all = append(slices.Clip(all), rs...)
+		}
 	}
 	sortResults(all)
 	if s.rerank == nil {

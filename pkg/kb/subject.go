@@ -212,6 +212,14 @@ func (s *Service) rankNamedDocuments(ctx context.Context, bases []*base, q strin
 		return rs, nil
 	}
 	applyNamedDocuments(q, rs, s.titleTerms.get)
+	if len(bases) == 1 {
+		out, err := s.rankNamedDocument(ctx, bases[0], q, rs)
+		if err != nil {
+			return nil, err
+		}
+		sortResults(out)
+		return out, nil
+	}
 	out := make([]Result, 0, len(rs))
 	for _, b := range bases {
 		mine := rs // one base's: all of them

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -80,8 +79,12 @@ type ClientConfig struct {
 type Client struct {
 	cfg  ClientConfig
 	name string
-	api  *openai.Client
-	tok  *Tokenizer
+	api  *openai.Client // embeddings
+	// http, baseURL and authorization make the chat calls (see wire.go).
+	http          recordingDoer
+	baseURL       string
+	authorization string
+	tok           *Tokenizer
 	// noStreamUsage is set once the upstream has refused
 	// stream_options.include_usage; streams then go without it.
 	noStreamUsage atomic.Bool
@@ -116,7 +119,11 @@ func NewClient(cfg ClientConfig) *Client {
 		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	}
 	oc.HTTPClient = recordingDoer{hc}
-	return &Client{cfg: cfg, name: cfg.Name, api: openai.NewClientWithConfig(oc), tok: NewTokenizer(cfg.Model)}
+	c := &Client{cfg: cfg, name: cfg.Name, api: openai.NewClientWithConfig(oc), http: recordingDoer{hc}, baseURL: oc.BaseURL, tok: NewTokenizer(cfg.Model)}
+	if cfg.APIKey != "" {
+		c.authorization = "Bearer " + cfg.APIKey
+	}
+	return c
 }
 
 // Name returns the model's configured name.
@@ -126,11 +133,13 @@ func (c *Client) Name() string { return c.name }
 // client always asks for its configured model. Usage is the upstream's, or
 // counted locally (Usage.Estimated) when the upstream reports none.
 func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
-	oreq := c.chatRequest(req)
+	body, err := json.Marshal(c.wireRequest(req))
+	if err != nil {
+		return Response{}, fmt.Errorf("encode request: %w", err)
+	}
 	var out Response
-	err := c.do(ctx, "chat", func(ctx context.Context, at *attempt) error {
-		at.keepBody = true
-		r, err := c.api.CreateChatCompletion(ctx, oreq)
+	err = c.do(ctx, "chat", func(ctx context.Context, at *attempt) error {
+		r, err := c.complete(ctx, at, body)
 		if err != nil {
 			return err
 		}
@@ -139,7 +148,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		}
 		ch := r.Choices[0]
 		out = Response{
-			Text:         ch.Message.Content,
+			Text:         string(ch.Message.Content),
 			Model:        c.name,
 			FinishReason: string(ch.FinishReason),
 			Usage:        Usage{PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, TotalTokens: r.Usage.TotalTokens},
@@ -176,25 +185,30 @@ func (c *Client) Stream(ctx context.Context, req Request, fn func(delta string) 
 }
 
 func (c *Client) stream(ctx context.Context, req Request, fn func(string) error, withUsage bool) (Response, error) {
-	oreq := c.chatRequest(req)
-	oreq.Stream = true
+	wreq := c.wireRequest(req)
+	wreq.Stream = true
 	if withUsage {
-		oreq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+		wreq.StreamOptions = &wireStreamOptions{IncludeUsage: true}
+	}
+	body, err := json.Marshal(wreq)
+	if err != nil {
+		return Response{}, fmt.Errorf("encode request: %w", err)
 	}
 	var out Response
 	var usage *openai.Usage
-	err := c.do(ctx, "stream", func(ctx context.Context, at *attempt) error {
-		s, err := c.api.CreateChatCompletionStream(ctx, oreq)
+	err = c.do(ctx, "stream", func(ctx context.Context, at *attempt) error {
+		resp, err := c.post(ctx, at, body, true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		defer resp.Body.Close()
+		s := newStreamLines(resp.Body)
 		var text strings.Builder
 		var chunk streamChunk
 		finish, choices := "", false
 		usage = nil
 		for {
-			raw, err := s.RecvRaw()
+			raw, err := s.next()
 			if errors.Is(err, io.EOF) {
 				break
 			}
@@ -224,7 +238,7 @@ func (c *Client) stream(ctx context.Context, req Request, fn func(string) error,
 			}
 		}
 		switch {
-		case !at.sawDone() && finish == "":
+		case !s.done && finish == "":
 			// The body ended without [DONE] or a finish reason: the
 			// upstream went away mid-stream.
 			return &StatusError{StatusCode: at.status, Err: errStreamCut}
@@ -315,31 +329,6 @@ func isReasoningModel(model string) bool {
 		}
 	}
 	return false
-}
-
-func (c *Client) chatRequest(req Request) openai.ChatCompletionRequest {
-	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
-	}
-	o := openai.ChatCompletionRequest{Model: c.cfg.Model, Messages: msgs}
-	reasoning := isReasoningModel(c.cfg.Model)
-	if req.Temperature != nil && !reasoning {
-		o.Temperature = *req.Temperature
-		if o.Temperature == 0 {
-			// go-openai omits a zero temperature, which would leave the
-			// upstream's default (often 1) in force.
-			o.Temperature = math.SmallestNonzeroFloat32
-		}
-	}
-	if req.MaxTokens > 0 {
-		if reasoning {
-			o.MaxCompletionTokens = req.MaxTokens
-		} else {
-			o.MaxTokens = req.MaxTokens
-		}
-	}
-	return o
 }
 
 func (c *Client) estimate(req Request, reply string) Usage {

@@ -1,12 +1,16 @@
 package llm_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +47,8 @@ func statusOf(t *testing.T, err error) *llm.StatusError {
 func TestClientComplete(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.Script(llmtest.Reply{Text: "乾为天。", Usage: &openai.Usage{PromptTokens: 11, CompletionTokens: 4, TotalTokens: 15}})
-	c := newClient(srv, nil)
+	var raw rawBodies
+	c := newClient(srv, func(c *llm.ClientConfig) { c.HTTPClient = &http.Client{Transport: &raw} })
 	temp := float32(0)
 	req := ask("乾卦是什么？")
 	req.Temperature, req.MaxTokens, req.Model = &temp, 64, "ignored-by-client"
@@ -64,9 +69,49 @@ func TestClientComplete(t *testing.T) {
 		got.Messages[1].Role != "user" || got.Messages[1].Content != "乾卦是什么？" {
 		t.Errorf("upstream request = %+v", got)
 	}
-	if got.Temperature <= 0 || got.Temperature > 1e-30 {
-		t.Errorf("temperature 0 sent as %v, want a tiny positive value (go-openai drops 0)", got.Temperature)
+	// A temperature of 0 is sent, not left out (which would leave the
+	// upstream's default, often 1, in force).
+	if b := raw.bodies(); len(b) != 1 || !strings.Contains(b[0], `"temperature":0,`) && !strings.Contains(b[0], `"temperature":0}`) {
+		t.Errorf("request bodies %q, want one with temperature 0", b)
 	}
+	if h := raw.header(0); h.Get("Authorization") != "Bearer k" || h.Get("Content-Type") != "application/json" {
+		t.Errorf("request headers %v, want the key as a bearer token and a JSON body", h)
+	}
+}
+
+// rawBodies is a transport that records the bodies and headers of the
+// requests it passes on.
+type rawBodies struct {
+	mu      sync.Mutex
+	body    []string
+	headers []http.Header
+}
+
+func (r *rawBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	r.mu.Lock()
+	r.body, r.headers = append(r.body, string(b)), append(r.headers, req.Header.Clone())
+	r.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func (r *rawBodies) bodies() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.body)
+}
+
+func (r *rawBodies) header(i int) http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= len(r.headers) {
+		return nil
+	}
+	return r.headers[i]
 }
 
 func TestClientReasoningModelParameters(t *testing.T) {

@@ -44,15 +44,22 @@ type Timings struct {
 	// comes first.
 	FirstText time.Duration
 	Total     time.Duration
+	// Store is storing the turn, after Total: known to the done event,
+	// not to the record stored with the turn (omitted while zero).
+	Store time.Duration
 }
 
 // Millis returns the timings in milliseconds, keyed for storage.
 func (t Timings) Millis() map[string]float64 {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return map[string]float64{
+	m := map[string]float64{
 		"recall_ms": ms(t.Recall), "condense_ms": ms(t.Condense), "answers_ms": ms(t.Answers),
 		"fusion_ms": ms(t.Fusion), "first_token_ms": ms(t.FirstToken), "first_text_ms": ms(t.FirstText), "total_ms": ms(t.Total),
 	}
+	if t.Store > 0 {
+		m["store_ms"] = ms(t.Store)
+	}
+	return m
 }
 
 // Result is what a Mixer did for one request: everything the caller stores

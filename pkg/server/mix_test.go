@@ -226,6 +226,16 @@ func TestMixChatStream(t *testing.T) {
 	if last.Type != "done" || last.MessageID == "" || last.TurnID != 1 || last.Usage == nil || last.Usage.TotalTokens == 0 || last.Fused == nil || !*last.Fused {
 		t.Fatalf("last event = %+v", last)
 	}
+	// Storing the turn is timed in the done event, and not in the record
+	// stored with the turn (which is written before it is known).
+	if last.Timings["store_ms"] <= 0 {
+		t.Errorf("done event timings %v lack store_ms", last.Timings)
+	}
+	if turns, err := ts.store.Turns(context.Background(), "m1", 0); err != nil || len(turns) != 1 {
+		t.Errorf("turns %+v, %v", turns, err)
+	} else if tm, _ := turns[0].Answer.Metadata.Extra["timings"].(map[string]any); tm == nil || tm["store_ms"] != nil {
+		t.Errorf("stored timings %v: want them without store_ms", turns[0].Answer.Metadata.Extra["timings"])
+	}
 	// The kb answerer got the request's retrieval settings.
 	q := up.queries("kb")[0]
 	if len(q.KnowledgeBases) != 1 || q.KnowledgeBases[0] != "zhouyi" || q.TopK != 3 || q.ScoreThreshold != 0.5 {

@@ -283,7 +283,11 @@ func (r *Runner) Run(ctx context.Context, req Request, emit func(Event) error) (
 		}
 		extra["error"] = err.Error()
 	}
+	storeStart := time.Now()
 	res.StoreErr = r.store(ctx, &res, req.Query.Text, extra)
+	if req.Mix != nil {
+		res.Mix.Timings.Store = time.Since(storeStart)
+	}
 	if res.StoreErr != nil && res.Cut {
 		r.d.Log.ErrorContext(ctx, "store interrupted turn", "conversation", req.ConversationID, "err", res.StoreErr)
 	}
