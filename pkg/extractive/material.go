@@ -58,8 +58,8 @@ func material(g llm.Grounding) (string, []sentence, []ctxLine) {
 	// nothing.
 	qn := normalize(q)
 	out = slices.DeleteFunc(out, func(s sentence) bool {
-		n := normalize(s.text)
-		return n == "" || n == qn || (s.speaker == speakerHuman && isQuestion(s.text))
+		empty, same := normalizedIs(s.text, qn)
+		return empty || same || (s.speaker == speakerHuman && isQuestion(s.text))
 	})
 	for i := range out {
 		out[i].pos = i
@@ -165,6 +165,32 @@ func normalize(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// normalizedIs reports whether normalize(s) is empty and whether it is
+// n, a normalized text, without building it.
+func normalizedIs(s, n string) (empty, same bool) {
+	empty, same = true, true
+	j := 0 // normalize(s) so far is n[:j]
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue
+		}
+		empty = false
+		if !same {
+			break
+		}
+		r = unicode.ToLower(r)
+		if r < utf8.RuneSelf {
+			same = j < len(n) && n[j] == byte(r)
+			j++
+			continue
+		}
+		got, size := utf8.DecodeRuneInString(n[j:])
+		same = size > 0 && got == r && got != utf8.RuneError
+		j += size
+	}
+	return empty, same && j == len(n)
 }
 
 func isChinese(q string, sents []sentence) bool {

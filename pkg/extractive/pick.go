@@ -101,8 +101,9 @@ type match struct {
 }
 
 func (qr query) match(s string) match {
-	s = text.DropPossessives(text.Fold(s)) // as the question's words
-	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram), near: make([]bool, qr.nChar)}
+	s = text.DropPossessives(text.Fold(s))   // as the question's words
+	has := make([]bool, 2*qr.nChar+qr.nGram) // one allocation for the three
+	m := match{chars: has[:qr.nChar:qr.nChar], grams: has[qr.nChar : qr.nChar+qr.nGram : qr.nChar+qr.nGram], near: has[qr.nChar+qr.nGram:]}
 	for _, t := range text.Terms(s) {
 		if k, ok := qr.grams[t]; ok {
 			m.grams[k] = true
@@ -169,11 +170,23 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
 	total := 0
+	// A long conversation repeats its sentences, and the sentences of a
+	// passage share their section path: each text is matched once. The
+	// matches are shared, never written.
+	ownOf, scopeOf := map[string]match{}, map[string]match{}
 	for i, s := range sents {
-		mt := qr.match(s.text)
+		mt, ok := ownOf[s.text]
+		if !ok {
+			mt = qr.match(s.text)
+			ownOf[s.text] = mt
+		}
 		own[i] = mt
 		if s.scope != "" {
-			sm := qr.match(s.scope)
+			sm, ok := scopeOf[s.scope]
+			if !ok {
+				sm = qr.match(s.scope)
+				scopeOf[s.scope] = sm
+			}
 			scope[i] = sm
 			mt = match{chars: slices.Clone(mt.chars), grams: slices.Clone(mt.grams), near: mt.near, size: mt.size}
 			for k, ok := range sm.chars {
@@ -377,28 +390,24 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 	// than padded with sentences that share one word with the question.
 	const lambda, nearDup, relCut, rankCut = 0.7, 0.8, 0.7, 0.4
 	var chosen []int
-	vecs := map[int]text.Vector{}
-	vec := func(i int) text.Vector {
-		v, ok := vecs[i]
-		if !ok {
-			v = text.Count(text.Chars(cands[i].text))
-			vecs[i] = v
-		}
-		return v
-	}
+	vecs := newCharVecs(len(cands))
+	vec := func(i int) charVec { return vecs.of(i, cands[i].text) }
+	// sims[i] is the similarity of candidate i to the nearest of the first
+	// simTo[i] chosen sentences: each pair is compared once.
+	sims, simTo := make([]float64, len(cands)), make([]int, len(cands))
 	used := map[int]bool{}
 	tokens, runes := 0, 0
 	for len(chosen) < m.maxSent {
 		pickAt, pickScore := -1, math.Inf(-1)
 		for _, i := range order {
-			c := cands[i]
+			c := &cands[i]
 			if used[i] || !minScore(i) || c.rel < relCut*best.rel || c.own < relCut*best.own || c.rank < rankCut*best.rank {
 				continue
 			}
-			sim := 0.0
-			for _, j := range chosen {
-				sim = math.Max(sim, text.Cosine(vec(i), vec(j)))
+			for ; simTo[i] < len(chosen); simTo[i]++ {
+				sims[i] = math.Max(sims[i], vec(i).cosine(vec(chosen[simTo[i]])))
 			}
+			sim := sims[i]
 			if sim >= nearDup {
 				used[i] = true
 				continue

@@ -21,6 +21,13 @@ var (
 	aMark      = regexp.MustCompile(`^(?:A|Answer|答|回答|答案)\s*[:：]\s*`)
 )
 
+// mayOpenList reports whether s starts with a rune listMarker's matches
+// start with: most sentences do not, and need no regular expression.
+func mayOpenList(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r >= '0' && r <= '9' || strings.ContainsRune("-*•·+(（一二三四五六七八九十", r)
+}
+
 // cutMarker returns s without the marker re finds at its start, and
 // whether there was one (with text after it).
 func cutMarker(re *regexp.Regexp, s string) (string, bool) {
@@ -102,7 +109,7 @@ func shape(sents []sentence, zh bool) ([]sentence, []role) {
 			cells = append(cells, len(out)) // cells outside a table of rows: no sentence
 		}
 		s.scope = tablelessPath(s.scope)
-		if firstOfLine(i) && s.speaker != speakerHuman {
+		if firstOfLine(i) && s.speaker != speakerHuman && mayOpenList(s.text) {
 			if t := listMarker.ReplaceAllString(s.text, ""); strings.TrimSpace(t) != "" {
 				s.text = t
 			}

@@ -172,8 +172,70 @@ func closer(r rune) bool {
 // Sentences splits s into sentences at Chinese and English sentence ends
 // (。！？；!?; and a period followed by space or end) and at line breaks. Each
 // sentence keeps its closing punctuation and trailing quotes; surrounding
-// white space is trimmed and empty sentences are dropped.
+// white space is trimmed and empty sentences are dropped. The sentences of
+// valid UTF-8 are slices of s.
 func Sentences(s string) []string {
+	if !utf8.ValidString(s) {
+		return sentenceRunes(s)
+	}
+	var out []string
+	start := 0
+	emit := func(end int) {
+		if t := strings.TrimSpace(s[start:end]); t != "" {
+			out = append(out, t)
+		}
+		start = end
+	}
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\n':
+			emit(i + n)
+		case sentenceEnd(r) || (r == '.' && periodEnds(s[i+n:]) && !abbrevBefore(s[start:i])):
+			for n < len(s)-i {
+				r, m := utf8.DecodeRuneInString(s[i+n:])
+				if !sentenceEnd(r) && !closer(r) && r != '.' {
+					break
+				}
+				n += m
+			}
+			emit(i + n)
+		}
+		i += n
+	}
+	emit(len(s))
+	return out
+}
+
+// periodEnds reports whether a period followed by rest ends a sentence
+// (unless it ends an abbreviation): at the end, before space or a closer.
+func periodEnds(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest == "" || unicode.IsSpace(r) || closer(r)
+}
+
+// abbrevBefore is abbrev of the text before a period.
+func abbrevBefore(before string) bool {
+	i := len(before)
+	for i > 0 {
+		r, n := utf8.DecodeLastRuneInString(before[:i])
+		if unicode.IsSpace(r) {
+			break
+		}
+		i -= n
+	}
+	w := strings.ToLower(before[i:])
+	switch w {
+	case "dr", "mr", "mrs", "ms", "prof", "st", "vs", "e.g", "i.e", "etc", "fig", "no", "al":
+		return true
+	}
+	first, _ := utf8.DecodeRuneInString(before[i:])
+	return utf8.RuneCountInString(w) == 1 && unicode.IsUpper(first)
+}
+
+// sentenceRunes is Sentences of text that is not valid UTF-8, read rune
+// by rune: each invalid byte is a U+FFFD of its sentence.
+func sentenceRunes(s string) []string {
 	var out []string
 	rs := []rune(s)
 	start := 0
