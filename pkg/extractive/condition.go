@@ -92,6 +92,23 @@ func parseNum(s string) (float64, bool) {
 	return float64(total), utf8.RuneCountInString(s) > 0
 }
 
+// mayHoldNumber reports whether s, folded, holds a digit (of either
+// width) or a Chinese numeral: every form spans reads has a number, and
+// most sentences have none.
+func mayHoldNumber(s string) bool {
+	for _, r := range s {
+		if r >= '0' && r <= '9' || r >= '０' && r <= '９' {
+			return true
+		}
+		if r >= 0x3007 { // 〇, the first numeral above the digits
+			if _, ok := zhDigits[text.FoldRune(r)]; ok || text.FoldRune(r) == '十' || text.FoldRune(r) == '百' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // unitAfter is the unit that follows position i of s.
 func unitAfter(s string, i int) string {
 	m := unitRe.FindStringSubmatch(s[i:])
@@ -109,6 +126,9 @@ func unitAfter(s string, i int) string {
 // spans returns the numeric conditions of s: its ranges, bounds and (when
 // bare is set) its bare numbers as one-point ranges, with their units.
 func spans(s string, bare bool) []span {
+	if !mayHoldNumber(s) {
+		return nil
+	}
 	f := strings.ToLower(text.Fold(s))
 	f = strings.Map(func(r rune) rune {
 		if r >= '０' && r <= '９' {

@@ -173,21 +173,24 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 	// A long conversation repeats its sentences, and the sentences of a
 	// passage share their section path: each text is matched once. The
 	// matches are shared, never written.
-	ownOf, scopeOf := map[string]match{}, map[string]match{}
+	ownOf, scopeOf := make(map[string]int, len(sents)), map[string]int{} // text → the first sentence of it
+	first := make([]int, len(sents))                                     // the first sentence of the same text
 	for i, s := range sents {
-		mt, ok := ownOf[s.text]
-		if !ok {
-			mt = qr.match(s.text)
-			ownOf[s.text] = mt
+		if j, ok := ownOf[s.text]; ok {
+			own[i], first[i] = own[j], j
+		} else {
+			own[i], first[i] = qr.match(s.text), i
+			ownOf[s.text] = i
 		}
-		own[i] = mt
+		mt := own[i]
 		if s.scope != "" {
-			sm, ok := scopeOf[s.scope]
-			if !ok {
-				sm = qr.match(s.scope)
-				scopeOf[s.scope] = sm
+			if j, ok := scopeOf[s.scope]; ok {
+				scope[i] = scope[j]
+			} else {
+				scope[i] = qr.match(s.scope)
+				scopeOf[s.scope] = i
 			}
-			scope[i] = sm
+			sm := scope[i]
 			mt = match{chars: slices.Clone(mt.chars), grams: slices.Clone(mt.grams), near: mt.near, size: mt.size}
 			for k, ok := range sm.chars {
 				mt.chars[k] = mt.chars[k] || ok
@@ -308,11 +311,18 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 		// states one, in its unit; a sentence (a table row) whose
 		// condition excludes the question's ("满1年不满5年" for "满5年")
 		// answers another case.
-		if quantity && statesQuantity(s.text, unit) {
-			c.rank *= 1.3
-			states[i] = true
+		if j := first[i]; j < i {
+			// What the text says of the question's quantity and
+			// condition is read once.
+			states[i], fits[i] = states[j], fits[j]
+		} else {
+			states[i] = quantity && statesQuantity(s.text, unit)
+			fits[i] = conditionFit(asked, s.text)
 		}
-		if fits[i] = conditionFit(asked, s.text); fits[i] < 0 {
+		if states[i] {
+			c.rank *= 1.3
+		}
+		if fits[i] < 0 {
 			c.rank *= 0.4
 		}
 		if frame != "" && s.speaker == speakerHuman && strings.Contains(text.Fold(s.text), frame) {
