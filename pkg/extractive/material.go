@@ -39,8 +39,16 @@ type sentence struct {
 // in that order, and their lines with their section paths.
 func material(g llm.Grounding) (string, []sentence, []ctxLine) {
 	q := strings.TrimSpace(g.Question)
-	var out []sentence
-	var lines []ctxLine
+	// Room for a sentence per line, and half as many again.
+	n := 0
+	for _, e := range g.Evidence {
+		n += 1 + strings.Count(e.Text, "\n")
+	}
+	for _, m := range g.History {
+		n += 1 + strings.Count(m.Content, "\n")
+	}
+	out := make([]sentence, 0, n+n/2)
+	lines := make([]ctxLine, 0, n)
 	entry := 0
 	for _, e := range g.Evidence {
 		if e.Path == "" {

@@ -167,7 +167,8 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 	zh := isChinese(q, sents)
 	sents, kinds := shape(sents, zh)
 	asked := askedValues(q)
-	matches, own, scope := make([]match, len(sents)), make([]match, len(sents)), make([]match, len(sents))
+	matches, own := make([]match, len(sents)), make([]match, len(sents))
+	var scope []match // of the sentences with a section path; nil when none has one
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
 	total := 0
 	// A long conversation repeats its sentences, and the sentences of a
@@ -184,6 +185,9 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 		}
 		mt := own[i]
 		if s.scope != "" {
+			if scope == nil {
+				scope = make([]match, len(sents))
+			}
 			if j, ok := scopeOf[s.scope]; ok {
 				scope[i] = scope[j]
 			} else {
@@ -287,7 +291,11 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 		// The question's terms the sentence's section path holds count
 		// for relevance; its own text must answer the rest (the question
 		// about a document's subject asks what the document says of it).
-		c.rel, c.own = relOf(matches[i], match{}), relOf(own[i], scope[i])
+		skip := match{}
+		if scope != nil {
+			skip = scope[i]
+		}
+		c.rel, c.own = relOf(matches[i], match{}), relOf(own[i], skip)
 		if kinds[i].kind == kindAnswer {
 			// A pair is one unit: its question counts half toward the
 			// answer's own text.

@@ -182,6 +182,9 @@ func Sentences(s string) []string {
 	start := 0
 	emit := func(end int) {
 		if t := strings.TrimSpace(s[start:end]); t != "" {
+			if out == nil {
+				out = make([]string, 0, 4)
+			}
 			out = append(out, t)
 		}
 		start = end
