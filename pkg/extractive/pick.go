@@ -46,13 +46,15 @@ type query struct {
 	// words (text.Related: "silent" for "quiet") to that word's stem: a
 	// sentence that says the thing asked in other words holds it.
 	related map[string]string
+	// wordTerms caches wordTerm.
+	wordTerms map[string]string
 }
 
 func newQuery(q string) query {
 	q = text.Fold(q) // either script matches the other
 	// "Sala Thong's beer" asks of Sala Thong: the name's own terms.
 	q = text.DropPossessives(q)
-	qr := query{chars: map[rune]int{}, words: map[string]int{}, grams: map[string]int{}, related: map[string]string{}}
+	qr := query{chars: map[rune]int{}, words: map[string]int{}, grams: map[string]int{}, related: map[string]string{}, wordTerms: make(map[string]string, 64)}
 	free := map[string]bool{} // the words outside quoted passages, which are read as written
 	for _, t := range text.Terms(text.Unquoted(q)) {
 		free[t] = true
@@ -104,28 +106,105 @@ func (qr query) match(s string) match {
 	s = text.DropPossessives(text.Fold(s))   // as the question's words
 	has := make([]bool, 2*qr.nChar+qr.nGram) // one allocation for the three
 	m := match{chars: has[:qr.nChar:qr.nChar], grams: has[qr.nChar : qr.nChar+qr.nGram : qr.nChar+qr.nGram], near: has[qr.nChar+qr.nGram:]}
-	for _, t := range text.Terms(s) {
+	// One pass over s that reads the terms text.Terms would, without
+	// making them: a run of CJK characters gives its bigrams (its
+	// character when it is alone), which are slices of s; a run of letters
+	// and digits gives one word, whose term text.Terms says once per
+	// reading (query.wordTerm).
+	gram := func(t string) {
 		if k, ok := qr.grams[t]; ok {
 			m.grams[k] = true
 		}
-		if r, _ := utf8.DecodeRuneInString(t); !text.IsCJK(r) {
-			m.size++
-			if k, ok := qr.words[t]; ok {
-				m.chars[k] = true
-			} else if w, ok := qr.related[t]; ok {
-				m.near[qr.words[w]] = true
-			}
+	}
+	word := func(w string) {
+		t, ok := qr.wordTerm(w)
+		if !ok {
+			return
+		}
+		gram(t)
+		m.size++
+		if k, ok := qr.words[t]; ok {
+			m.chars[k] = true
+		} else if w, ok := qr.related[t]; ok {
+			m.near[qr.words[w]] = true
 		}
 	}
-	for _, r := range s {
-		if text.IsCJK(r) {
+	wordAt := -1         // the start of the word being read, -1 for none
+	cjkAt, cjkN := -1, 0 // the start of the run's last CJK character, and the run's length
+	endCJK := func() {
+		if cjkN == 1 {
+			_, n := utf8.DecodeRuneInString(s[cjkAt:])
+			gram(s[cjkAt : cjkAt+n])
+		}
+		cjkN = 0
+	}
+	for i, r := range s {
+		switch {
+		case text.IsCJK(r):
+			if wordAt >= 0 {
+				word(s[wordAt:i])
+				wordAt = -1
+			}
 			m.size++
 			if k, ok := qr.chars[r]; ok {
 				m.chars[k] = true
 			}
+			if cjkN > 0 {
+				gram(s[cjkAt : i+utf8.RuneLen(r)])
+			}
+			cjkAt = i
+			cjkN++
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || (r == '\'' && wordAt >= 0):
+			endCJK()
+			if wordAt < 0 {
+				wordAt = i
+			}
+		default:
+			if wordAt >= 0 {
+				word(s[wordAt:i])
+				wordAt = -1
+			}
+			endCJK()
 		}
 	}
+	if wordAt >= 0 {
+		word(s[wordAt:])
+	}
+	endCJK()
 	return m
+}
+
+// wordTerm returns the term of w, a run of letters and digits as
+// text.Terms reads words, and false when it has none (a stop word): the
+// term text.Terms gives w, kept for the rest of the reading.
+func (qr query) wordTerm(w string) (string, bool) {
+	if numeric(w) {
+		return w, true // text.Terms keeps such a word as it is: no stop word has a digit, and it stems none
+	}
+	if t, ok := qr.wordTerms[w]; ok {
+		return t, t != ""
+	}
+	t := ""
+	if ts := text.Terms(w); len(ts) > 0 {
+		t = ts[0]
+	}
+	qr.wordTerms[w] = t
+	return t, t != ""
+}
+
+// numeric reports whether w is ASCII digits and lower-case letters, with
+// a digit among them ("1997", "4g").
+func numeric(w string) bool {
+	digit := false
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c < 'a' || c > 'z':
+			return false
+		}
+	}
+	return digit
 }
 
 // nearWeight is what a question's word counts for in a sentence that says

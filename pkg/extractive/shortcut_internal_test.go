@@ -1,0 +1,149 @@
+package extractive
+
+import (
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mixchat/mixchat/pkg/text"
+)
+
+// The tests of this file check that the reading's shortcuts answer as
+// what they stand for: replies must not change with them.
+
+// TestMayHoldNumber: spans reads nothing from a text that mayHoldNumber
+// turns away: rune by rune, it holds a digit or a numeral once folded,
+// lower-cased and narrowed exactly when mayHoldNumber says so.
+func TestMayHoldNumber(t *testing.T) {
+	narrow := func(r rune) rune {
+		if r >= '０' && r <= '９' {
+			return '0' + (r - '０')
+		}
+		return r
+	}
+	for r := rune(0); r <= 0x10FFFF; r++ {
+		s := string(r)
+		f := strings.Map(narrow, strings.ToLower(text.Fold(s)))
+		if has := strings.ContainsAny(f, "0123456789零〇一二两三四五六七八九十百"); has != mayHoldNumber(s) {
+			t.Errorf("%U: holds a number %v, mayHoldNumber %v", r, has, mayHoldNumber(s))
+		}
+	}
+}
+
+// TestMayOpenList: listMarker matches no text whose first rune
+// mayOpenList turns away.
+func TestMayOpenList(t *testing.T) {
+	for r := rune(0); r <= 0xFFFF; r++ {
+		for _, rest := range []string{" x", ". x", ") x", "、x", "1) x", "1）x", "二、x"} {
+			if s := string(r) + rest; listMarker.MatchString(s) && !mayOpenList(s) {
+				t.Errorf("%q opens a list, mayOpenList says no", s)
+			}
+		}
+	}
+}
+
+// TestCharVecCosine: the numbered vectors' cosine is text.Cosine's, to
+// the last bit.
+func TestCharVecCosine(t *testing.T) {
+	var sents []string
+	for _, f := range []string{"testdata/holiday-policy.md", "testdata/group-dining.md", "../../demo/zhouyi/zhouyi-traditional.txt"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			sents = append(sents, text.Sentences(l)...)
+		}
+	}
+	sents = append(sents[:min(len(sents), 400)], "", "The the THE running, runs ran.", "乾乾乾 元亨 ABC abc 123", "Dr. Smith's dog's bone")
+	cv := newCharVecs(len(sents))
+	for i, a := range sents {
+		for j := i; j < len(sents); j += 7 {
+			b := sents[j]
+			want := text.Cosine(text.Count(text.Chars(a)), text.Count(text.Chars(b)))
+			if got := cv.of(i, a).cosine(cv.of(j, b)); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("cosine(%q, %q) = %v, text.Cosine %v", a, b, got, want)
+			}
+		}
+	}
+}
+
+// TestNormalizedIs: normalizedIs(s, n) tells what normalize(s) would.
+func TestNormalizedIs(t *testing.T) {
+	texts := []string{"", "。！", "Hello, World!", "hello world", "HELLO WORLD.", "helloworld", "hello", "hello world 2",
+		"\u212Aelvin", "kelvin", "我叫什么名字？", "我叫什么名字", "我叫什么", "Ⅻ 12", "İstanbul", "istanbul", "i̇stanbul", "\xff\xfeab", "ab"}
+	for _, s := range texts {
+		for _, q := range texts {
+			n := normalize(q)
+			empty, same := normalizedIs(s, n)
+			if ns := normalize(s); empty != (ns == "") || same != (ns == n) {
+				t.Errorf("normalizedIs(%q, %q) = %v, %v; normalize gives %q", s, n, empty, same, ns)
+			}
+		}
+	}
+}
+
+// matchByTerms is query.match as text.Terms reads s, term by term: what
+// the one-pass reading must give.
+func matchByTerms(qr query, s string) match {
+	s = text.DropPossessives(text.Fold(s))
+	m := match{chars: make([]bool, qr.nChar), grams: make([]bool, qr.nGram), near: make([]bool, qr.nChar)}
+	for _, t := range text.Terms(s) {
+		if k, ok := qr.grams[t]; ok {
+			m.grams[k] = true
+		}
+		if r, _ := utf8.DecodeRuneInString(t); !text.IsCJK(r) {
+			m.size++
+			if k, ok := qr.words[t]; ok {
+				m.chars[k] = true
+			} else if w, ok := qr.related[t]; ok {
+				m.near[qr.words[w]] = true
+			}
+		}
+	}
+	for _, r := range s {
+		if text.IsCJK(r) {
+			m.size++
+			if k, ok := qr.chars[r]; ok {
+				m.chars[k] = true
+			}
+		}
+	}
+	return m
+}
+
+// FuzzMatch: query.match reads a sentence as text.Terms does.
+func FuzzMatch(f *testing.F) {
+	for _, s := range []string{"我的名字是李雷。", "The running dogs of Rome's quiet, silent garden", "乾 A", "GPT-4 模型ａｂ１２", "罗店镇１９７９年",
+		"'tis the dog's' o'clock '' x'", "乾，元亨，利貞。", "\xff乾\xfe坤 a\xffb", "Is the room quiet? It was silent.", "ＧＰＴ－４", ""} {
+		f.Add("Is the room quiet in 乾卦 of GPT-4's year 1979?", s)
+		f.Add("我叫什么名字？", s)
+	}
+	f.Fuzz(func(t *testing.T, q, s string) {
+		qr := newQuery(q)
+		got, want := qr.match(s), matchByTerms(qr, s)
+		if !slices.Equal(got.chars, want.chars) || !slices.Equal(got.grams, want.grams) || !slices.Equal(got.near, want.near) || got.size != want.size {
+			t.Errorf("match(%q) of %q = %+v, want %+v", s, q, got, want)
+		}
+	})
+}
+
+// TestNumeric: text.Terms keeps a word numeric accepts as it is.
+func TestNumeric(t *testing.T) {
+	for _, w := range []string{"1997", "0", "4g", "a1b2", "mp3", "x86", "10th", "1st"} {
+		if !numeric(w) {
+			t.Errorf("numeric(%q) = false", w)
+		}
+		if ts := text.Terms(w); len(ts) != 1 || ts[0] != w {
+			t.Errorf("Terms(%q) = %q, want the word itself", w, ts)
+		}
+	}
+	for _, w := range []string{"abc", "", "A1", "1'", "１２", "no"} {
+		if numeric(w) {
+			t.Errorf("numeric(%q) = true", w)
+		}
+	}
+}
