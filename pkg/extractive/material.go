@@ -39,7 +39,7 @@ type sentence struct {
 // in that order, and their lines with their section paths.
 func material(g llm.Grounding) (string, []sentence, []ctxLine) {
 	q := strings.TrimSpace(g.Question)
-	// Room for a sentence per line, and half as many again.
+	// Room for two sentences a line.
 	n := 0
 	for _, e := range g.Evidence {
 		n += 1 + strings.Count(e.Text, "\n")
@@ -47,7 +47,7 @@ func material(g llm.Grounding) (string, []sentence, []ctxLine) {
 	for _, m := range g.History {
 		n += 1 + strings.Count(m.Content, "\n")
 	}
-	out := make([]sentence, 0, n+n/2)
+	out := make([]sentence, 0, 2*n)
 	lines := make([]ctxLine, 0, n)
 	entry := 0
 	for _, e := range g.Evidence {

@@ -246,8 +246,11 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 	zh := isChinese(q, sents)
 	sents, kinds := shape(sents, zh)
 	asked := askedValues(q)
-	matches, own := make([]match, len(sents)), make([]match, len(sents))
-	var scope []match // of the sentences with a section path; nil when none has one
+	own := make([]match, len(sents))
+	// The matches of the sentences with a section path: of the path
+	// (scope), and of text and path together (inPath); nil when none has
+	// one. The match of a sentence's text and path is matchOf.
+	var scope, inPath []match
 	charDF, gramDF := make([]int, qr.nChar), make([]int, qr.nGram)
 	total := 0
 	// A long conversation repeats its sentences, and the sentences of a
@@ -265,7 +268,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 		mt := own[i]
 		if s.scope != "" {
 			if scope == nil {
-				scope = make([]match, len(sents))
+				scope, inPath = make([]match, len(sents)), make([]match, len(sents))
 			}
 			if j, ok := scopeOf[s.scope]; ok {
 				scope[i] = scope[j]
@@ -281,8 +284,8 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 			for k, ok := range sm.grams {
 				mt.grams[k] = mt.grams[k] || ok
 			}
+			inPath[i] = mt
 		}
-		matches[i] = mt
 		total += mt.size
 		// Rarity is counted in the sentences' own text: a term every
 		// sentence's section path holds is still a term of the question.
@@ -296,6 +299,12 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 				gramDF[k]++
 			}
 		}
+	}
+	matchOf := func(i int) match {
+		if sents[i].scope != "" {
+			return inPath[i]
+		}
+		return own[i]
 	}
 	n := float64(len(sents))
 	avg := math.Max(float64(total)/n, 1)
@@ -374,7 +383,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 		if scope != nil {
 			skip = scope[i]
 		}
-		c.rel, c.own = relOf(matches[i], match{}), relOf(own[i], skip)
+		c.rel, c.own = relOf(matchOf(i), match{}), relOf(own[i], skip)
 		if kinds[i].kind == kindAnswer {
 			// A pair is one unit: its question counts half toward the
 			// answer's own text.
@@ -387,7 +396,7 @@ func (m *Model) pick(q string, sents []sentence, maxTokens int, weights map[stri
 			}
 			c.own = (c.own + relOf(pair, match{})) / 2
 		}
-		c.rank = (c.rel + c.own) / 2 / (1 + 0.5*math.Log1p(float64(matches[i].size)/avg))
+		c.rank = (c.rel + c.own) / 2 / (1 + 0.5*math.Log1p(float64(matchOf(i).size)/avg))
 		if c.rel > 0 && isQuestion(c.text) {
 			c.rank *= 0.75 // a question rarely answers one
 		}
