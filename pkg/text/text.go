@@ -31,6 +31,8 @@ var stopwords = map[string]bool{
 }
 
 // IsCJK reports whether r is a Han, Hiragana, Katakana or Hangul character.
+// The two common answers are small enough to be inlined where it is
+// called, once per rune of long texts.
 func IsCJK(r rune) bool {
 	switch {
 	case r < 0x1100: // below Hangul Jamo, the first of the four scripts
@@ -38,6 +40,11 @@ func IsCJK(r rune) bool {
 	case r >= 0x4E00 && r <= 0x9FFF: // CJK Unified Ideographs, all Han
 		return true
 	}
+	return isCJKTable(r)
+}
+
+// isCJKTable is IsCJK read from the Unicode tables.
+func isCJKTable(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
@@ -175,9 +182,6 @@ func closer(r rune) bool {
 // white space is trimmed and empty sentences are dropped. The sentences of
 // valid UTF-8 are slices of s.
 func Sentences(s string) []string {
-	if !utf8.ValidString(s) {
-		return sentenceRunes(s)
-	}
 	var out []string
 	start := 0
 	emit := func(end int) {
@@ -192,6 +196,8 @@ func Sentences(s string) []string {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == utf8.RuneError && n == 1:
+			return sentenceRunes(s) // not valid UTF-8
 		case r == '\n':
 			emit(i + n)
 		case sentenceEnd(r) || (r == '.' && periodEnds(s[i+n:]) && !abbrevBefore(s[start:i])):
