@@ -71,6 +71,14 @@ type role struct {
 // of the documents scoped under them; and the role of each. zh chooses
 // the separators of a table row's cells.
 func shape(sents []sentence, zh bool) ([]sentence, []role) {
+	if plain(sents) {
+		return sents, make([]role, len(sents))
+	}
+	return reshape(sents, zh)
+}
+
+// reshape is shape of a material that is not plain.
+func reshape(sents []sentence, zh bool) ([]sentence, []role) {
 	out := make([]sentence, 0, len(sents))
 	var table []int // per sentence of out: 1 + the index of its table, 0 for none
 	var cells []int // sentences of out that are a table's lone row
@@ -180,6 +188,31 @@ func shape(sents []sentence, zh bool) ([]sentence, []role) {
 		}
 	}
 	return out, kinds
+}
+
+// plain reports whether shape leaves sents as they are, each a plain
+// sentence: none is a table's row or cell (none holds " | ", nor does its
+// section path), none opens a list item shape cuts, none of the material
+// opens a question: such as a conversation's sentences, which shape then
+// need not copy.
+func plain(sents []sentence) bool {
+	for i, s := range sents {
+		if strings.Contains(s.text, " | ") || strings.Contains(s.scope, " | ") {
+			return false
+		}
+		if i > 0 && sents[i-1].line == s.line {
+			continue
+		}
+		if s.speaker != speakerHuman && mayOpenList(s.text) {
+			if t := listMarker.ReplaceAllString(s.text, ""); strings.TrimSpace(t) != "" {
+				return false
+			}
+		}
+		if _, ok := cutMarker(qMark, s.text); ok && s.speaker == speakerNone {
+			return false
+		}
+	}
+	return true
 }
 
 // tablelessPath is a section path without the segments a table's rows made

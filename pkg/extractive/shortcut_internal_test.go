@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -144,6 +145,43 @@ func TestNumeric(t *testing.T) {
 	for _, w := range []string{"abc", "", "A1", "1'", "１２", "no"} {
 		if numeric(w) {
 			t.Errorf("numeric(%q) = true", w)
+		}
+	}
+}
+
+// TestPlain: a material plain says shape leaves as it is, reshape leaves
+// as it is, every sentence plain; and the materials it turns away are
+// those reshape changes or may change.
+func TestPlain(t *testing.T) {
+	chat := []llm.Message{
+		{Role: llm.RoleSystem, Content: "Earlier in this conversation:\n[27 Nov 2026]\nHuman: 我周末喜欢去青城山徒步。 (721)\nAI: Berlin in spring is lovely; she will find plenty of parks. [5]"},
+		{Role: llm.RoleUser, Content: "1. first I boil the egg\n2. then I peel it"},
+		{Role: llm.RoleAssistant, Content: "- About six minutes.\n(1) gives a soft yolk\n一、先烧水"},
+		{Role: llm.RoleUser, Content: "Q: is it done? A: yes"},
+	}
+	for _, tt := range []struct {
+		name  string
+		g     llm.Grounding
+		plain bool
+	}{
+		{"conversation", llm.Grounding{Question: "How long?", History: chat[:1]}, true},
+		{"list items the user wrote", llm.Grounding{Question: "How long?", History: chat[:2]}, true},
+		{"list items the model wrote", llm.Grounding{Question: "How long?", History: chat[:3]}, false},
+		{"a table", llm.Grounding{Question: "deposit?", Evidence: []llm.Evidence{{ID: 1, Path: "dining", Text: "Party | Deposit\n9 or more | 20%"}}}, false},
+		{"a question of the documents", llm.Grounding{Question: "done?", Evidence: []llm.Evidence{{ID: 1, Path: "faq", Text: "Q: Is it done?\nA: Yes."}}}, false},
+		{"prose", llm.Grounding{Question: "done?", Evidence: []llm.Evidence{{ID: 1, Path: "doc > part", Text: "It is done. Nothing is left."}}, History: chat[:2]}, true},
+		{"a question the user wrote", llm.Grounding{Question: "done?", History: []llm.Message{chat[0], chat[3]}}, true},
+	} {
+		_, sents, _ := material(tt.g)
+		if got := plain(sents); got != tt.plain {
+			t.Errorf("%s: plain = %v, want %v", tt.name, got, tt.plain)
+		}
+		if !plain(sents) {
+			continue
+		}
+		out, kinds := reshape(sents, false)
+		if !slices.Equal(out, sents) || slices.ContainsFunc(kinds, func(r role) bool { return r != role{} }) {
+			t.Errorf("%s: plain, but reshape gives %+v, %+v", tt.name, out, kinds)
 		}
 	}
 }
