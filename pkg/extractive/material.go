@@ -23,16 +23,16 @@ const (
 )
 
 type sentence struct {
-	text    string
-	speaker int
-	pos     int  // order in the material
-	line    int  // index of its line in the material's lines
-	cite    int  // its evidence's citation number, 0 when it carries none (or its own: see appendPassage)
-	heading bool // a heading (see appendLines)
+	text string
 	// scope is the section path of a cited sentence: the question's terms
 	// it holds count as the sentence's own (a question naming the book or
 	// section is answered by any sentence of it).
-	scope string
+	scope   string
+	cite    int   // its evidence's citation number, 0 when it carries none (or its own: see appendPassage)
+	pos     int32 // order in the material
+	line    int32 // index of its line in the material's lines
+	speaker int8
+	heading bool // a heading (see appendLines)
 }
 
 // material finds the question, the sentences of g's evidence and history,
@@ -70,7 +70,7 @@ func material(g llm.Grounding) (string, []sentence, []ctxLine) {
 		return empty || same || (s.speaker == speakerHuman && isQuestion(s.text))
 	})
 	for i := range out {
-		out[i].pos = i
+		out[i].pos = int32(i)
 	}
 	return q, out, lines
 }
@@ -104,7 +104,7 @@ func appendLines(out []sentence, lines []ctxLine, t string, speaker int, path st
 		}
 		lines = append(lines, ctxLine{text: line, path: path, cite: cite, entry: entry, speaker: speaker})
 		for _, s := range text.Sentences(line) {
-			sn := sentence{text: s, speaker: speaker, line: len(lines) - 1, cite: cite, heading: heading}
+			sn := sentence{text: s, speaker: int8(speaker), line: int32(len(lines) - 1), cite: cite, heading: heading}
 			if cite > 0 {
 				sn.scope = path
 			}
