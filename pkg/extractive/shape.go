@@ -28,6 +28,13 @@ func mayOpenList(s string) bool {
 	return r >= '0' && r <= '9' || strings.ContainsRune("-*•·+(（一二三四五六七八九十", r)
 }
 
+// mayOpenQuestion reports whether s starts with a rune qMark's matches
+// start with.
+func mayOpenQuestion(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r == 'Q' || r == '问' || r == '問'
+}
+
 // cutMarker returns s without the marker re finds at its start, and
 // whether there was one (with text after it).
 func cutMarker(re *regexp.Regexp, s string) (string, bool) {
@@ -208,8 +215,10 @@ func plain(sents []sentence) bool {
 				return false
 			}
 		}
-		if _, ok := cutMarker(qMark, s.text); ok && s.speaker == speakerNone {
-			return false
+		if s.speaker == speakerNone && mayOpenQuestion(s.text) {
+			if _, ok := cutMarker(qMark, s.text); ok {
+				return false
+			}
 		}
 	}
 	return true

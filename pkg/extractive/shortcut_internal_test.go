@@ -46,6 +46,18 @@ func TestMayOpenList(t *testing.T) {
 	}
 }
 
+// TestMayOpenQuestion: qMark matches no text whose first rune
+// mayOpenQuestion turns away.
+func TestMayOpenQuestion(t *testing.T) {
+	for r := rune(0); r <= 0xFFFF; r++ {
+		for _, rest := range []string{": x", "：x", "uestion: x", "题：x", "題: x"} {
+			if s := string(r) + rest; qMark.MatchString(s) && !mayOpenQuestion(s) {
+				t.Errorf("%q opens a question, mayOpenQuestion says no", s)
+			}
+		}
+	}
+}
+
 // TestCharVecCosine: the numbered vectors' cosine is text.Cosine's, to
 // the last bit.
 func TestCharVecCosine(t *testing.T) {
