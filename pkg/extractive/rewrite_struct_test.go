@@ -1,11 +1,13 @@
 package extractive_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
@@ -127,5 +129,34 @@ func TestRewriteKeepsAQuestionOfItsOwn(t *testing.T) {
 		if got := extractive.RewriteFollowUp(f, exam); got != tt.want {
 			t.Errorf("RewriteFollowUp(%q) = %q, want %q", tt.q, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkRewriteLabelled rewrites, with the "always" policy, a question
+// of its own ending with a numbered label after one that ends the same
+// way (a label of a kind of part and, to compare, one of none), an
+// elliptical follow-up of the label alone, and one that asks about
+// something in another chapter.
+func BenchmarkRewriteLabelled(b *testing.B) {
+	for _, bb := range []struct {
+		name, prev, q string
+	}{
+		{"own question", "My sister Anna is moving to Berlin in March, what should she pack? (question 12)",
+			"I am learning to cook Sichuan food, which spices should I buy first? (question 13)"},
+		{"own question, a label of no kind", "My sister Anna is moving to Berlin in March, what should she pack? (item 12)",
+			"I am learning to cook Sichuan food, which spices should I buy first? (item 13)"},
+		{"label alone", "My sister Anna is moving to Berlin in March, what should she pack? (question 12)", "and question 13?"},
+		{"elliptical", "What happens in Chapter 11 of Walden?", "What about the pond in Chapter 13?"},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			r := extractive.NewRewriter(nil, nil)
+			f := memory.FollowUp{History: msgs(bb.prev, "Warm clothes."), Question: bb.q, Always: true,
+				Recent: []memory.Line{{Role: llm.RoleUser, Text: bb.prev}, {Role: llm.RoleAssistant, Text: "Warm clothes."}}}
+			for i := 0; i < b.N; i++ {
+				if _, err := r.Rewrite(context.Background(), f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
