@@ -243,11 +243,16 @@ func (st *rwState) followStructure(f memory.FollowUp, q string) (string, bool) {
 // is about: particles and conjunctions.
 const zhParticles = "的之是了啊呀和与及或在"
 
+// zhLead are words a Chinese follow-up may start with that say nothing of
+// what it asks (enLead's).
+var zhLead = []string{"谢谢", "多谢", "好的", "好吧", "对了", "嗯", "哦", "噢"}
+
 // saysMore reports whether x, a follow-up that addresses a part, says
 // something of its own besides the address: a word (in Chinese two
 // characters) outside where x writes the address (ParseAddressSpans) that
-// is no question word, reference or particle and that form, the earlier
-// question it would be written as, does not have. "and question 13?",
+// is no question word, reference, particle or lead word ("thanks", "ok",
+// enLead) and that form, the earlier question it would be written as, does
+// not have. "and question 13?",
 // "那第13章呢？", "What happens in Chapter 13?" after "What happens in
 // Chapter 11 of Walden?" say nothing more; "what spices should I buy
 // first? (question 13)" does.
@@ -260,8 +265,10 @@ func saysMore(x, form string, kn docstruct.Known) bool {
 		}
 	}
 	r := string(rest)
-	for _, w := range zhReferences {
-		r = strings.ReplaceAll(r, w, " ")
+	for _, ws := range [][]string{zhLead, zhReferences} {
+		for _, w := range ws {
+			r = strings.ReplaceAll(r, w, " ")
+		}
 	}
 	formTerms := map[string]bool{}
 	for _, t := range text.Terms(form) {
@@ -283,7 +290,7 @@ func saysMore(x, form string, kn docstruct.Known) bool {
 		}
 		lw := strings.ToLower(w)
 		ts := text.Terms(lw)
-		if referenceWords[lw] || len(ts) == 0 || text.IsQuestionWord(ts[0]) || formTerms[ts[0]] {
+		if referenceWords[lw] || enLead[lw] || len(ts) == 0 || text.IsQuestionWord(ts[0]) || formTerms[ts[0]] {
 			continue
 		}
 		ownWords++
@@ -343,8 +350,8 @@ const maxSpanBytes = 64
 // further.
 const maxStepParses = 128
 
-// parseAddr is docstruct.ParseAddress; the tests count the parses a
-// rewrite makes through it.
+// parseAddr is docstruct.ParseAddress; the tests count through it the
+// parses that reading the earlier questions and finding their steps make.
 var parseAddr = docstruct.ParseAddress
 
 // stepSpan finds where s writes the step l: the shortest stretch of s

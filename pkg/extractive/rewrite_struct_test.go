@@ -68,6 +68,10 @@ func TestRewriteThroughStructure(t *testing.T) {
 			"What happens in Chapter 13?", "What happens in Chapter 13 of Walden?"},
 		{"the next chapter of a book", []string{"What happens in Chapter 11 of Walden?", "Thoreau writes of higher laws."},
 			"And the next chapter?", "What happens in Chapter 12 of Walden?"},
+		{"thanks, and another chapter", []string{"What happens in Chapter 11 of Walden?", "Thoreau writes of higher laws."},
+			"Thanks! What about Chapter 13?", "What happens in Chapter 13 of Walden?"},
+		{"thanks, and another chapter, in Chinese", []string{"我妹妹三月要搬到柏林，她应该带什么？（第12章）", "厚衣服。"}, "谢谢！那第13章呢？",
+			"我妹妹三月要搬到柏林，她应该带什么？（第13章）"},
 		// A follow-up that asks something of its own is not the earlier
 		// question asked of another part.
 		{"something of its own in a part", []string{"What happens in Chapter 11 of Walden?", "Thoreau writes of higher laws."},
