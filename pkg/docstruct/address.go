@@ -236,13 +236,36 @@ type span struct {
 // ("学而篇"); and relative forms ("下一条", "the next one"). A question that
 // names nothing gives the zero Address.
 func ParseAddress(q string, k Known) Address {
+	a, _ := parseAddress(q, k, false)
+	return a
+}
+
+// Span is where a question writes a piece of its address: q[Start:End].
+type Span struct{ Start, End int }
+
+// ParseAddressSpans is ParseAddress that also says where q writes the
+// address: the document's name (with its 《》), a relative form ("the
+// next one", "下一条") and each step, in the order they start. What q says
+// outside them is what it says besides the address.
+func ParseAddressSpans(q string, k Known) (Address, []Span) {
+	return parseAddress(q, k, true)
+}
+
+// parseAddress is ParseAddress, with the spans it read when withSpans.
+func parseAddress(q string, k Known, withSpans bool) (Address, []Span) {
 	if len(q) > 4096 {
 		q = q[:4096]
 	}
 	fq := text.Fold(q)
 	var a Address
 	var bookPart *Label
-	blank := func(s string, i, j int) string { return s[:i] + strings.Repeat(" ", j-i) + s[j:] }
+	var read []Span // the document's name and the relative form
+	blank := func(s string, i, j int) string {
+		if withSpans {
+			read = append(read, Span{i, j})
+		}
+		return s[:i] + strings.Repeat(" ", j-i) + s[j:]
+	}
 	if m := reBookTitle.FindStringSubmatchIndex(fq); m != nil {
 		name := strings.TrimSpace(fq[m[2]:m[3]])
 		if i := strings.IndexAny(name, "·・:："); i > 0 {
@@ -466,7 +489,40 @@ func ParseAddress(q string, k Known) Address {
 			a.Steps[n-1], a.Steps[n-2] = a.Steps[n-2], a.Steps[n-1]
 		}
 	}
-	return a
+	if !withSpans {
+		return a, nil
+	}
+	for _, s := range spans {
+		read = append(read, Span{s.start, s.end})
+	}
+	sort.SliceStable(read, func(i, j int) bool { return read[i].Start < read[j].Start })
+	if fq != q {
+		// Folding may write a character in another number of bytes: the
+		// spans are q's.
+		at := foldedOffsets(q)
+		for i := range read {
+			read[i] = Span{at[read[i].Start], at[read[i].End]}
+		}
+	}
+	return a, read
+}
+
+// foldedOffsets maps each offset of text.Fold(q) at a character boundary
+// to the offset of the same character in q. Fold maps character to
+// character, but may write one in another number of bytes (a byte that is
+// not UTF-8 becomes U+FFFD once a character was folded before it).
+func foldedOffsets(q string) []int {
+	fq := text.Fold(q)
+	at := make([]int, len(fq)+1)
+	i, j := 0, 0
+	for i < len(q) && j < len(fq) {
+		at[j] = i
+		_, n := utf8.DecodeRuneInString(q[i:])
+		_, m := utf8.DecodeRuneInString(fq[j:])
+		i, j = i+n, j+m
+	}
+	at[len(fq)] = len(q)
+	return at
 }
 
 // lookup finds the known document a name in 《》 names.

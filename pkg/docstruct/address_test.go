@@ -73,6 +73,68 @@ func TestParseAddressForms(t *testing.T) {
 	}
 }
 
+// TestParseAddressSpans: the spans are where the question writes its
+// document, its relative form and each step, in q's bytes (a traditional
+// character folded, and a byte that is not UTF-8 after it, included); what
+// lies outside them is what the question says besides the address.
+func TestParseAddressSpans(t *testing.T) {
+	known := Known{Titles: []Title{{Title: "中华人民共和国劳动法", Aliases: []string{"劳动法"}}, {Title: "Walden"}},
+		Kinds: []string{"条", "章", "chapter"}, Profile: fuzzProfile}
+	for _, tt := range []struct {
+		q    string
+		want []string // the text of each span
+	}{
+		{"劳动法第三十六条规定了什么？", []string{"劳动法", "第三十六条"}},
+		{"《劳动法》第36条", []string{"《劳动法》", "第36条"}},
+		{"那下一条呢？", []string{"下一条"}},
+		{"What happens in Chapter 11 of Walden?", []string{"Chapter 11", "Walden"}},
+		{"And the next chapter?", []string{"next chapter"}},
+		{"What about the pond in Chapter 13?", []string{"Chapter 13"}},
+		{"I am learning to cook, which spices should I buy first? (question 13)", []string{"question 13"}},
+		{"乾卦的九二是什么？", []string{"乾卦", "九二"}},
+		{"乾卦的九二是什麼？第三條", []string{"乾卦", "九二", "第三條"}},
+		{"劳動法\xff第一條", []string{"劳動法", "第一條"}},
+		{"Nothing addressed here.", nil},
+	} {
+		_, spans := ParseAddressSpans(tt.q, known)
+		var got []string
+		for _, sp := range spans {
+			got = append(got, tt.q[sp.Start:sp.End])
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("ParseAddressSpans(%q) spans %q, want %q", tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestLabelAnchors: every step ParseAddress reads is written in a stretch
+// holding one of the step's anchors.
+func TestLabelAnchors(t *testing.T) {
+	known := Known{Kinds: []string{"条", "章", "篇", "article", "section", "amendment"}, Profile: fuzzProfile}
+	for _, q := range []string{"劳动法第三十六条", "36条", "Article I, Section 8", "the Fourteenth Amendment", "AMENDMENT IV", "§ 12",
+		"《论语》1.3", "学而篇第三章", "乾卦的九二", "第4.2节", "为政第二章", "美国宪法第一条", "第一部分", "第三修正案", "the Commerce Clause",
+		"第三條", "乾卦的九二是什麼"} {
+		a := ParseAddress(q, known)
+		if len(a.Steps) == 0 {
+			t.Errorf("ParseAddress(%q) read no step", q)
+		}
+		for _, l := range a.Steps {
+			if len(l.Anchors(q)) == 0 {
+				t.Errorf("%q: step %+v has no anchor in it", q, l)
+			}
+		}
+	}
+	// A kind's other spelling counts (条 is an article); a text without any
+	// has none.
+	art := ParseAddress("Article 1", known).Steps[0]
+	if got := art.Anchors("美国宪法第一条"); len(got) != 1 || got[0] != (Span{len("美国宪法第一"), len("美国宪法第一条")}) {
+		t.Errorf("Anchors of %+v in 美国宪法第一条 = %v", art, got)
+	}
+	if got := art.Anchors("What does Section 8 say?"); len(got) != 0 {
+		t.Errorf("Anchors of %+v in a text without it = %v", art, got)
+	}
+}
+
 func TestResolveStatutes(t *testing.T) {
 	labour := statute("中华人民共和国劳动法", 40, 36)
 	contract := statute("中华人民共和国劳动合同法", 30, 20)

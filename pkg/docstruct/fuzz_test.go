@@ -1,6 +1,7 @@
 package docstruct
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,22 @@ func FuzzParseAddress(f *testing.F) {
 		a := ParseAddress(q, known)
 		if el := time.Since(start); el > time.Second {
 			t.Fatalf("ParseAddress took %v on %d bytes", el, len(q))
+		}
+		b, spans := ParseAddressSpans(q, known)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("ParseAddressSpans read %+v, ParseAddress %+v", b, a)
+		}
+		for i, sp := range spans {
+			if sp.Start < 0 || sp.Start > sp.End || sp.End > len(q) || i > 0 && sp.Start < spans[i-1].Start {
+				t.Fatalf("span %v of %d bytes out of place: %v", sp, len(q), spans)
+			}
+		}
+		if len(q) <= 4096 {
+			for _, l := range a.Steps {
+				if len(l.Anchors(q)) == 0 {
+					t.Fatalf("step %+v has no anchor in %q", l, q)
+				}
+			}
 		}
 		prev := ParseAddress("第一章第一条", known)
 		a = a.Follow(prev)

@@ -64,6 +64,83 @@ func SameKind(a, b string) bool {
 	return false
 }
 
+// Anchors returns the spans of s where it writes what any text that
+// ParseAddress reads as the step l holds: l's name when it has one; else
+// a spelling of its kind (SameKind; "§" for a section); else, for a dotted
+// number, a dot between two digits. Text is compared folded (text.Fold)
+// and in lower case. A stretch of s that holds none of the spans is not
+// read as l, so a search for where s writes l need parse only the
+// stretches around them. A label of none of these (ParseAddress makes
+// none) may be written anywhere: every character boundary of s is then an
+// empty span.
+func (l Label) Anchors(s string) []Span {
+	var keys []string
+	switch {
+	case l.Name != "":
+		keys = []string{l.Name}
+	case l.Kind != "":
+		keys = []string{l.Kind}
+		k := strings.ToLower(text.Fold(l.Kind))
+		for _, p := range kindPairs {
+			if k == p[0] {
+				keys = append(keys, p[1])
+			} else if k == p[1] {
+				keys = append(keys, p[0])
+			}
+		}
+		if SameKind(l.Kind, "section") {
+			keys = append(keys, "§")
+		}
+	case len(l.Path) > 0:
+		// A dotted number's dot between two digits.
+		var out []Span
+		for i := 1; i+1 < len(s); i++ {
+			if s[i] == '.' && isDigit(s[i-1]) && isDigit(s[i+1]) {
+				out = append(out, Span{i - 1, i + 2})
+			}
+		}
+		return out
+	default:
+		var out []Span
+		for i := range s {
+			out = append(out, Span{i, i})
+		}
+		return append(out, Span{len(s), len(s)})
+	}
+	// Folding twice reaches a fixed point (one traditional character
+	// folds to another that folds again): a kind or a name folded as
+	// ParseAddress and SameKind fold it is found whichever form s writes.
+	fold := func(r rune) rune { return unicode.ToLower(text.FoldRune(text.FoldRune(r))) }
+	type at struct {
+		r    rune
+		i, n int
+	}
+	rs := make([]at, 0, len(s))
+	for i, r := range s {
+		_, n := utf8.DecodeRuneInString(s[i:])
+		rs = append(rs, at{fold(r), i, n})
+	}
+	var out []Span
+	for _, key := range keys {
+		kr := []rune(strings.Map(fold, key))
+		if len(kr) == 0 {
+			continue
+		}
+	next:
+		for i := 0; i+len(kr) <= len(rs); i++ {
+			for j, r := range kr {
+				if rs[i+j].r != r {
+					continue next
+				}
+			}
+			last := rs[i+len(kr)-1]
+			out = append(out, Span{rs[i].i, last.i + last.n})
+		}
+	}
+	slices.SortFunc(out, func(a, b Span) int { return a.Start - b.Start })
+	return out
+}
+
 // kindPairs are English structural words and the Chinese classifier that
 // translates each, so a question in one language finds a part labelled in
 // the other ("美国宪法第一条" for Article I).

@@ -70,7 +70,7 @@ func (st *rwState) addressed(q string) bool {
 // document: with the classifier 篇, "学而篇" asks for the part 学而 even
 // where a document is called 学而.
 func (st *rwState) parseAddress(q string, kn docstruct.Known) docstruct.Address {
-	a := docstruct.ParseAddress(q, kn)
+	a := parseAddr(q, kn)
 	cls := st.classifiers()
 	if !a.DocKnown || len(cls) == 0 || strings.Contains(q, "《") {
 		return a
@@ -89,7 +89,7 @@ func (st *rwState) parseAddress(q string, kn docstruct.Known) docstruct.Address 
 	if len(other.Titles) == len(kn.Titles) {
 		return a
 	}
-	if b := docstruct.ParseAddress(q, other); len(b.Steps) > 0 {
+	if b := parseAddr(q, other); len(b.Steps) > 0 {
 		return b
 	}
 	return a
@@ -211,6 +211,13 @@ func (st *rwState) followStructure(f memory.FollowUp, q string) (string, bool) {
 		// It names its part itself.
 		return q, a.Doc != "" && len(a.Steps) > 0
 	}
+	if saysMore(x, form, kn) {
+		// A question of its own that also addresses a part ("I am
+		// learning to cook, which spices should I buy first? (question
+		// 13)" after "… (question 12)") is not form asked of another
+		// part: the other rules read it.
+		return "", false
+	}
 	// A new subject after a question that addressed nothing is a topic
 	// change: the last question's form is asked of it (swapEllipsis).
 	if lastFormAt := lastAt; lastFormAt >= 0 && st.parseAddress(st.standaloneAt(f, lastFormAt), st.known).IsZero() &&
@@ -230,6 +237,65 @@ func (st *rwState) followStructure(f memory.FollowUp, q string) (string, bool) {
 		}
 	}
 	return st.writeAddress(form, prev, b, x, a, kn)
+}
+
+// zhParticles are Chinese characters that say nothing of what a question
+// is about: particles and conjunctions.
+const zhParticles = "的之是了啊呀和与及或在"
+
+// zhLead are words a Chinese follow-up may start with that say nothing of
+// what it asks (enLead's).
+var zhLead = []string{"谢谢", "多谢", "好的", "好吧", "对了", "嗯", "哦", "噢"}
+
+// saysMore reports whether x, a follow-up that addresses a part, says
+// something of its own besides the address: a word (in Chinese two
+// characters) outside where x writes the address (ParseAddressSpans) that
+// is no question word, reference, particle or lead word ("thanks", "ok",
+// enLead) and that form, the earlier question it would be written as, does
+// not have. "and question 13?",
+// "那第13章呢？", "What happens in Chapter 13?" after "What happens in
+// Chapter 11 of Walden?" say nothing more; "what spices should I buy
+// first? (question 13)" does.
+func saysMore(x, form string, kn docstruct.Known) bool {
+	_, spans := docstruct.ParseAddressSpans(x, kn)
+	rest := []byte(x)
+	for _, sp := range spans {
+		for i := sp.Start; i < sp.End; i++ {
+			rest[i] = ' '
+		}
+	}
+	r := string(rest)
+	for _, ws := range [][]string{zhLead, zhReferences} {
+		for _, w := range ws {
+			r = strings.ReplaceAll(r, w, " ")
+		}
+	}
+	formTerms := map[string]bool{}
+	for _, t := range text.Terms(form) {
+		formTerms[t] = true
+	}
+	ownWords, ownChars := 0, 0
+	ws := text.Words(r)
+	// pair reports whether ws[j] and ws[j+1] make a Chinese question word
+	// ("什么").
+	pair := func(j int) bool { return j >= 0 && j+1 < len(ws) && text.IsQuestionWord(ws[j]+ws[j+1]) }
+	for i, w := range ws {
+		c, _ := utf8.DecodeRuneInString(w)
+		if text.IsCJK(c) {
+			if strings.ContainsRune(zhParticles, c) || text.IsQuestionWord(w) || pair(i-1) || pair(i) || strings.Contains(form, w) {
+				continue
+			}
+			ownChars++
+			continue
+		}
+		lw := strings.ToLower(w)
+		ts := text.Terms(lw)
+		if referenceWords[lw] || enLead[lw] || len(ts) == 0 || text.IsQuestionWord(ts[0]) || formTerms[ts[0]] {
+			continue
+		}
+		ownWords++
+	}
+	return ownWords > 0 || ownChars >= 2
 }
 
 // anyNumbered reports whether a step has a number.
@@ -278,25 +344,61 @@ func sameStep(a, b docstruct.Label) bool {
 // maxSpanBytes bounds the text a step is looked for in.
 const maxSpanBytes = 64
 
+// maxStepParses bounds the stretches stepSpan parses: a step is written
+// in one of the shortest stretches around its anchor, and a text that
+// names its kind so often near it that more fail first is not searched
+// further.
+const maxStepParses = 128
+
+// parseAddr is docstruct.ParseAddress; the tests count through it the
+// parses that reading the earlier questions and finding their steps make.
+var parseAddr = docstruct.ParseAddress
+
 // stepSpan finds where s writes the step l: the shortest stretch of s
-// (then the earliest) that ParseAddress reads as that one step.
+// (then the earliest) that ParseAddress reads as that one step. A stretch
+// starts at a character that is neither a space nor punctuation, ends at
+// a word's end and spans at most maxSpanBytes. Only the stretches holding
+// one of l's anchors (its name or its kind as written, Label.Anchors) can
+// be read as l: they are parsed, the shortest first, until one is, at
+// most maxStepParses of them; the stretches are found in one pass over
+// the text.
 func stepSpan(s string, l docstruct.Label, kn docstruct.Known) (int, int, bool) {
 	kn.Titles = nil
-	bi, bj := -1, -1
+	anchors := l.Anchors(s)
+	if len(anchors) == 0 {
+		return -1, -1, false
+	}
+	// minEnd[k] is the first end of the anchors from the k-th on (they
+	// are in the order they start): a stretch starting at or before
+	// anchors[k].Start holds one once it reaches minEnd[k].
+	minEnd := make([]int, len(anchors))
+	for k := len(anchors) - 1; k >= 0; k-- {
+		minEnd[k] = anchors[k].End
+		if k+1 < len(anchors) && minEnd[k+1] < minEnd[k] {
+			minEnd[k] = minEnd[k+1]
+		}
+	}
+	// The stretches by their length, each length's in the order they
+	// start: the shortest (then the earliest) is parsed first.
+	var byLen [maxSpanBytes + 1][]int
+	k := 0
 	for i, r := range s {
 		if unicode.IsSpace(r) || unicode.IsPunct(r) && r != '§' {
 			continue
 		}
+		for k < len(anchors) && anchors[k].Start < i {
+			k++
+		}
+		if k == len(anchors) {
+			break
+		}
+		if minEnd[k]-i > maxSpanBytes {
+			continue
+		}
 		for j := i + utf8.RuneLen(r); j <= len(s) && j-i <= maxSpanBytes; {
-			if bi >= 0 && j-i >= bj-bi {
-				break
-			}
 			last, _ := utf8.DecodeLastRuneInString(s[:j])
-			if j == len(s) || !text.IsWordRune(last) || !text.IsWordRune(firstRune(s[j:])) || text.IsCJK(last) || text.IsCJK(firstRune(s[j:])) {
-				if a := docstruct.ParseAddress(s[i:j], kn); a.Relative == 0 && len(a.Steps) == 1 && sameStep(a.Steps[0], l) {
-					bi, bj = i, j
-					break
-				}
+			if j >= minEnd[k] && (j == len(s) || !text.IsWordRune(last) || !text.IsWordRune(firstRune(s[j:])) || text.IsCJK(last) || text.IsCJK(firstRune(s[j:]))) {
+				byLen[j-i] = append(byLen[j-i], i)
 			}
 			_, n := utf8.DecodeRuneInString(s[j:])
 			if n == 0 {
@@ -305,7 +407,19 @@ func stepSpan(s string, l docstruct.Label, kn docstruct.Known) (int, int, bool) 
 			j += n
 		}
 	}
-	return bi, bj, bi >= 0
+	parses := 0
+	for n, starts := range byLen {
+		for _, i := range starts {
+			if parses == maxStepParses {
+				return -1, -1, false
+			}
+			parses++
+			if a := parseAddr(s[i:i+n], kn); a.Relative == 0 && len(a.Steps) == 1 && sameStep(a.Steps[0], l) {
+				return i, i + n, true
+			}
+		}
+	}
+	return -1, -1, false
 }
 
 // docSpan finds where s names the document title (its title or an alias,

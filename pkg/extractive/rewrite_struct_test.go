@@ -1,10 +1,13 @@
 package extractive_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/docstruct"
 	"github.com/mixchat/mixchat/pkg/extractive"
+	"github.com/mixchat/mixchat/pkg/llm"
 	"github.com/mixchat/mixchat/pkg/memory"
 )
 
@@ -53,10 +56,111 @@ func TestRewriteThroughStructure(t *testing.T) {
 			"And in the Articles of Confederation?", "What does Article I of the Articles of Confederation say?"},
 		{"a question naming its part stands alone", []string{"劳动法第三条是什么？", "第三条 …"}, "劳动合同法第十条是什么？",
 			"劳动合同法第十条是什么？"},
+		// A follow-up that says nothing besides the part, or only what the
+		// earlier question said, is that question asked of the part.
+		{"another numbered question", []string{"My sister Anna is moving to Berlin in March, what should she pack? (question 12)",
+			"Warm clothes."}, "and question 13?", "My sister Anna is moving to Berlin in March, what should she pack? (question 13)"},
+		{"another chapter after a labelled question", []string{"我妹妹三月要搬到柏林，她应该带什么？（第12章）", "厚衣服。"}, "那第13章呢？",
+			"我妹妹三月要搬到柏林，她应该带什么？（第13章）"},
+		{"another chapter of a book", []string{"What happens in Chapter 11 of Walden?", "Thoreau writes of higher laws."},
+			"What about Chapter 13?", "What happens in Chapter 13 of Walden?"},
+		{"the earlier question's words again", []string{"What happens in Chapter 11 of Walden?", "Thoreau writes of higher laws."},
+			"What happens in Chapter 13?", "What happens in Chapter 13 of Walden?"},
+		{"the next chapter of a book", []string{"What happens in Chapter 11 of Walden?", "Thoreau writes of higher laws."},
+			"And the next chapter?", "What happens in Chapter 12 of Walden?"},
+		{"thanks, and another chapter", []string{"What happens in Chapter 11 of Walden?", "Thoreau writes of higher laws."},
+			"Thanks! What about Chapter 13?", "What happens in Chapter 13 of Walden?"},
+		{"thanks, and another chapter, in Chinese", []string{"我妹妹三月要搬到柏林，她应该带什么？（第12章）", "厚衣服。"}, "谢谢！那第13章呢？",
+			"我妹妹三月要搬到柏林，她应该带什么？（第13章）"},
+		// A follow-up that asks something of its own is not the earlier
+		// question asked of another part.
+		{"something of its own in a part", []string{"What happens in Chapter 11 of Walden?", "Thoreau writes of higher laws."},
+			"What about the pond in Chapter 13?", "What about the pond in Chapter 13?"},
+		{"a question of its own with a chapter label", []string{"我妹妹三月要搬到柏林，她应该带什么？（第12章）", "厚衣服。"},
+			"我在学做川菜，应该先买哪些香料？（第13章）", "我在学做川菜，应该先买哪些香料？（第13章）"},
 	} {
 		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
 		if got := extractive.RewriteFollowUp(f, laws); got != tt.want {
 			t.Errorf("%s: RewriteFollowUp(%q) = %q, want %q", tt.name, tt.q, got, tt.want)
 		}
+	}
+}
+
+// TestRewriteKeepsAQuestionOfItsOwn: a question complete in itself that
+// ends with a numbered label like the earlier question's ("(question 13)"
+// after "(question 12)", "（第13题）" after "（第12题）") is the user's own
+// question: it is not replaced by the earlier one with the number changed,
+// whatever else the rewrite adds to it; a follow-up that says nothing but
+// the label is still completed.
+func TestRewriteKeepsAQuestionOfItsOwn(t *testing.T) {
+	exam := &extractive.Catalog{Known: docstruct.Known{Kinds: []string{"题", "question"}}}
+	for _, tt := range []struct {
+		name    string
+		vocab   extractive.Vocabulary
+		history []string
+		q       string
+		keep    string // what the rewrite keeps of q
+	}{
+		{"English", nil, []string{"My sister Anna is moving to Berlin in March, what should she pack? (question 12)", "Warm clothes."},
+			"I am learning to cook Sichuan food, which spices should I buy first? (question 13)",
+			"I am learning to cook Sichuan food, which spices should I buy first? (question 13"},
+		{"English with a chapter", nil, []string{"My sister Anna is moving to Berlin in March, what should she pack? (Chapter 12)", "Warm clothes."},
+			"I am learning to cook Sichuan food, which spices should I buy first? (Chapter 13)",
+			"I am learning to cook Sichuan food, which spices should I buy first? (Chapter 13"},
+		{"English, numbered by the documents", exam, []string{"My sister Anna is moving to Berlin in March, what should she pack? (question 12)", "Warm clothes."},
+			"I am learning to cook Sichuan food, which spices should I buy first? (question 13)",
+			"I am learning to cook Sichuan food, which spices should I buy first? (question 13"},
+		{"Chinese", exam, []string{"我妹妹安娜三月要搬到柏林，她应该带什么？（第12题）", "厚衣服。"},
+			"我在学做川菜，应该先买哪些香料？（第13题）", "我在学做川菜，应该先买哪些香料？（第13题）"},
+		{"Chinese with a chapter", nil, []string{"我妹妹安娜三月要搬到柏林，她应该带什么？（第12章）", "厚衣服。"},
+			"我在学做川菜，应该先买哪些香料？（第13章）", "我在学做川菜，应该先买哪些香料？（第13章）"},
+	} {
+		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
+		if got := extractive.RewriteFollowUp(f, tt.vocab); !strings.Contains(got, tt.keep) {
+			t.Errorf("%s: RewriteFollowUp(%q) = %q, want it to keep %q", tt.name, tt.q, got, tt.keep)
+		}
+	}
+	// The same follow-ups, saying nothing but the label, are completed.
+	for _, tt := range []struct {
+		history []string
+		q, want string
+	}{
+		{[]string{"My sister Anna is moving to Berlin in March, what should she pack? (question 12)", "Warm clothes."}, "and question 13?",
+			"My sister Anna is moving to Berlin in March, what should she pack? (question 13)"},
+		{[]string{"我妹妹安娜三月要搬到柏林，她应该带什么？（第12题）", "厚衣服。"}, "那第13题呢？", "我妹妹安娜三月要搬到柏林，她应该带什么？（第13题）"},
+	} {
+		f := memory.FollowUp{History: msgs(tt.history...), Question: tt.q}
+		if got := extractive.RewriteFollowUp(f, exam); got != tt.want {
+			t.Errorf("RewriteFollowUp(%q) = %q, want %q", tt.q, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkRewriteLabelled rewrites, with the "always" policy, a question
+// of its own ending with a numbered label after one that ends the same
+// way (a label of a kind of part and, to compare, one of none), an
+// elliptical follow-up of the label alone, and one that asks about
+// something in another chapter.
+func BenchmarkRewriteLabelled(b *testing.B) {
+	for _, bb := range []struct {
+		name, prev, q string
+	}{
+		{"own question", "My sister Anna is moving to Berlin in March, what should she pack? (question 12)",
+			"I am learning to cook Sichuan food, which spices should I buy first? (question 13)"},
+		{"own question, a label of no kind", "My sister Anna is moving to Berlin in March, what should she pack? (item 12)",
+			"I am learning to cook Sichuan food, which spices should I buy first? (item 13)"},
+		{"label alone", "My sister Anna is moving to Berlin in March, what should she pack? (question 12)", "and question 13?"},
+		{"elliptical", "What happens in Chapter 11 of Walden?", "What about the pond in Chapter 13?"},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			r := extractive.NewRewriter(nil, nil)
+			f := memory.FollowUp{History: msgs(bb.prev, "Warm clothes."), Question: bb.q, Always: true,
+				Recent: []memory.Line{{Role: llm.RoleUser, Text: bb.prev}, {Role: llm.RoleAssistant, Text: "Warm clothes."}}}
+			for i := 0; i < b.N; i++ {
+				if _, err := r.Rewrite(context.Background(), f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
