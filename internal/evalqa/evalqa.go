@@ -308,7 +308,7 @@ func ask(ctx context.Context, svc *kb.Service, name string, q question) (Row, er
 		return Row{}, err
 	}
 	row := Row{ID: q.id, Type: q.typ, Question: q.text, Gold: q.gold, Answer: reply.Text, Reason: reply.Reason}
-	row.Answered = !reply.Empty && !IsRefusal(reply.Text)
+	row.Answered = !reply.Empty && !IsRefusal(reply.Text) && !SaysAbsent(reply.Results)
 	row.Correct = row.Answered && ContainsGold(reply.Text, q.gold)
 	if len(top) > 0 {
 		row.BestRelevance = round4(top[0].Relevance)

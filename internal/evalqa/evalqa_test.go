@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/mixchat/mixchat/internal/shareddata"
+	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/rag"
 )
 
 func TestContainsGold(t *testing.T) {
@@ -33,6 +35,21 @@ func TestContainsGold(t *testing.T) {
 	}
 	if !IsRefusal("（离线抽取式模型）在已知内容中没有找到与问题相关的信息。") || IsRefusal("乾，元亨，利貞。") {
 		t.Error("IsRefusal: the offline refusal is one, an answer is not")
+	}
+	absent := kb.Result{Chunk: kb.Chunk{Text: "知识库中没有《夏日旋律》。"}, Match: rag.MatchAbsent}
+	part := kb.Result{Chunk: kb.Chunk{Text: "乾，元亨，利貞。"}, Match: rag.MatchPart}
+	for _, tt := range []struct {
+		rs   []kb.Result
+		want bool
+	}{
+		{[]kb.Result{absent}, true},        // the named document is not there
+		{[]kb.Result{absent, part}, false}, // something was found beside it
+		{[]kb.Result{part}, false},
+		{nil, false}, // nothing at all: Empty says so
+	} {
+		if got := SaysAbsent(tt.rs); got != tt.want {
+			t.Errorf("SaysAbsent(%v) = %v, want %v", tt.rs, got, tt.want)
+		}
 	}
 }
 

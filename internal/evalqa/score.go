@@ -6,6 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mixchat/mixchat/pkg/kb"
+	"github.com/mixchat/mixchat/pkg/rag"
 	"github.com/mixchat/mixchat/pkg/text"
 )
 
@@ -57,6 +59,19 @@ var refusals = []string{
 	"根据已知信息无法回答",
 	"Nothing in the given context is relevant",
 	"cannot be answered from the known information",
+}
+
+// SaysAbsent reports whether a reply rests only on the knowledge base's
+// statements that what the question names is not in it (rag.MatchAbsent:
+// "知识库中没有《…》", a part a document does not have): the reply declines
+// to answer, in words that name what is missing rather than a fixed phrase.
+func SaysAbsent(rs []kb.Result) bool {
+	for _, r := range rs {
+		if r.Match != rag.MatchAbsent {
+			return false
+		}
+	}
+	return len(rs) > 0
 }
 
 // IsRefusal reports whether a reply declines to answer.
