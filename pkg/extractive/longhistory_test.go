@@ -8,43 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mixchat/mixchat/internal/chattest"
 	"github.com/mixchat/mixchat/internal/golden"
 	"github.com/mixchat/mixchat/pkg/extractive"
 	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
-// longChat is a conversation's questions and answers, in English and
-// Chinese, on the everyday topics a long chat wanders through; its facts
-// sit in the first turns.
-var longChat = []string{
-	"My name is Chen Jie and I work as a nurse in Chengdu.", "Nice to meet you, Chen Jie. Nursing in a big city must keep you busy.",
-	"我周末喜欢去青城山徒步。", "青城山的山路很适合周末徒步，记得带足水。",
-	"My sister Anna is moving to Berlin in March.", "Berlin in spring is lovely; she will find plenty of parks.",
-	"我最近在学做川菜，麻婆豆腐总是做得太咸。", "可以少放一点豆瓣酱，最后再尝味道调整。",
-	"How long should I boil an egg for a soft yolk?", "About six minutes from boiling water gives a soft, runny yolk.",
-	"我的猫叫小白，今年三岁了。", "小白正是活泼的年纪，多陪它玩逗猫棒吧。",
-	"Can you recommend a book about the history of tea?", "A good start is a general history of tea that follows it from China to the rest of the world.",
-	"明天成都会下雨吗？我要不要带伞？", "我无法查看实时天气，出门前看一下天气预报比较稳妥。",
-	"What is a good way to learn to play the guitar?", "Practise a few chords every day and learn simple songs you like.",
-	"我每天早上六点起床跑步五公里。", "坚持晨跑很好，注意跑前热身和跑后拉伸。",
-	"Which train goes from Chengdu to Chongqing fastest?", "The high-speed trains take a little over an hour between the two cities.",
-	"帮我想一个给妈妈的生日礼物。", "可以送一条围巾或者一起拍一套家庭照片，很有纪念意义。",
-	"Is it better to water plants in the morning or the evening?", "Morning is usually better: the water soaks in before the heat of the day.",
-	"我的英语口语不太好，怎么练习？", "每天跟读十分钟，再找机会和别人多说。",
-	"Thanks, that is really helpful.", "You are welcome. Ask me any time.",
-	"我下个月要去杭州出差三天。", "杭州很美，出差之余可以去西湖边走走。",
-}
-
-// turnMessages are the messages of turns first to first+n-1 of longChat,
+// turnMessages are the messages of turns first to first+n-1 of chattest.Turns,
 // numbered as a stored conversation's turns: "question (i)", "answer [i]".
 func turnMessages(first, n int) []llm.Message {
 	var out []llm.Message
 	for i := first; i < first+n; i++ {
-		j := 2 * (i % (len(longChat) / 2))
+		j := 2 * (i % (len(chattest.Turns) / 2))
 		out = append(out,
-			llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf("%s (%d)", longChat[j], i)},
-			llm.Message{Role: llm.RoleAssistant, Content: fmt.Sprintf("%s [%d]", longChat[j+1], i)})
+			llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf("%s (%d)", chattest.Turns[j], i)},
+			llm.Message{Role: llm.RoleAssistant, Content: fmt.Sprintf("%s [%d]", chattest.Turns[j+1], i)})
 	}
 	return out
 }
@@ -52,18 +31,18 @@ func turnMessages(first, n int) []llm.Message {
 // excerptHistory is the history a retrieving memory gives late in a long
 // conversation: a system message of earlier lines under a heading (the
 // lines of every step-th turn from first that say something of topic, a
-// turn of longChat, about 2,000 tokens of them), then the last three
+// turn of chattest.Turns, about 2,000 tokens of them), then the last three
 // turns.
 func excerptHistory(heading string, topic, first, step, n int) []llm.Message {
 	var b strings.Builder
 	b.WriteString(heading)
 	b.WriteString("\n[27 Nov 2026]")
 	for k := range n {
-		i := first + k*step*(len(longChat)/2) + topic
-		j := 2 * (i % (len(longChat) / 2))
-		fmt.Fprintf(&b, "\nHuman: %s (%d)", longChat[j], i)
+		i := first + k*step*(len(chattest.Turns)/2) + topic
+		j := 2 * (i % (len(chattest.Turns) / 2))
+		fmt.Fprintf(&b, "\nHuman: %s (%d)", chattest.Turns[j], i)
 		if k%3 == 1 {
-			fmt.Fprintf(&b, "\nAI: %s [%d]", longChat[j+1], i)
+			fmt.Fprintf(&b, "\nAI: %s [%d]", chattest.Turns[j+1], i)
 		}
 	}
 	return append([]llm.Message{{Role: llm.RoleSystem, Content: b.String()}}, turnMessages(first+n*step*16, 3)...)
@@ -74,7 +53,7 @@ func excerptHistory(heading string, topic, first, step, n int) []llm.Message {
 func summaryHistory(heading string, last int) []llm.Message {
 	var b strings.Builder
 	b.WriteString(heading)
-	for j, s := range longChat {
+	for j, s := range chattest.Turns {
 		who := "Human"
 		if j%2 == 1 {
 			who = "AI"
