@@ -1,13 +1,11 @@
 package extractive_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mixchat/mixchat/pkg/extractive"
-	"github.com/mixchat/mixchat/pkg/kb"
 	"github.com/mixchat/mixchat/pkg/llm"
 )
 
@@ -15,24 +13,7 @@ import (
 // gives its chunks as the evidence, each under its section path.
 func kbEvidence(t *testing.T, name string) []llm.Evidence {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", filepath.FromSlash(name)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, err := kb.Load(filepath.Base(name), data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	title := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
-	var ev []llm.Evidence
-	for i, p := range (kb.Splitter{Size: 250, Overlap: 50}).Split(docs) {
-		path := title
-		if s, _ := p.Metadata["section"].(string); s != "" {
-			path += " > " + s
-		}
-		ev = append(ev, llm.Evidence{ID: i + 1, Path: path, Text: p.Text, From: "kb"})
-	}
-	return ev
+	return fileEvidence(t, filepath.Join("testdata", filepath.FromSlash(name)))
 }
 
 // TestReadingAnswersTheQuestionAsked: a table of conditions answers the
